@@ -1,0 +1,27 @@
+# Finds what attnc builds against and exposes it as targets:
+#   attnc_mlir_deps  interface target: LLVM/MLIR 22 headers, the shared libMLIR and libLLVM,
+#                    -fno-rtti (typeinfo must match the installed libraries)
+#   ATTNC_PTXAS      CUDA's ptxas, if present (lit feature `ptxas`)
+# Halide is found where it is used (test/Halide, later lib/Target/Halide).
+
+find_package(MLIR REQUIRED CONFIG)
+if(NOT LLVM_VERSION_MAJOR EQUAL 22)
+  message(FATAL_ERROR "attnc needs LLVM/MLIR 22, found ${LLVM_PACKAGE_VERSION} at ${MLIR_DIR}")
+endif()
+message(STATUS "Using MLIR ${LLVM_PACKAGE_VERSION} from ${MLIR_DIR}")
+list(APPEND CMAKE_MODULE_PATH "${MLIR_CMAKE_DIR}" "${LLVM_CMAKE_DIR}")
+include(TableGen)
+include(AddLLVM)
+include(AddMLIR)
+include_directories(${MLIR_INCLUDE_DIRS}) # mlir-tblgen's include path for the ODS
+
+add_library(attnc_mlir_deps INTERFACE)
+target_include_directories(attnc_mlir_deps SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS} ${MLIR_INCLUDE_DIRS})
+target_include_directories(attnc_mlir_deps INTERFACE
+  ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/dialects)
+target_compile_options(attnc_mlir_deps INTERFACE -fno-rtti)
+target_link_libraries(attnc_mlir_deps INTERFACE MLIR LLVM)
+
+find_program(ATTNC_PTXAS ptxas HINTS ENV CUDA_HOME PATH_SUFFIXES bin
+             PATHS /usr/local/cuda/bin DOC "CUDA ptxas, used to check generated PTX")
+message(STATUS "ptxas: ${ATTNC_PTXAS}")

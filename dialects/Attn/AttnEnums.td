@@ -1,0 +1,55 @@
+//===- AttnEnums.td - enums of the attn dialect ------------*- tablegen -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_ENUMS_TD
+#define ATTN_ENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+def Attn_Layout : I32EnumAttr<"Layout", "memory layout of q, k, v and out", [
+    I32EnumAttrCase<"bhsd", 0>,
+    I32EnumAttrCase<"bshd", 1>
+  ]> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    `bhsd`: tensors are `[batch, heads, seq, head_dim]` (PyTorch SDPA's layout).
+    `bshd`: tensors are `[batch, seq, heads, head_dim]` (FlashAttention's layout).
+    `lse` is `[batch, heads, seq_q]` in both.
+  }];
+}
+
+def Attn_Alignment : I32EnumAttr<"Alignment",
+    "where query row 0 sits relative to key row 0 when seq_q != seq_kv", [
+    I32EnumAttrCase<"top_left", 0>,
+    I32EnumAttrCase<"bottom_right", 1>
+  ]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+  let description = [{
+    `top_left`: query `i` is aligned with key `i` (PyTorch's `is_causal`).
+    `bottom_right`: query `i` is aligned with key `i + seq_kv - seq_q`, so the last query sees
+    the last key (FlashAttention 2.1+, decoding with a KV cache).
+  }];
+}
+
+def Attn_OutputKind : I32BitEnumAttr<"OutputKind", "outputs a kernel writes", [
+    I32BitEnumAttrCaseNone<"none">,
+    I32BitEnumAttrCaseBit<"out", 0>,
+    I32BitEnumAttrCaseBit<"lse", 1>,
+    I32BitEnumAttrCaseBit<"weights", 2>
+  ]> {
+  let cppNamespace = "::mlir::attn";
+  let separator = ", ";
+  let description = [{
+    `out`: the attention output, layout and dtype as `q`.
+    `lse`: f32 log-sum-exp per query row, `[batch, heads, seq_q]`.
+    `weights`: the softmax probabilities, f32 `[batch, heads, seq_q, seq_kv]`; quadratic in
+    size, so only allowed on kernels that bound their sequence lengths (`max_seq`).
+  }];
+}
+
+#endif // ATTN_ENUMS_TD

@@ -1,0 +1,34 @@
+//===- AttnDialect.h - the attn dialect, its enums and mask attributes ----===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_DIALECT_ATTN_ATTNDIALECT_H
+#define ATTNC_DIALECT_ATTN_ATTNDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include <cstdint>
+#include <limits>
+
+namespace mlir::attn {
+/// A sliding-window bound meaning "no bound"; printed and parsed as `inf`.
+inline constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+/// Largest seq_q * seq_kv for which a kernel may return the attention weights.
+inline constexpr int64_t kMaxWeightsElements = int64_t(1) << 24;
+} // namespace mlir::attn
+
+#include "Attn/AttnDialect.h.inc"
+#include "Attn/AttnEnums.h.inc"
+#include "Attn/AttnAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "Attn/AttnAttrs.h.inc"
+
+#endif // ATTNC_DIALECT_ATTN_ATTNDIALECT_H

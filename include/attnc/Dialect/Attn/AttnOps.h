@@ -1,0 +1,21 @@
+//===- AttnOps.h - operations of the attn dialect -------------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_DIALECT_ATTN_ATTNOPS_H
+#define ATTNC_DIALECT_ATTN_ATTNOPS_H
+
+#include "attnc/Dialect/Attn/AttnDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "Attn/AttnOps.h.inc"
+
+#endif // ATTNC_DIALECT_ATTN_ATTNOPS_H

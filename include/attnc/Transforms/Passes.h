@@ -1,0 +1,22 @@
+//===- Passes.h - attnc passes --------------------------------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TRANSFORMS_PASSES_H
+#define ATTNC_TRANSFORMS_PASSES_H
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DECL
+#include "Attn/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "Attn/Passes.h.inc"
+} // namespace mlir::attn
+
+#endif // ATTNC_TRANSFORMS_PASSES_H

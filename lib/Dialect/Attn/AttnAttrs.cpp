@@ -1,0 +1,336 @@
+//===- AttnAttrs.cpp - mask attributes: syntax, verifiers, semantics ------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Each mask's isKept() is the single definition of its semantics. Verifiers
+// reject parameters no kernel could implement and say what would be valid.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attn/AttnDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+//===----------------------------------------------------------------------===//
+// Custom syntax pieces
+//===----------------------------------------------------------------------===//
+
+/// A window bound: a non-negative integer or `inf`.
+static ParseResult parseWindowBound(AsmParser &parser, int64_t &bound) {
+  if (succeeded(parser.parseOptionalKeyword("inf"))) {
+    bound = kUnbounded;
+    return success();
+  }
+  return parser.parseInteger(bound);
+}
+
+static void printWindowBound(AsmPrinter &printer, int64_t bound) {
+  if (bound == kUnbounded)
+    printer << "inf";
+  else
+    printer << bound;
+}
+
+/// `[i, j, ...]`, possibly empty.
+static ParseResult parseIndexList(AsmParser &parser,
+                                  SmallVector<int64_t> &values) {
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+    return parser.parseInteger(values.emplace_back());
+  });
+}
+
+static void printIndexList(AsmPrinter &printer, ArrayRef<int64_t> values) {
+  printer << '[';
+  llvm::interleaveComma(values, printer);
+  printer << ']';
+}
+
+#define GET_ATTRDEF_CLASSES
+#include "Attn/AttnAttrs.cpp.inc"
+#include "Attn/AttnAttrInterfaces.cpp.inc"
+
+void AttnDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "Attn/AttnAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// Query position i aligned onto the key axis.
+static int64_t alignedQuery(Alignment alignment, int64_t q, int64_t seqQ,
+                            int64_t seqKv) {
+  return alignment == Alignment::bottom_right ? q + seqKv - seqQ : q;
+}
+
+static bool windowKeeps(int64_t left, int64_t right, int64_t center,
+                        int64_t kv) {
+  bool leftOk = left == kUnbounded || kv >= center - left;
+  bool rightOk = right == kUnbounded || kv <= center + right;
+  return leftOk && rightOk;
+}
+
+static bool inBand(int64_t qb, int64_t kb, int64_t window) {
+  return qb - kb <= window && kb - qb <= window;
+}
+
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+static LogicalResult
+verifyPositive(function_ref<InFlightDiagnostic()> emitError, StringRef mask,
+               StringRef name, int64_t value) {
+  if (value > 0)
+    return success();
+  return emitError() << "#attn." << mask << " '" << name
+                     << "' must be a positive number of tokens, got " << value;
+}
+
+static LogicalResult
+verifyNonNegative(function_ref<InFlightDiagnostic()> emitError, StringRef mask,
+                  StringRef name, int64_t value) {
+  if (value >= 0)
+    return success();
+  return emitError() << "#attn." << mask << " '" << name
+                     << "' must be >= 0, got " << value;
+}
+
+//===----------------------------------------------------------------------===//
+// full, causal, sliding_window
+//===----------------------------------------------------------------------===//
+
+bool FullMaskAttr::isKept(int64_t, int64_t, int64_t, int64_t) const {
+  return true;
+}
+
+bool CausalMaskAttr::isKept(int64_t q, int64_t kv, int64_t seqQ,
+                            int64_t seqKv) const {
+  return kv <= alignedQuery(getAlignment(), q, seqQ, seqKv);
+}
+
+bool SlidingWindowMaskAttr::isKept(int64_t q, int64_t kv, int64_t seqQ,
+                                   int64_t seqKv) const {
+  int64_t center = alignedQuery(getAlignment(), q, seqQ, seqKv);
+  return windowKeeps(getLeft(), getRight(), center, kv);
+}
+
+LogicalResult
+SlidingWindowMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              int64_t left, int64_t right, Alignment) {
+  for (auto [name, bound] : {std::pair{"left", left}, {"right", right}})
+    if (bound < 0)
+      return emitError() << "#attn.sliding_window '" << name
+                         << "' must be >= 0 or inf, got " << bound;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// block_sparse
+//===----------------------------------------------------------------------===//
+
+/// `<block = [bq, bkv], layout = [[0|1, ...], ...]>`; every row as long as the
+/// first.
+Attribute BlockSparseMaskAttr::parse(AsmParser &parser, Type) {
+  SmallVector<int64_t> block;
+  SmallVector<bool> layout;
+  int64_t numKvBlocks = -1;
+  auto parseRow = [&]() -> ParseResult {
+    SMLoc rowLoc = parser.getCurrentLocation();
+    int64_t rowLength = 0;
+    auto parseEntry = [&]() -> ParseResult {
+      SMLoc loc = parser.getCurrentLocation();
+      int64_t entry;
+      if (parser.parseInteger(entry))
+        return failure();
+      if (entry != 0 && entry != 1)
+        return parser.emitError(loc, "block layout entries must be 0 or 1, got ")
+               << entry;
+      layout.push_back(entry == 1);
+      ++rowLength;
+      return success();
+    };
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseEntry))
+      return failure();
+    if (numKvBlocks < 0)
+      numKvBlocks = rowLength;
+    else if (rowLength != numKvBlocks)
+      return parser.emitError(rowLoc, "block layout row has ")
+             << rowLength << " entries but the first row has " << numKvBlocks
+             << "; every row needs one entry per key block";
+    return success();
+  };
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword("block") ||
+      parser.parseEqual() || parseIndexList(parser, block) ||
+      parser.parseComma() || parser.parseKeyword("layout") ||
+      parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseRow) ||
+      parser.parseGreater())
+    return {};
+  if (block.size() != 2) {
+    parser.emitError(loc, "#attn.block_sparse 'block' must be [block_q, "
+                          "block_kv], got ")
+        << block.size() << " values";
+    return {};
+  }
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), block[0], block[1],
+                    std::max<int64_t>(numKvBlocks, 0), layout);
+}
+
+void BlockSparseMaskAttr::print(AsmPrinter &printer) const {
+  printer << "<block = [" << getBlockQ() << ", " << getBlockKv()
+          << "], layout = [";
+  for (int64_t r = 0, e = getNumQBlocks(); r < e; ++r) {
+    if (r)
+      printer << ", ";
+    printer << '[';
+    for (int64_t c = 0; c < getNumKvBlocks(); ++c)
+      printer << (c ? ", " : "") << (isBlockKept(r, c) ? 1 : 0);
+    printer << ']';
+  }
+  printer << "]>";
+}
+
+LogicalResult
+BlockSparseMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t blockQ, int64_t blockKv,
+                            int64_t numKvBlocks, ArrayRef<bool> layout) {
+  if (failed(verifyPositive(emitError, "block_sparse", "block_q", blockQ)) ||
+      failed(verifyPositive(emitError, "block_sparse", "block_kv", blockKv)))
+    return failure();
+  if (numKvBlocks <= 0 || layout.empty())
+    return emitError() << "#attn.block_sparse layout is empty; it needs at "
+                          "least one row of one block";
+  if (layout.size() % numKvBlocks != 0)
+    return emitError() << "#attn.block_sparse layout of " << layout.size()
+                       << " entries is not a whole number of rows of "
+                       << numKvBlocks;
+  return success();
+}
+
+bool BlockSparseMaskAttr::isKept(int64_t q, int64_t kv, int64_t,
+                                 int64_t) const {
+  int64_t qb = q / getBlockQ(), kb = kv / getBlockKv();
+  return qb < getNumQBlocks() && kb < getNumKvBlocks() && isBlockKept(qb, kb);
+}
+
+//===----------------------------------------------------------------------===//
+// longformer, bigbird
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+LongformerMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           int64_t block, int64_t window,
+                           ArrayRef<int64_t> global) {
+  if (failed(verifyPositive(emitError, "longformer", "block", block)) ||
+      failed(verifyNonNegative(emitError, "longformer", "window", window)))
+    return failure();
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t g : global) {
+    if (g < 0)
+      return emitError() << "#attn.longformer global block indices must be "
+                            ">= 0, got "
+                         << g;
+    if (!seen.insert(g).second)
+      return emitError() << "#attn.longformer global block " << g
+                         << " is listed twice";
+  }
+  return success();
+}
+
+bool LongformerMaskAttr::isKept(int64_t q, int64_t kv, int64_t,
+                                int64_t) const {
+  int64_t qb = q / getBlock(), kb = kv / getBlock();
+  return inBand(qb, kb, getWindow()) || llvm::is_contained(getGlobal(), qb) ||
+         llvm::is_contained(getGlobal(), kb);
+}
+
+LogicalResult
+BigBirdMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t block, int64_t window, int64_t global,
+                        int64_t random, uint64_t) {
+  if (failed(verifyPositive(emitError, "bigbird", "block", block)))
+    return failure();
+  for (auto [name, value] : {std::pair{"window", window},
+                             {"global", global},
+                             {"random", random}})
+    if (failed(verifyNonNegative(emitError, "bigbird", name, value)))
+      return failure();
+  return success();
+}
+
+bool BigBirdMaskAttr::isKept(int64_t q, int64_t kv, int64_t,
+                             int64_t seqKv) const {
+  int64_t qb = q / getBlock(), kb = kv / getBlock();
+  if (inBand(qb, kb, getWindow()) || qb < getGlobal() || kb < getGlobal())
+    return true;
+  uint64_t numKvBlocks = (seqKv + getBlock() - 1) / getBlock();
+  for (int64_t r = 0; r < getRandom(); ++r) {
+    uint64_t draw = splitmix64(getSeed() + uint64_t(qb * getRandom() + r));
+    if (int64_t(draw % numKvBlocks) == kb)
+      return true;
+  }
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// and, or
+//===----------------------------------------------------------------------===//
+
+static LogicalResult
+verifyComposed(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+               ArrayRef<Attribute> masks) {
+  if (masks.size() < 2)
+    return emitError() << "#attn." << name
+                       << " composes two or more masks, got " << masks.size();
+  for (auto [i, mask] : llvm::enumerate(masks))
+    if (!isa<MaskAttrInterface>(mask))
+      return emitError() << "#attn." << name << " operand " << i << " ("
+                         << mask
+                         << ") is not a mask; expected #attn.full, "
+                            "#attn.causal, #attn.sliding_window, "
+                            "#attn.block_sparse, #attn.longformer, "
+                            "#attn.bigbird, #attn.and or #attn.or";
+  return success();
+}
+
+LogicalResult AndMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  ArrayRef<Attribute> masks) {
+  return verifyComposed(emitError, "and", masks);
+}
+
+LogicalResult OrMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<Attribute> masks) {
+  return verifyComposed(emitError, "or", masks);
+}
+
+bool AndMaskAttr::isKept(int64_t q, int64_t kv, int64_t seqQ,
+                         int64_t seqKv) const {
+  return llvm::all_of(getMasks(), [&](Attribute m) {
+    return cast<MaskAttrInterface>(m).isKept(q, kv, seqQ, seqKv);
+  });
+}
+
+bool OrMaskAttr::isKept(int64_t q, int64_t kv, int64_t seqQ,
+                        int64_t seqKv) const {
+  return llvm::any_of(getMasks(), [&](Attribute m) {
+    return cast<MaskAttrInterface>(m).isKept(q, kv, seqQ, seqKv);
+  });
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs what attnc needs on Debian 12 and builds it into build/. Idempotent: a second run
+# installs nothing and only rebuilds what changed (ccache keeps rebuilds from scratch cheap).
+#
+#   apt:  LLVM/MLIR 22 (shared libLLVM/libMLIR, mlir-tblgen, FileCheck, lit), ccache, ninja,
+#         DLPack headers, PoCL + the OpenCL ICD loader, python3-numpy (reference cross-checks).
+#   pip:  a project-local venv (.venv) with the pinned Halide wheel (its C++ SDK and CMake
+#         package) and the CMake that Halide's package config requires (>= 3.28).
+# Sourced by scripts/main.sh and scripts/test.sh; exports ATTNC_BUILD and ATTNC_VENV.
+set -euo pipefail
+
+ATTNC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ATTNC_BUILD=${ATTNC_BUILD:-$ATTNC_ROOT/build}
+ATTNC_VENV=${ATTNC_VENV:-$ATTNC_ROOT/.venv}
+HALIDE_VERSION=21.0.0
+CMAKE_VERSION=3.31.10
+LLVM_VERSION=22
+export ATTNC_ROOT ATTNC_BUILD ATTNC_VENV
+
+step() { printf '[setup %s] %s\n' "$(date +%T)" "$*"; }
+
+install_apt() {
+  local pkgs=(llvm-$LLVM_VERSION-dev libmlir-$LLVM_VERSION-dev mlir-$LLVM_VERSION-tools
+              llvm-$LLVM_VERSION-tools ccache ninja-build libdlpack-dev pocl-opencl-icd
+              ocl-icd-opencl-dev python3-venv python3-numpy)
+  local missing=() p
+  for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then step "apt: all ${#pkgs[@]} packages present"; return; fi
+  step "apt: installing ${missing[*]}"
+  local sudo=(); [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+install_venv() {
+  local want="halide==$HALIDE_VERSION cmake==$CMAKE_VERSION"
+  local stamp=$ATTNC_VENV/.attnc-requirements
+  if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then step "venv: $want present"; return; fi
+  step "venv: installing $want into $ATTNC_VENV"
+  [[ -x $ATTNC_VENV/bin/python ]] || python3 -m venv "$ATTNC_VENV"
+  "$ATTNC_VENV/bin/pip" install -q --disable-pip-version-check $want
+  echo "$want" >"$stamp"
+}
+
+configure_and_build() {
+  local halide_prefix llvm_cmake
+  halide_prefix=$("$ATTNC_VENV/bin/python" -c 'import halide, os; print(os.path.dirname(halide.__file__))')
+  llvm_cmake=$(llvm-config-$LLVM_VERSION --cmakedir)
+  if [[ ! -f $ATTNC_BUILD/build.ninja ]]; then
+    step "cmake: configuring $ATTNC_BUILD"
+    "$ATTNC_VENV/bin/cmake" -G Ninja -S "$ATTNC_ROOT" -B "$ATTNC_BUILD" \
+      -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+      -DLLVM_DIR="$llvm_cmake" -DMLIR_DIR="$llvm_cmake/../mlir" \
+      -DHalide_DIR="$halide_prefix/lib64/cmake/Halide" >/dev/null
+  fi
+  step "build: ninja -j${ATTNC_JOBS:-2}"
+  "$ATTNC_VENV/bin/cmake" --build "$ATTNC_BUILD" -j "${ATTNC_JOBS:-2}"
+}
+
+timed() { local t0=$SECONDS; "$@"; step "$1 took $((SECONDS - t0)) s"; }
+timed install_apt
+timed install_venv
+timed configure_and_build

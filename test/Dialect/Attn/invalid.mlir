@@ -1,0 +1,384 @@
+// Every spec a backend could not implement is a diagnostic at the offending location that
+// says what would be valid.
+// RUN: attnc-opt %s --split-input-file --verify-diagnostics
+
+attn.kernel @gqa_not_divisible {
+  // expected-error @below {{num_heads (32) must be a multiple of num_kv_heads (5)}}
+  attn.attention {num_heads = 32, num_kv_heads = 5, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @kv_more_than_q {
+  // expected-error @below {{num_heads (4) must be a multiple of num_kv_heads (8)}}
+  attn.attention {num_heads = 4, num_kv_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @zero_heads {
+  // expected-error @below {{num_heads must be positive, got 0}}
+  attn.attention {num_heads = 0, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @negative_kv_heads {
+  // expected-error @below {{num_kv_heads must be positive, got -2}}
+  attn.attention {num_heads = 8, num_kv_heads = -2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @zero_head_dim {
+  // expected-error @below {{head_dim must be positive, got 0}}
+  attn.attention {num_heads = 8, head_dim = 0, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @negative_head_dim {
+  // expected-error @below {{head_dim must be positive, got -64}}
+  attn.attention {num_heads = 8, head_dim = -64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @integer_dtype {
+  // expected-error @below {{dtype must be f32, f16 or bf16, got 'i32'}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = i32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @f64_dtype {
+  // expected-error @below {{dtype must be f32, f16 or bf16, got 'f64'}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f64, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @negative_scale {
+  // expected-error @below {{scale must be a finite number > 0, got -1}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = -1.0, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @unknown_layout {
+  // expected-error @below {{unknown layout 'bsdh'; expected bhsd or bshd}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bsdh, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @unknown_parameter {
+  // expected-error @below {{unknown attention parameter 'window'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, window = 4, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @duplicate_parameter {
+  // expected-error @below {{attention parameter 'head_dim' is given twice}}
+  attn.attention {num_heads = 8, head_dim = 64, head_dim = 32, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @missing_mask {
+  // expected-error @below {{attention parameter 'mask' is required}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @not_a_mask {
+  // expected-error @below {{expected a mask attribute (#attn.full, #attn.causal, #attn.sliding_window, #attn.block_sparse, #attn.longformer, #attn.bigbird, #attn.and, #attn.or), got 1 : i64}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = 1, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @unknown_output {
+  // expected-error @below {{unknown output 'probs'; expected out, lse or weights}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out, probs]}
+}
+
+// -----
+
+attn.kernel @duplicate_output {
+  // expected-error @below {{output 'out' listed twice}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out, out]}
+}
+
+// -----
+
+attn.kernel @no_outputs {
+  // expected-error @below {{outputs must name at least one of out, lse, weights}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = []}
+}
+
+// -----
+
+attn.kernel @weights_unbounded {
+  // expected-error @below {{output 'weights' is seq_q x seq_kv per head and needs a bound: add max_seq = [seq_q, seq_kv] with seq_q * seq_kv <= 16777216}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out, weights]}
+}
+
+// -----
+
+attn.kernel @weights_too_large {
+  // expected-error @below {{output 'weights' with max_seq = [8192, 8192] would hold 67108864 entries per head; the limit is 16777216}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, max_seq = [8192, 8192], outputs = [weights]}
+}
+
+// -----
+
+attn.kernel @bad_max_seq {
+  // expected-error @below {{max_seq must be [seq_q, seq_kv] with both > 0}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, max_seq = [128, 0], outputs = [out]}
+}
+
+// -----
+
+attn.kernel @negative_window {
+  // expected-error @below {{#attn.sliding_window 'left' must be >= 0 or inf, got -3}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.sliding_window<left = -3, right = 0>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @negative_window_right {
+  // expected-error @below {{#attn.sliding_window 'right' must be >= 0 or inf, got -1}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.sliding_window<left = inf, right = -1>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @ragged_block_layout {
+  // expected-error @below {{block layout row has 3 entries but the first row has 2; every row needs one entry per key block}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.block_sparse<block = [64, 64], layout = [[1, 0], [1, 1, 0]]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @block_layout_entry {
+  // expected-error @below {{block layout entries must be 0 or 1, got 2}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.block_sparse<block = [64, 64], layout = [[1, 2]]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @block_layout_empty {
+  // expected-error @below {{#attn.block_sparse layout is empty; it needs at least one row of one block}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.block_sparse<block = [64, 64], layout = [[]]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @block_size_zero {
+  // expected-error @below {{#attn.block_sparse 'block_kv' must be a positive number of tokens, got 0}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.block_sparse<block = [64, 0], layout = [[1]]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @block_size_arity {
+  // expected-error @below {{#attn.block_sparse 'block' must be [block_q, block_kv], got 1 values}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.block_sparse<block = [64], layout = [[1]]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @block_layout_too_small {
+  // expected-error @below {{block layout covers [128, 128] positions but max_seq allows [256, 128]; add blocks or lower max_seq}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.block_sparse<block = [64, 64], layout = [[1, 0], [1, 1]]>, max_seq = [256, 128], outputs = [out]}
+}
+
+// -----
+
+attn.kernel @longformer_negative_window {
+  // expected-error @below {{#attn.longformer 'window' must be >= 0, got -1}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.longformer<block = 64, window = -1, global = [0]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @longformer_negative_global {
+  // expected-error @below {{#attn.longformer global block indices must be >= 0, got -1}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.longformer<block = 64, window = 1, global = [-1]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @longformer_duplicate_global {
+  // expected-error @below {{#attn.longformer global block 3 is listed twice}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.longformer<block = 64, window = 1, global = [3, 3]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @bigbird_block_zero {
+  // expected-error @below {{#attn.bigbird 'block' must be a positive number of tokens, got 0}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.bigbird<block = 0, window = 1, global = 1, random = 2, seed = 1>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @bigbird_negative_random {
+  // expected-error @below {{#attn.bigbird 'random' must be >= 0, got -2}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.bigbird<block = 64, window = 1, global = 1, random = -2, seed = 1>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @and_of_one {
+  // expected-error @below {{#attn.and composes two or more masks, got 1}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.and<[#attn.full]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @or_of_non_mask {
+  // expected-error @below {{#attn.or operand 1 ("causal") is not a mask}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.or<[#attn.full, "causal"]>, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @score_mod_arity {
+  // expected-error @below {{score_mod takes 5 arguments (score: f32, b, h, q_idx, kv_idx: index), got 1}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    score_mod {
+    ^bb0(%s: f32):
+      attn.yield %s : f32
+    }
+}
+
+// -----
+
+attn.kernel @score_mod_arg_type {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    score_mod {
+    // expected-error @below {{score_mod argument #0 must be 'f32' (signature (score: f32, b, h, q_idx, kv_idx: index)), got 'f16'}}
+    ^bb0(%s: f16, %b: index, %h: index, %q: index, %kv: index):
+      %c = arith.constant 1.0 : f32
+      attn.yield %c : f32
+    }
+}
+
+// -----
+
+attn.kernel @score_mod_yield_type {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      // expected-error @below {{'attn.yield' op in score_mod must yield exactly one 'f32', got ('index')}}
+      attn.yield %q : index
+    }
+}
+
+// -----
+
+attn.kernel @score_mod_yield_two {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      // expected-error @below {{'attn.yield' op in score_mod must yield exactly one 'f32', got ('f32', 'f32')}}
+      attn.yield %s, %s : f32, f32
+    }
+}
+
+// -----
+
+attn.kernel @mask_mod_arity {
+  // expected-error @below {{mask_mod takes 4 arguments (b, h, q_idx, kv_idx: index), got 2}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    mask_mod {
+    ^bb0(%q: index, %kv: index):
+      %keep = arith.cmpi ule, %kv, %q : index
+      attn.yield %keep : i1
+    }
+}
+
+// -----
+
+attn.kernel @mask_mod_arg_type {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    mask_mod {
+    // expected-error @below {{mask_mod argument #3 must be 'index' (signature (b, h, q_idx, kv_idx: index)), got 'i32'}}
+    ^bb0(%b: index, %h: index, %q: index, %kv: i32):
+      %t = arith.constant true
+      attn.yield %t : i1
+    }
+}
+
+// -----
+
+attn.kernel @mask_mod_yields_float {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    mask_mod {
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %bias = arith.constant 0.0 : f32
+      // expected-error @below {{'attn.yield' op in mask_mod must yield exactly one 'i1', got ('f32')}}
+      attn.yield %bias : f32
+    }
+}
+
+// -----
+
+attn.kernel @region_uses_outer_value {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      // expected-error @below {{use of undeclared SSA value name}}
+      attn.yield %outer : f32
+    }
+}
+
+// -----
+
+// expected-error @below {{'attn.attention' op expects parent op 'attn.kernel'}}
+attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+
+// -----
+
+// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention, found 2}}
+attn.kernel @two_attentions {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [lse]}
+}
+
+// -----
+
+// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention, found 0}}
+attn.kernel @empty {
+}
+
+// -----
+
+attn.kernel @stray_op {
+  // expected-error @below {{'arith.constant' op cannot appear in an attn.kernel body; a kernel holds exactly one attn.attention}}
+  %c = arith.constant 1 : index
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+// expected-note @below {{see existing symbol definition here}}
+attn.kernel @dup {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+// expected-error @below {{redefinition of symbol named 'dup'}}
+attn.kernel @dup {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @yield_outside {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+// expected-error @below {{'attn.yield' op expects parent op 'attn.attention'}}
+attn.yield

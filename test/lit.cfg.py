@@ -1,0 +1,39 @@
+# attnc's lit suite. Features gate what a machine can run:
+#   avx512  the CPU runs AVX-512F code (Halide smoke test, later CPU kernels)
+#   ptxas   CMake found CUDA's ptxas
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "attnc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attnc_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["attnc-opt", "halide-smoke"], [config.attnc_tools_dir])
+config.substitutions.append(("%attnc_src", config.attnc_src_root))
+config.substitutions.append(("%attnc_obj", config.attnc_obj_root))
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+if "avx512f" in cpu_flags():
+    config.available_features.add("avx512")
+if config.ptxas and os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
