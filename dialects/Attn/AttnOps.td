@@ -68,7 +68,19 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     * `mask_mod`, `^bb0(%b: index, %h: index, %q: index, %kv: index)`, yields an `i1`, true to
       keep. Combined with `mask` by a logical and.
 
-    The regions are isolated from above and may use `arith` and `math` operations.
+    The regions are isolated from above and compute on scalars (f32, integers, `index`,
+    `i1`) with these operations, which every backend and the reference implement:
+
+    * `arith`: `constant`, `addf`, `subf`, `mulf`, `divf`, `remf`, `negf`, `maximumf`,
+      `minimumf`, `maxnumf`, `minnumf`, `cmpf`, `addi`, `subi`, `muli`, `divsi`, `divui`,
+      `remsi`, `remui`, `floordivsi`, `ceildivsi`, `andi`, `ori`, `xori`, `maxsi`, `minsi`,
+      `maxui`, `minui`, `cmpi`, `select`, `index_cast`, `index_castui`, `extsi`, `extui`,
+      `trunci`, `sitofp`, `uitofp`, `fptosi`, `fptoui`, `extf`, `truncf`;
+    * `math`: `absf`, `absi`, `exp`, `exp2`, `expm1`, `log`, `log2`, `log1p`, `tanh`,
+      `sqrt`, `rsqrt`, `sin`, `cos`, `atan`, `erf`, `floor`, `ceil`, `powf`, `fma`.
+
+    The reference evaluates float ops in double precision; kernels evaluate them in f32.
+    Integer division or remainder by zero is an error of the kernel call.
 
     Example, tanh soft-capping with a sliding window:
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Support/SplitMix64.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -84,13 +85,6 @@ static bool windowKeeps(int64_t left, int64_t right, int64_t center,
 
 static bool inBand(int64_t qb, int64_t kb, int64_t window) {
   return qb - kb <= window && kb - qb <= window;
-}
-
-static uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 static LogicalResult
@@ -283,7 +277,7 @@ bool BigBirdMaskAttr::isKept(int64_t q, int64_t kv, int64_t,
     return true;
   uint64_t numKvBlocks = (seqKv + getBlock() - 1) / getBlock();
   for (int64_t r = 0; r < getRandom(); ++r) {
-    uint64_t draw = splitmix64(getSeed() + uint64_t(qb * getRandom() + r));
+    uint64_t draw = attnc::splitmix64(getSeed() + uint64_t(qb * getRandom() + r));
     if (int64_t(draw % numKvBlocks) == kb)
       return true;
   }

@@ -299,6 +299,44 @@ LogicalResult AttentionOp::verifySequenceBounds() {
   return success();
 }
 
+bool mlir::attn::isModRegionOp(Operation *op) {
+  return isa<
+      // clang-format off
+      arith::ConstantOp,
+      arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp, arith::RemFOp,
+      arith::NegFOp, arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp,
+      arith::MinNumFOp, arith::CmpFOp,
+      math::AbsFOp, math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp,
+      math::Log2Op, math::Log1pOp, math::TanhOp, math::SqrtOp, math::RsqrtOp,
+      math::SinOp, math::CosOp, math::AtanOp, math::ErfOp, math::FloorOp,
+      math::CeilOp, math::PowFOp, math::FmaOp,
+      arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivSIOp, arith::DivUIOp,
+      arith::RemSIOp, arith::RemUIOp, arith::FloorDivSIOp, arith::CeilDivSIOp,
+      arith::AndIOp, arith::OrIOp, arith::XOrIOp, arith::MaxSIOp, arith::MinSIOp,
+      arith::MaxUIOp, arith::MinUIOp, arith::CmpIOp, math::AbsIOp,
+      arith::SelectOp, arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+      arith::ExtUIOp, arith::TruncIOp, arith::SIToFPOp, arith::UIToFPOp,
+      arith::FPToSIOp, arith::FPToUIOp, arith::ExtFOp, arith::TruncFOp
+      // clang-format on
+      >(op);
+}
+
+/// Every op of a body must be a scalar op of the supported set.
+static LogicalResult verifyModOps(Block &block, StringRef name) {
+  for (Operation &op : block.without_terminator()) {
+    if (!isModRegionOp(&op))
+      return op.emitOpError("is not supported in ")
+             << name
+             << "; bodies may use scalar arith and math ops (see the "
+                "attn.attention documentation)";
+    for (Type type : op.getResultTypes())
+      if (!type.isIntOrIndexOrFloat())
+        return op.emitOpError("in ")
+               << name << " must produce scalars, got " << type;
+  }
+  return success();
+}
+
 /// Checks a score_mod / mask_mod body: its block arguments, and that it yields
 /// one value of `yieldType`.
 static LogicalResult verifyModRegion(AttentionOp op, Region &region,
@@ -317,6 +355,8 @@ static LogicalResult verifyModRegion(AttentionOp op, Region &region,
              << name << " argument #" << arg.getArgNumber() << " must be "
              << type << " (signature " << signature << "), got "
              << arg.getType();
+  if (failed(verifyModOps(block, name)))
+    return failure();
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
     return block.getTerminator()->emitOpError()

@@ -382,3 +382,27 @@ attn.kernel @yield_outside {
 }
 // expected-error @below {{'attn.yield' op expects parent op 'attn.attention'}}
 attn.yield
+
+// -----
+
+attn.kernel @vector_in_mod {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      // expected-error @below {{'arith.constant' op in score_mod must produce scalars, got 'vector<4xf32>'}}
+      %v = arith.constant dense<1.0> : vector<4xf32>
+      attn.yield %s : f32
+    }
+}
+
+// -----
+
+attn.kernel @unsupported_op_in_mod {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      // expected-error @below {{'math.cbrt' op is not supported in score_mod; bodies may use scalar arith and math ops (see the attn.attention documentation)}}
+      %c = math.cbrt %s : f32
+      attn.yield %c : f32
+    }
+}

@@ -18,4 +18,10 @@
 #define GET_OP_CLASSES
 #include "Attn/AttnOps.h.inc"
 
+namespace mlir::attn {
+/// The scalar arith / math ops a score_mod or mask_mod body may use. Every
+/// backend and the reference interpreter implement exactly this set.
+bool isModRegionOp(Operation *op);
+} // namespace mlir::attn
+
 #endif // ATTNC_DIALECT_ATTN_ATTNOPS_H

@@ -1,0 +1,57 @@
+//===- ModInterpreter.h - evaluates score_mod / mask_mod bodies -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A direct interpreter for the scalar arith / math ops the attn verifier
+// allows in score_mod and mask_mod regions (mlir::attn::isModRegionOp).
+// Floats are evaluated in double (the reference's precision); truncf rounds
+// to its result type; integers keep their bit width (index is 64 bits).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_REFERENCE_MODINTERPRETER_H
+#define ATTNC_REFERENCE_MODINTERPRETER_H
+
+#include "mlir/IR/Region.h"
+#include "llvm/ADT/APInt.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Error.h"
+
+namespace attnc {
+
+/// A float (held in double) or an integer of any width (i1 included).
+struct Scalar {
+  bool isFloat = false;
+  double f = 0;
+  llvm::APInt i;
+
+  static Scalar ofFloat(double value) { return {true, value, llvm::APInt()}; }
+  static Scalar ofInt(llvm::APInt value) { return {false, 0, std::move(value)}; }
+  static Scalar ofIndex(int64_t value) {
+    return ofInt(llvm::APInt(64, value, /*isSigned=*/true));
+  }
+};
+
+class ModInterpreter {
+public:
+  /// `region` must be a verified score_mod or mask_mod body.
+  explicit ModInterpreter(mlir::Region &region) : block(region.front()) {}
+
+  /// Runs the body on `args` (one per block argument) and returns the value
+  /// it yields. Fails, naming the op, on integer division by zero.
+  llvm::Expected<Scalar> run(llvm::ArrayRef<Scalar> args);
+
+private:
+  llvm::Expected<Scalar> eval(mlir::Operation &op);
+  const Scalar &get(mlir::Value value) { return values.find(value)->second; }
+
+  mlir::Block &block;
+  llvm::DenseMap<mlir::Value, Scalar> values;
+};
+
+} // namespace attnc
+
+#endif // ATTNC_REFERENCE_MODINTERPRETER_H

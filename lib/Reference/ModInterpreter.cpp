@@ -1,0 +1,263 @@
+//===- ModInterpreter.cpp - evaluates score_mod / mask_mod bodies ---------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// One case per op of mlir::attn::isModRegionOp; test/Reference/mod-ops.mlir
+// runs each of them against values computed by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Reference/ModInterpreter.h"
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace attnc;
+using namespace mlir;
+using llvm::APInt;
+
+namespace {
+
+unsigned widthOf(Type type) {
+  return type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+}
+
+Scalar boolean(bool value) { return Scalar::ofInt(APInt(1, value)); }
+
+bool compareFloats(arith::CmpFPredicate pred, double a, double b) {
+  bool unordered = std::isnan(a) || std::isnan(b);
+  using P = arith::CmpFPredicate;
+  switch (pred) {
+  case P::AlwaysFalse:
+    return false;
+  case P::AlwaysTrue:
+    return true;
+  case P::ORD:
+    return !unordered;
+  case P::UNO:
+    return unordered;
+  case P::OEQ:
+  case P::UEQ:
+    return unordered ? pred == P::UEQ : a == b;
+  case P::ONE:
+  case P::UNE:
+    return unordered ? pred == P::UNE : a != b;
+  case P::OLT:
+  case P::ULT:
+    return unordered ? pred == P::ULT : a < b;
+  case P::OLE:
+  case P::ULE:
+    return unordered ? pred == P::ULE : a <= b;
+  case P::OGT:
+  case P::UGT:
+    return unordered ? pred == P::UGT : a > b;
+  case P::OGE:
+  case P::UGE:
+    return unordered ? pred == P::UGE : a >= b;
+  }
+  llvm_unreachable("unknown cmpf predicate");
+}
+
+bool compareInts(arith::CmpIPredicate pred, const APInt &a, const APInt &b) {
+  using P = arith::CmpIPredicate;
+  switch (pred) {
+  case P::eq:
+    return a == b;
+  case P::ne:
+    return a != b;
+  case P::slt:
+    return a.slt(b);
+  case P::sle:
+    return a.sle(b);
+  case P::sgt:
+    return a.sgt(b);
+  case P::sge:
+    return a.sge(b);
+  case P::ult:
+    return a.ult(b);
+  case P::ule:
+    return a.ule(b);
+  case P::ugt:
+    return a.ugt(b);
+  case P::uge:
+    return a.uge(b);
+  }
+  llvm_unreachable("unknown cmpi predicate");
+}
+
+/// Rounds to the precision of a float type narrower than double.
+double roundToType(double value, Type type) {
+  auto floatType = cast<FloatType>(type);
+  if (floatType.getWidth() >= 64)
+    return value;
+  llvm::APFloat f(value);
+  bool losesInfo;
+  f.convert(floatType.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven,
+            &losesInfo);
+  return f.convertToDouble();
+}
+
+} // namespace
+
+llvm::Expected<Scalar> ModInterpreter::run(llvm::ArrayRef<Scalar> args) {
+  values.clear();
+  for (auto [arg, value] : llvm::zip(block.getArguments(), args))
+    values.try_emplace(arg, value);
+  for (Operation &op : block.without_terminator()) {
+    llvm::Expected<Scalar> result = eval(op);
+    if (!result)
+      return result.takeError();
+    values.try_emplace(op.getResult(0), std::move(*result));
+  }
+  return get(block.getTerminator()->getOperand(0));
+}
+
+llvm::Expected<Scalar> ModInterpreter::eval(Operation &op) {
+  auto f = [&](unsigned i) { return get(op.getOperand(i)).f; };
+  auto i = [&](unsigned n) -> const APInt & { return get(op.getOperand(n)).i; };
+  auto fl = [](double v) { return Scalar::ofFloat(v); };
+  auto in = [](APInt v) { return Scalar::ofInt(std::move(v)); };
+  auto fail = [&](const char *what) -> llvm::Expected<Scalar> {
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    if (auto fileLoc = dyn_cast<FileLineColLoc>(op.getLoc()))
+      os << fileLoc.getFilename().getValue() << ':' << fileLoc.getLine() << ':'
+         << fileLoc.getColumn();
+    else
+      os << op.getLoc();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "%s: '%s': %s", loc.c_str(),
+                                   op.getName().getStringRef().str().c_str(),
+                                   what);
+  };
+  auto divisor = [&](unsigned n) { return i(n).isZero(); };
+  Type resultType = op.getResult(0).getType();
+
+  return llvm::TypeSwitch<Operation *, llvm::Expected<Scalar>>(&op)
+      .Case([&](arith::ConstantOp c) -> llvm::Expected<Scalar> {
+        if (auto fa = dyn_cast<FloatAttr>(c.getValue()))
+          return fl(fa.getValueAsDouble());
+        return in(cast<IntegerAttr>(c.getValue()).getValue());
+      })
+      // Floating point.
+      .Case([&](arith::AddFOp) { return fl(f(0) + f(1)); })
+      .Case([&](arith::SubFOp) { return fl(f(0) - f(1)); })
+      .Case([&](arith::MulFOp) { return fl(f(0) * f(1)); })
+      .Case([&](arith::DivFOp) { return fl(f(0) / f(1)); })
+      .Case([&](arith::RemFOp) { return fl(std::fmod(f(0), f(1))); })
+      .Case([&](arith::NegFOp) { return fl(-f(0)); })
+      .Case([&](arith::MaximumFOp) {
+        return fl(std::isnan(f(0)) || std::isnan(f(1)) ? NAN : std::max(f(0), f(1)));
+      })
+      .Case([&](arith::MinimumFOp) {
+        return fl(std::isnan(f(0)) || std::isnan(f(1)) ? NAN : std::min(f(0), f(1)));
+      })
+      .Case([&](arith::MaxNumFOp) { return fl(std::fmax(f(0), f(1))); })
+      .Case([&](arith::MinNumFOp) { return fl(std::fmin(f(0), f(1))); })
+      .Case([&](arith::CmpFOp c) {
+        return boolean(compareFloats(c.getPredicate(), f(0), f(1)));
+      })
+      .Case([&](math::AbsFOp) { return fl(std::fabs(f(0))); })
+      .Case([&](math::ExpOp) { return fl(std::exp(f(0))); })
+      .Case([&](math::Exp2Op) { return fl(std::exp2(f(0))); })
+      .Case([&](math::ExpM1Op) { return fl(std::expm1(f(0))); })
+      .Case([&](math::LogOp) { return fl(std::log(f(0))); })
+      .Case([&](math::Log2Op) { return fl(std::log2(f(0))); })
+      .Case([&](math::Log1pOp) { return fl(std::log1p(f(0))); })
+      .Case([&](math::TanhOp) { return fl(std::tanh(f(0))); })
+      .Case([&](math::SqrtOp) { return fl(std::sqrt(f(0))); })
+      .Case([&](math::RsqrtOp) { return fl(1.0 / std::sqrt(f(0))); })
+      .Case([&](math::SinOp) { return fl(std::sin(f(0))); })
+      .Case([&](math::CosOp) { return fl(std::cos(f(0))); })
+      .Case([&](math::AtanOp) { return fl(std::atan(f(0))); })
+      .Case([&](math::ErfOp) { return fl(std::erf(f(0))); })
+      .Case([&](math::FloorOp) { return fl(std::floor(f(0))); })
+      .Case([&](math::CeilOp) { return fl(std::ceil(f(0))); })
+      .Case([&](math::PowFOp) { return fl(std::pow(f(0), f(1))); })
+      .Case([&](math::FmaOp) { return fl(std::fma(f(0), f(1), f(2))); })
+      // Integer and index.
+      .Case([&](arith::AddIOp) { return in(i(0) + i(1)); })
+      .Case([&](arith::SubIOp) { return in(i(0) - i(1)); })
+      .Case([&](arith::MulIOp) { return in(i(0) * i(1)); })
+      .Case([&](arith::DivSIOp) -> llvm::Expected<Scalar> {
+        if (divisor(1))
+          return fail("integer division by zero");
+        return in(i(0).sdiv(i(1)));
+      })
+      .Case([&](arith::DivUIOp) -> llvm::Expected<Scalar> {
+        if (divisor(1))
+          return fail("integer division by zero");
+        return in(i(0).udiv(i(1)));
+      })
+      .Case([&](arith::RemSIOp) -> llvm::Expected<Scalar> {
+        if (divisor(1))
+          return fail("integer remainder by zero");
+        return in(i(0).srem(i(1)));
+      })
+      .Case([&](arith::RemUIOp) -> llvm::Expected<Scalar> {
+        if (divisor(1))
+          return fail("integer remainder by zero");
+        return in(i(0).urem(i(1)));
+      })
+      .Case([&](arith::FloorDivSIOp) -> llvm::Expected<Scalar> {
+        if (divisor(1))
+          return fail("integer division by zero");
+        return in(llvm::APIntOps::RoundingSDiv(i(0), i(1), APInt::Rounding::DOWN));
+      })
+      .Case([&](arith::CeilDivSIOp) -> llvm::Expected<Scalar> {
+        if (divisor(1))
+          return fail("integer division by zero");
+        return in(llvm::APIntOps::RoundingSDiv(i(0), i(1), APInt::Rounding::UP));
+      })
+      .Case([&](arith::AndIOp) { return in(i(0) & i(1)); })
+      .Case([&](arith::OrIOp) { return in(i(0) | i(1)); })
+      .Case([&](arith::XOrIOp) { return in(i(0) ^ i(1)); })
+      .Case([&](arith::MaxSIOp) { return in(llvm::APIntOps::smax(i(0), i(1))); })
+      .Case([&](arith::MinSIOp) { return in(llvm::APIntOps::smin(i(0), i(1))); })
+      .Case([&](arith::MaxUIOp) { return in(llvm::APIntOps::umax(i(0), i(1))); })
+      .Case([&](arith::MinUIOp) { return in(llvm::APIntOps::umin(i(0), i(1))); })
+      .Case([&](arith::CmpIOp c) {
+        return boolean(compareInts(c.getPredicate(), i(0), i(1)));
+      })
+      .Case([&](math::AbsIOp) { return in(i(0).abs()); })
+      // Selection and casts.
+      .Case([&](arith::SelectOp) {
+        return get(op.getOperand(i(0).isOne() ? 1 : 2));
+      })
+      .Case<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>([&](auto) {
+        return in(i(0).sextOrTrunc(widthOf(resultType)));
+      })
+      .Case<arith::IndexCastUIOp, arith::ExtUIOp>([&](auto) {
+        return in(i(0).zextOrTrunc(widthOf(resultType)));
+      })
+      .Case([&](arith::SIToFPOp) {
+        return fl(roundToType(static_cast<double>(i(0).getSExtValue()), resultType));
+      })
+      .Case([&](arith::UIToFPOp) {
+        return fl(roundToType(static_cast<double>(i(0).getZExtValue()), resultType));
+      })
+      .Case<arith::FPToSIOp, arith::FPToUIOp>([&](auto) -> llvm::Expected<Scalar> {
+        double v = std::trunc(f(0));
+        unsigned w = widthOf(resultType);
+        bool isSigned = isa<arith::FPToSIOp>(op);
+        llvm::APSInt result(w, !isSigned);
+        bool exact;
+        if (std::isnan(v) ||
+            llvm::APFloat(v).convertToInteger(result, llvm::APFloat::rmTowardZero,
+                                              &exact) != llvm::APFloat::opOK)
+          return fail("float value does not fit the integer type");
+        return in(result);
+      })
+      .Case<arith::ExtFOp>([&](auto) { return fl(f(0)); })
+      .Case<arith::TruncFOp>([&](auto) { return fl(roundToType(f(0), resultType)); })
+      .Default([&](Operation *) {
+        return fail("not implemented by the reference interpreter");
+      });
+}

@@ -1,0 +1,130 @@
+"""The shared numeric test matrix (matrix.json) and the specs its cases stand for.
+
+Every backend's numeric tests read the matrix through this module, so a case means the same
+spec everywhere. A case names its mask structurally (kind + fields) and its score_mod /
+mask_mod by name; spec_text() turns it into attn dialect text.
+"""
+import json
+import os
+
+MATRIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "matrix.json")
+
+# score_mod bodies, by name. Constants are exact in binary so a float64 re-implementation
+# sees the same numbers.
+SCORE_MODS = {
+    # 5 * tanh(score / 5): Gemma-style soft-capping.
+    "softcap5": """
+      %cap = arith.constant 5.0 : f32
+      %x = arith.divf %s, %cap : f32
+      %t = math.tanh %x : f32
+      %r = arith.mulf %t, %cap : f32""",
+    # ALiBi: score + 2^(-8 (h + 1) / H) * (kv - q).
+    "alibi": """
+      %c1 = arith.constant 1 : index
+      %h1 = arith.addi %h, %c1 : index
+      %hi = arith.index_cast %h1 : index to i64
+      %hf = arith.sitofp %hi : i64 to f32
+      %step = arith.constant {neg_eight_over_heads} : f32
+      %e = arith.mulf %hf, %step : f32
+      %slope = math.exp2 %e : f32
+      %qi = arith.index_cast %q : index to i64
+      %ki = arith.index_cast %kv : index to i64
+      %d = arith.subi %ki, %qi : i64
+      %df = arith.sitofp %d : i64 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %r = arith.addf %s, %bias : f32""",
+    # A smooth relative-position bias: score + 0.5 * sin(0.125 * (kv - q)).
+    "relative_bias": """
+      %qi = arith.index_cast %q : index to i64
+      %ki = arith.index_cast %kv : index to i64
+      %d = arith.subi %ki, %qi : i64
+      %df = arith.sitofp %d : i64 to f32
+      %freq = arith.constant 0.125 : f32
+      %amp = arith.constant 0.5 : f32
+      %x = arith.mulf %df, %freq : f32
+      %sin = math.sin %x : f32
+      %bias = arith.mulf %sin, %amp : f32
+      %r = arith.addf %s, %bias : f32""",
+}
+
+# mask_mod bodies, by name; each defines %keep.
+MASK_MODS = {
+    # Packed documents of 37 tokens: attend within your own document only.
+    "document37": """
+      %len = arith.constant 37 : index
+      %dq = arith.divui %q, %len : index
+      %dk = arith.divui %kv, %len : index
+      %keep = arith.cmpi eq, %dq, %dk : index""",
+    # Even heads are causal, odd heads see everything the mask allows.
+    "even_heads_causal": """
+      %c2 = arith.constant 2 : index
+      %c0 = arith.constant 0 : index
+      %parity = arith.remui %h, %c2 : index
+      %even = arith.cmpi eq, %parity, %c0 : index
+      %causal = arith.cmpi ule, %kv, %q : index
+      %true = arith.constant true
+      %keep = arith.select %even, %causal, %true : i1""",
+    # Masks everything: every row is fully masked.
+    "nothing": """
+      %keep = arith.constant false""",
+}
+
+
+def load(path=MATRIX):
+    with open(path) as f:
+        return json.load(f)
+
+
+def _bound(value):
+    return "inf" if value == "inf" else str(value)
+
+
+def mask_text(mask):
+    kind = mask["kind"]
+    if kind == "full":
+        return "#attn.full"
+    if kind == "causal":
+        return "#attn.causal<%s>" % mask["align"]
+    if kind == "sliding_window":
+        return "#attn.sliding_window<left = %s, right = %s, align = %s>" % (
+            _bound(mask["left"]), _bound(mask["right"]), mask.get("align", "top_left"))
+    if kind == "block_sparse":
+        rows = ", ".join("[%s]" % ", ".join(map(str, r)) for r in mask["layout"])
+        return "#attn.block_sparse<block = [%d, %d], layout = [%s]>" % (
+            mask["block"][0], mask["block"][1], rows)
+    if kind == "longformer":
+        return "#attn.longformer<block = %d, window = %d, global = [%s]>" % (
+            mask["block"], mask["window"], ", ".join(map(str, mask["global"])))
+    if kind == "bigbird":
+        return ("#attn.bigbird<block = %d, window = %d, global = %d, random = %d, seed = %d>"
+                % (mask["block"], mask["window"], mask["global"], mask["random"], mask["seed"]))
+    if kind in ("and", "or"):
+        return "#attn.%s<[%s]>" % (kind, ", ".join(mask_text(m) for m in mask["masks"]))
+    raise ValueError("unknown mask kind %r" % kind)
+
+
+def spec_text(case):
+    """The attn spec of a case, as one kernel named after it."""
+    params = [
+        "num_heads = %d" % case["heads"],
+        "num_kv_heads = %d" % case["kv_heads"],
+        "head_dim = %d" % case["head_dim"],
+        "dtype = %s" % case["dtype"],
+        "layout = %s" % case["layout"],
+        "mask = %s" % mask_text(case["mask"]),
+    ]
+    if "scale" in case:
+        params.append("scale = %r" % float(case["scale"]))
+    if "max_seq" in case:
+        params.append("max_seq = [%d, %d]" % tuple(case["max_seq"]))
+    params.append("outputs = [%s]" % ", ".join(case["outputs"]))
+    text = "attn.kernel @%s {\n  attn.attention {%s}\n" % (case["name"], ", ".join(params))
+    if case.get("score_mod"):
+        body = SCORE_MODS[case["score_mod"]].format(
+            neg_eight_over_heads=repr(-8.0 / case["heads"]))
+        text += ("    score_mod {\n    ^bb0(%s: f32, %b: index, %h: index, %q: index, "
+                 "%kv: index):" + body + "\n      attn.yield %r : f32\n    }\n")
+    if case.get("mask_mod"):
+        text += ("    mask_mod {\n    ^bb0(%b: index, %h: index, %q: index, %kv: index):"
+                 + MASK_MODS[case["mask_mod"]] + "\n      attn.yield %keep : i1\n    }\n")
+    return text + "}\n"

@@ -1,0 +1,241 @@
+//===- attnc-run.cpp - run attention specs on concrete inputs -------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// `attnc-run --reference SPEC` evaluates a spec with the reference evaluator
+// on seeded inputs (or q/k/v .npy files), writes every input and output as
+// .npy and prints a short summary. Compiled kernels come with the code
+// generators.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/InitAll.h"
+#include "attnc/Reference/Evaluator.h"
+#include "attnc/Reference/Npy.h"
+#include "attnc/Reference/WeightsSvg.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace attnc;
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"),
+                                     cl::Required);
+static cl::opt<bool> reference("reference",
+                               cl::desc("Evaluate with the reference evaluator"));
+static cl::opt<std::string> kernelName("kernel",
+                                       cl::desc("Kernel to run when SPEC holds several"));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(1));
+static cl::opt<int64_t> seqQ("seq-q", cl::desc("Query length"), cl::init(128));
+static cl::opt<int64_t> seqKv("seq-kv", cl::desc("Key/value length (default: seq-q)"),
+                              cl::init(-1));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
+                              cl::init(0));
+static cl::opt<std::string> qFile("q", cl::desc("q as .npy (with --k, --v)"));
+static cl::opt<std::string> kFile("k", cl::desc("k as .npy"));
+static cl::opt<std::string> vFile("v", cl::desc("v as .npy"));
+static cl::opt<std::string> outDir("o", cl::desc("Directory for the .npy files"),
+                                   cl::init("."));
+static cl::opt<std::string> weightsSvg(
+    "weights-svg", cl::desc("Draw the attention weights of batch 0 as SVG"));
+
+namespace {
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<attn::AttentionOp> selectKernel(ModuleOp module) {
+  llvm::SmallVector<attn::KernelOp> kernels(module.getOps<attn::KernelOp>());
+  if (kernels.empty())
+    return error(specFile + " holds no attn.kernel");
+  for (attn::KernelOp kernel : kernels)
+    if (kernelName.empty() ? kernels.size() == 1 : kernel.getSymName() == kernelName)
+      return kernel.getAttention();
+  std::string names;
+  for (attn::KernelOp kernel : kernels)
+    names += " @" + kernel.getSymName().str();
+  return error((kernelName.empty() ? "--kernel is needed to choose among"
+                                   : "no kernel @" + kernelName + "; choose among") +
+               llvm::Twine(names));
+}
+
+struct Inputs {
+  HostTensor q, k, v;
+  bool seeded = false;
+
+  /// seq_q * seq_kv, read off the tensors in the spec's layout.
+  int64_t cellsPerHead(attn::AttentionOp op) const {
+    int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
+    return q.shape[seqDim] * k.shape[seqDim];
+  }
+};
+
+/// Reads q/k/v from .npy, or generates them from --seed (q, k and v use
+/// seeds seed, seed + 2^40 and seed + 2^41, so streams never overlap).
+llvm::Expected<Inputs> loadInputs(attn::AttentionOp op, ElementType type) {
+  Inputs in;
+  int given = !qFile.empty() + !kFile.empty() + !vFile.empty();
+  if (given == 3) {
+    for (auto [file, tensor] : {std::pair{&qFile, &in.q}, {&kFile, &in.k}, {&vFile, &in.v}}) {
+      llvm::Expected<HostTensor> t = readNpy(*file, type);
+      if (!t)
+        return t.takeError();
+      *tensor = std::move(*t);
+    }
+    return in;
+  }
+  if (given != 0)
+    return error("give all of --q, --k and --v, or none of them for seeded inputs");
+  ProblemSize size{batch, seqQ, seqKv < 0 ? seqQ : seqKv};
+  if (llvm::Error err = checkProblemSize(op, size))
+    return std::move(err);
+  in.q = randomTensor(type, tensorShape(op, size, true), seed);
+  in.k = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 40));
+  in.v = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 41));
+  in.seeded = true;
+  return in;
+}
+
+llvm::Error writeOutputs(const Inputs &in, const ReferenceResult &result,
+                         bool keepWeights) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return error("cannot create " + outDir + ": " + ec.message());
+  std::vector<std::pair<const char *, const HostTensor *>> files;
+  if (in.seeded)
+    files = {{"q", &in.q}, {"k", &in.k}, {"v", &in.v}};
+  files.push_back({"out", &result.out});
+  files.push_back({"lse", &result.lse});
+  if (keepWeights)
+    files.push_back({"weights", &result.weights});
+  for (auto [name, tensor] : files) {
+    if (tensor->empty())
+      continue;
+    llvm::SmallString<128> path(outDir);
+    llvm::sys::path::append(path, llvm::Twine(name) + ".npy");
+    if (llvm::Error err = writeNpy(path, *tensor))
+      return err;
+    llvm::outs() << "wrote " << path << " " << tensor->shapeString() << " "
+                 << toString(tensor->type) << "\n";
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error drawWeights(attn::AttentionOp op, const ReferenceResult &result) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(weightsSvg, ec);
+  if (ec)
+    return error("cannot write " + weightsSvg + ": " + ec.message());
+  std::string title;
+  llvm::raw_string_ostream t(title);
+  t << "@" << op->getParentOfType<attn::KernelOp>().getSymName()
+    << ": attention weights, batch 0, seq_q " << result.weights.shape[2]
+    << ", seq_kv " << result.weights.shape[3] << ", mask " << op.getMask();
+  writeWeightsSvg(result.weights, title, os);
+  llvm::outs() << "drew " << weightsSvg << "\n";
+  return llvm::Error::success();
+}
+
+void printSummary(attn::AttentionOp op, const Inputs &in,
+                  const ReferenceResult &result, double seconds) {
+  llvm::raw_ostream &os = llvm::outs();
+  os << "kernel @" << op->getParentOfType<attn::KernelOp>().getSymName()
+     << ": " << op.getHeads() << " heads (" << op.getKvHeads()
+     << " kv), head_dim " << op.getDim() << ", " << op.getDtype() << ", "
+     << stringifyLayout(op.getLayout()) << ", mask " << op.getMask() << "\n";
+  os << "inputs: q " << in.q.shapeString() << ", k " << in.k.shapeString()
+     << ", v " << in.v.shapeString();
+  if (in.seeded)
+    os << " (seeded, seed " << seed << ")";
+  os << "\n";
+  double pairs = double(in.q.shape[0]) * op.getHeads() * in.cellsPerHead(op);
+  os << llvm::formatv("kept pairs: {0} of {1:f0} ({2:f1}%)\n", result.keptPairs,
+                      pairs, 100.0 * result.keptPairs / pairs);
+  if (!result.out.empty()) {
+    double maxAbs = 0, sum = 0;
+    for (double x : result.out.data) {
+      maxAbs = std::max(maxAbs, std::fabs(x));
+      sum += x;
+    }
+    os << llvm::formatv("out: mean {0:e3}, max |x| {1:e3}\n",
+                        sum / result.out.numElements(), maxAbs);
+  }
+  os << llvm::formatv("reference evaluation: {0:f3} s\n", seconds);
+}
+
+llvm::Error runReference(ModuleOp module) {
+  llvm::Expected<attn::AttentionOp> op = selectKernel(module);
+  if (!op)
+    return op.takeError();
+  ElementType type = *elementTypeOf(op->getDtype());
+  llvm::Expected<Inputs> in = loadInputs(*op, type);
+  if (!in)
+    return in.takeError();
+  bool wantSvg = !weightsSvg.empty();
+  if (wantSvg && in->q.shape.size() == 4 && in->k.shape.size() == 4 &&
+      in->cellsPerHead(*op) > kMaxSvgCells)
+    return error("--weights-svg draws at most " + llvm::Twine(kMaxSvgCells) +
+                 " cells per head (seq_q * seq_kv); use shorter sequences");
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<ReferenceResult> result =
+      evaluateReference(*op, in->q, in->k, in->v, wantSvg);
+  if (!result)
+    return result.takeError();
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start).count();
+  printSummary(*op, *in, *result, seconds);
+  if (llvm::Error err =
+          writeOutputs(*in, *result, op->hasOutput(attn::OutputKind::weights)))
+    return err;
+  return wantSvg ? drawWeights(*op, *result) : llvm::Error::success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "attnc-run: run attention specs\n");
+  if (!reference) {
+    llvm::WithColor::error(llvm::errs(), "attnc-run")
+        << "only --reference is implemented; compiled kernels arrive with "
+           "the code generators\n";
+    return 2;
+  }
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string errorMessage;
+  auto file = openInputFile(specFile, &errorMessage);
+  if (!file) {
+    llvm::WithColor::error(llvm::errs(), "attnc-run") << errorMessage << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  if (llvm::Error err = runReference(*module)) {
+    llvm::WithColor::error(llvm::errs(), "attnc-run")
+        << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
+  return 0;
+}
