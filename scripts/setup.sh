@@ -22,7 +22,7 @@ step() { printf '[setup %s] %s\n' "$(date +%T)" "$*"; }
 install_apt() {
   local pkgs=(llvm-$LLVM_VERSION-dev libmlir-$LLVM_VERSION-dev mlir-$LLVM_VERSION-tools
               llvm-$LLVM_VERSION-tools ccache ninja-build libdlpack-dev pocl-opencl-icd
-              ocl-icd-opencl-dev python3-venv python3-numpy)
+              ocl-icd-opencl-dev python3-venv python3-numpy libgtest-dev)
   local missing=() p
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

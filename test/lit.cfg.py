@@ -1,5 +1,6 @@
 # attnc's lit suite. Features gate what a machine can run:
-#   avx512  the CPU runs AVX-512F code (Halide smoke test, later CPU kernels)
+#   avx512  the CPU runs AVX-512F code (Halide smoke test, x86-64-avx512 kernels)
+#   avx2    the CPU runs AVX2 + FMA code (x86-64-avx2 kernels)
 #   ptxas   CMake found CUDA's ptxas
 import os
 
@@ -16,7 +17,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["attnc-opt", "attnc-run", "halide-smoke"], [config.attnc_tools_dir])
+    ["attnc", "attnc-opt", "attnc-run", "halide-smoke"], [config.attnc_tools_dir])
 config.substitutions.append(("%attnc_src", config.attnc_src_root))
 config.substitutions.append(("%attnc_obj", config.attnc_obj_root))
 config.substitutions.append(("%numpy_python", config.numpy_python))
@@ -33,8 +34,11 @@ def cpu_flags():
     return set()
 
 
-if "avx512f" in cpu_flags():
+flags = cpu_flags()
+if "avx512f" in flags:
     config.available_features.add("avx512")
+if "avx2" in flags and "fma" in flags:
+    config.available_features.add("avx2")
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))

@@ -30,4 +30,59 @@ def AttnNormalizePass : Pass<"attn-normalize", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 
+def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
+  let summary = "Lowers each attn.kernel to its tiled Flash form (the `tiled` stage)";
+  let description = [{
+    Replaces every `attn.kernel` (normalized, f32) with `func.func @<name>_tile`, the tile
+    function of `attnc_runtime.h`: one call computes `block-q` query rows of one (batch,
+    head) with an online softmax over KV tiles of `block-kv` keys. Each KV tile is
+    classified full / partial / empty from the mask by index arithmetic on its bounds
+    (TileClassifier); empty tiles are never visited, full tiles skip mask evaluation,
+    partial tiles evaluate the mask and the inlined `mask_mod` per element. `score_mod` is
+    inlined into the per-element pass. Scores are computed with `vector-width`-lane FMAs.
+
+    The kernel's static facts (heads, head_dim, layout, outputs, tile size, max_seq) are
+    recorded in the module attribute `attn.cpu_kernels` for `attn-emit-cpu-entry`.
+    Preconditions: `attn-normalize` has run. Leaves func / scf / memref / vector / arith /
+    math ops for `attn-lower-to-llvm`.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
+           "Query rows per tile and work item (0: 64, or 32 for head_dim > 128)">,
+    Option<"blockKv", "block-kv", "int64_t", /*default=*/"64",
+           "Keys per KV tile (a multiple of vector-width)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector: 16 for AVX-512, 8 for AVX2">,
+    Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
+           "Count visited KV tiles in a global `<kernel>_tiles_visited` (tests)">
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
+  ];
+}
+
+def AttnApproximateExpPass : Pass<"attn-approximate-exp"> {
+  let summary = "Replaces math.exp by MLIR's vectorizable polynomial approximation";
+  let description = [{
+    `math.exp` on vectors would otherwise become one libm call per lane. MLIR's
+    approximation (range reduction plus a degree-5 polynomial, within a few ulp of expf)
+    stays in vector registers. Only `exp` is rewritten; functions used by score_mod /
+    mask_mod bodies keep their libm or LLVM-intrinsic lowering.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect"];
+}
+
+def AttnEmitCpuEntryPass : Pass<"attn-emit-cpu-entry", "::mlir::ModuleOp"> {
+  let summary = "Adds each kernel's C entry point and runtime descriptor (LLVM dialect)";
+  let description = [{
+    For every kernel listed in the module attribute `attn.cpu_kernels`, adds the constant
+    `attnc_kernel_desc` `<name>_desc` pointing at `_mlir_ciface_<name>_tile`, and the
+    exported entry `int <name>(q, k, v, out, lse, opt)` that forwards to
+    `attnc_rt_launch(&<name>_desc, ...)`. Runs after the conversion to the LLVM dialect.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ATTN_PASSES_TD

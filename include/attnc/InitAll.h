@@ -12,24 +12,32 @@
 #ifndef ATTNC_INITALL_H
 #define ATTNC_INITALL_H
 
+#include "attnc/Conversion/Pipelines.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/Passes.h"
+#include "mlir/Conversion/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace attnc {
 
-/// Dialects a spec may use: attn, plus arith and math inside score_mod /
-/// mask_mod regions.
+/// Dialects of every stage: attn (with arith and math inside score_mod /
+/// mask_mod regions), then func / scf / memref / vector of the tiled and
+/// loops stages, then LLVM.
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::attn::AttnDialect, mlir::arith::ArithDialect,
-                  mlir::math::MathDialect>();
+                  mlir::math::MathDialect, mlir::func::FuncDialect,
+                  mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
+                  mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect>();
 }
 
-/// attnc's passes and MLIR's generic ones (canonicalize, cse, ...).
+/// attnc's passes and pipelines, MLIR's generic passes (canonicalize, cse,
+/// ...) and the upstream conversions the pipelines use.
 inline void registerAllPasses() {
   mlir::attn::registerAttnPasses();
   mlir::registerTransformsPasses();
+  mlir::registerConversionPasses();
+  registerPipelines();
 }
 
 } // namespace attnc

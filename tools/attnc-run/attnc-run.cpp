@@ -7,10 +7,14 @@
 //
 // `attnc-run --reference SPEC` evaluates a spec with the reference evaluator
 // on seeded inputs (or q/k/v .npy files), writes every input and output as
-// .npy and prints a short summary. Compiled kernels come with the code
-// generators.
+// .npy and prints a short summary.
+// `attnc-run --so K.so SPEC` runs the kernel compiled with `attnc --emit=so`
+// on the same inputs, checks it against the reference (unless
+// --no-reference), and reports time, GFLOPS, % of FMA peak and memory.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Compiled.h"
 
 #include "attnc/InitAll.h"
 #include "attnc/Reference/Evaluator.h"
@@ -54,6 +58,15 @@ static cl::opt<std::string> outDir("o", cl::desc("Directory for the .npy files")
                                    cl::init("."));
 static cl::opt<std::string> weightsSvg(
     "weights-svg", cl::desc("Draw the attention weights of batch 0 as SVG"));
+static cl::opt<std::string> soFile("so", cl::desc("Run this kernel (attnc --emit=so)"));
+static cl::opt<bool> noReference("no-reference",
+                                 cl::desc("With --so: skip the reference check (large sizes)"));
+static cl::opt<int> threads("num-threads", cl::desc("With --so: threads (0 = all cores)"),
+                            cl::init(0));
+static cl::opt<int> repeat("repeat", cl::desc("With --so: timed runs"), cl::init(5));
+static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance"), cl::init(2e-5));
+static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance"), cl::init(2e-6));
+static cl::opt<bool> noPeak("no-peak", cl::desc("With --so: skip the FMA peak probe"));
 
 namespace {
 
@@ -179,7 +192,50 @@ void printSummary(attn::AttentionOp op, const Inputs &in,
   os << llvm::formatv("reference evaluation: {0:f3} s\n", seconds);
 }
 
-llvm::Error runReference(ModuleOp module) {
+/// (b, h, q, kv) pairs the mask attribute keeps, for GFLOPS without the
+/// reference; mask_mod is not counted.
+double keptPairsOfMask(attn::AttentionOp op, const Inputs &in) {
+  int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
+  int64_t sq = in.q.shape[seqDim], skv = in.k.shape[seqDim];
+  auto mask = op.getMask();
+  double kept = 0;
+  for (int64_t i = 0; i < sq; ++i)
+    for (int64_t j = 0; j < skv; ++j)
+      kept += mask.isKept(i, j, sq, skv);
+  return kept * in.q.shape[0] * op.getHeads();
+}
+
+llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {
+  std::optional<ReferenceResult> ref;
+  if (!noReference) {
+    llvm::Expected<ReferenceResult> r = evaluateReference(op, in.q, in.k, in.v);
+    if (!r)
+      return r.takeError();
+    ref = std::move(*r);
+  }
+  CompiledOptions options;
+  options.soPath = soFile;
+  options.threads = threads;
+  options.repeat = std::max(1, int(repeat));
+  options.rtol = relTol;
+  options.atol = absTol;
+  options.measurePeak = !noPeak;
+  double pairs = ref ? double(ref->keptPairs) : keptPairsOfMask(op, in);
+  llvm::Expected<CompiledOutputs> got = runCompiled(op, in.q, in.k, in.v, pairs, options);
+  if (!got)
+    return got.takeError();
+  if (!ref)
+    return llvm::Error::success();
+  bool ok = true;
+  if (!got->out.empty())
+    ok &= compareOutputs("out", got->out, ref->out, relTol, absTol);
+  if (!got->lse.empty())
+    ok &= compareOutputs("lse", got->lse, ref->lse, relTol, absTol);
+  return ok ? llvm::Error::success()
+            : error("the compiled kernel does not match the reference");
+}
+
+llvm::Error run(ModuleOp module) {
   llvm::Expected<attn::AttentionOp> op = selectKernel(module);
   if (!op)
     return op.takeError();
@@ -187,6 +243,8 @@ llvm::Error runReference(ModuleOp module) {
   llvm::Expected<Inputs> in = loadInputs(*op, type);
   if (!in)
     return in.takeError();
+  if (!soFile.empty())
+    return runCompiledMode(*op, *in);
   bool wantSvg = !weightsSvg.empty();
   if (wantSvg && in->q.shape.size() == 4 && in->k.shape.size() == 4 &&
       in->cellsPerHead(*op) > kMaxSvgCells)
@@ -211,10 +269,10 @@ llvm::Error runReference(ModuleOp module) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "attnc-run: run attention specs\n");
-  if (!reference) {
+  if (reference == !soFile.empty()) {
     llvm::WithColor::error(llvm::errs(), "attnc-run")
-        << "only --reference is implemented; compiled kernels arrive with "
-           "the code generators\n";
+        << "give either --reference (evaluate the spec) or --so K.so (run a "
+           "kernel built with attnc --emit=so)\n";
     return 2;
   }
   DialectRegistry registry;
@@ -232,7 +290,7 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
-  if (llvm::Error err = runReference(*module)) {
+  if (llvm::Error err = run(*module)) {
     llvm::WithColor::error(llvm::errs(), "attnc-run")
         << llvm::toString(std::move(err)) << "\n";
     return 1;

@@ -1,0 +1,28 @@
+//===- Pipelines.h - attnc's pass pipelines ---------------------*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_CONVERSION_PIPELINES_H
+#define ATTNC_CONVERSION_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace attnc {
+
+/// The `loops` stage: cleanup and the vectorizable exp, still on func / scf /
+/// memref / vector / arith / math.
+void buildPrepareLoopsPipeline(mlir::OpPassManager &pm);
+
+/// `loops` -> the LLVM dialect, with each kernel's C entry and descriptor.
+void buildLowerToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// Registers `attn-prepare-loops` and `attn-lower-to-llvm` with the pass
+/// registry (for attnc-opt).
+void registerPipelines();
+
+} // namespace attnc
+
+#endif // ATTNC_CONVERSION_PIPELINES_H

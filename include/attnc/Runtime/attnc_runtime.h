@@ -1,0 +1,135 @@
+/*===- attnc_runtime.h - the C runtime under attnc's CPU kernels ----------===*
+ *
+ * Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
+ *===----------------------------------------------------------------------===*
+ *
+ * Plain C, no MLIR/LLVM/Halide. A kernel object compiled by attnc holds one
+ * constant attnc_kernel_desc and one exported entry point,
+ *
+ *   int NAME(const DLTensor *q, const DLTensor *k, const DLTensor *v,
+ *            DLTensor *out, DLTensor *lse, const attnc_options *opt);
+ *
+ * which forwards to attnc_rt_launch(&NAME_desc, ...). The runtime checks every
+ * argument against the descriptor, then runs the kernel's tile function once
+ * per (batch, head, query tile) on a thread pool.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef ATTNC_RUNTIME_ATTNC_RUNTIME_H
+#define ATTNC_RUNTIME_ATTNC_RUNTIME_H
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever attnc_kernel_desc or the tile function signature changes. */
+#define ATTNC_ABI_VERSION 1
+
+typedef struct attnc_options {
+  /* Threads working on the launch, the calling thread included; 0 (or less)
+   * = all cores (std::thread::hardware_concurrency()). Capped at 256, and
+   * never more than work items. The helper threads come from a process-wide
+   * pool that is created on first use and kept. */
+  int32_t num_threads;
+} attnc_options;
+
+typedef enum attnc_status {
+  ATTNC_OK = 0,
+  ATTNC_ERR_NULL = 1,     /* a required tensor or its data is NULL */
+  ATTNC_ERR_DTYPE = 2,    /* wrong element type */
+  ATTNC_ERR_DEVICE = 3,   /* not a CPU tensor */
+  ATTNC_ERR_SHAPE = 4,    /* wrong rank, or a shape that does not fit the spec or the others */
+  ATTNC_ERR_STRIDE = 5,   /* head_dim not contiguous, or negative strides */
+  ATTNC_ERR_LIMIT = 6,    /* lengths beyond the spec's max_seq or block layout */
+  ATTNC_ERR_ABI = 7,      /* kernel built for another runtime ABI version */
+  ATTNC_ERR_KERNEL = 8    /* the kernel itself failed (e.g. a mod divided by zero) */
+} attnc_status;
+
+/* The message of the last failed call on this thread; "" if none. */
+const char *attnc_last_error(void);
+
+/* A 1-d MLIR memref descriptor (MLIR's C interface for memref<?xT>). */
+typedef struct attnc_memref_f32 {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+} attnc_memref_f32;
+
+typedef struct attnc_memref_i64 {
+  int64_t *allocated;
+  int64_t *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+} attnc_memref_i64;
+
+/* Indices into the params array handed to a tile function. Strides are in
+ * elements; the head_dim stride is always 1. lse strides address
+ * [batch, heads, seq_q]. */
+enum attnc_param {
+  ATTNC_P_SEQ_Q = 0,
+  ATTNC_P_SEQ_KV = 1,
+  ATTNC_P_Q_STRIDES = 2,   /* batch, head, seq */
+  ATTNC_P_K_STRIDES = 5,
+  ATTNC_P_V_STRIDES = 8,
+  ATTNC_P_OUT_STRIDES = 11,
+  ATTNC_P_LSE_STRIDES = 14,
+  ATTNC_P_COUNT = 17
+};
+
+/* Computes query tile `q_tile` of head `h` of batch `b`: rows
+ * [q_tile * block_q, min(seq_q, (q_tile + 1) * block_q)). q, k, v, out and lse
+ * are flat views of the whole tensors (lse has size 0 when not requested).
+ * Returns 0, or non-zero when a score_mod / mask_mod failed. */
+typedef int32_t (*attnc_tile_fn)(attnc_memref_f32 *q, attnc_memref_f32 *k,
+                                 attnc_memref_f32 *v, attnc_memref_f32 *out,
+                                 attnc_memref_f32 *lse, attnc_memref_i64 *params,
+                                 int64_t b, int64_t h, int64_t q_tile);
+
+typedef struct attnc_kernel_desc {
+  int32_t abi_version;  /* ATTNC_ABI_VERSION */
+  int32_t num_heads;
+  int32_t num_kv_heads;
+  int32_t head_dim;
+  int32_t dtype_bits;   /* element type: kDLFloat of this many bits (32 today) */
+  int32_t layout;       /* 0: [batch, heads, seq, dim] (bhsd), 1: [batch, seq, heads, dim] (bshd) */
+  int32_t outputs;      /* bit 0: out, bit 1: lse */
+  int32_t block_q;      /* query rows per tile = per work item */
+  int64_t max_seq_q;    /* largest allowed seq_q; <= 0: unbounded */
+  int64_t max_seq_kv;
+  const char *name;     /* the kernel's symbol */
+  attnc_tile_fn tile;
+} attnc_kernel_desc;
+
+/* Checks the arguments against `desc` and runs the kernel. lse may be NULL
+ * when the kernel does not output it (and must be non-NULL when it does);
+ * when it is not output, a given lse is ignored: neither checked nor written.
+ * opt may be NULL. Returns ATTNC_OK or an attnc_status with
+ * attnc_last_error() saying what is wrong.
+ *
+ * Checks run before any element is touched, in this order, and the first
+ * failure is reported: descriptor (ABI), NULL tensors or data (NULL), devices
+ * (DEVICE), dtypes (DTYPE), ranks and shapes (SHAPE), max_seq (LIMIT), strides
+ * and byte_offset (STRIDE). NULL strides mean compact row-major; otherwise
+ * strides must be >= 0 and head_dim's must be 1 (unless head_dim is 1).
+ * Outputs must not overlap each other or the inputs (not checked).
+ *
+ * Thread-safe: launches from different threads are serialised, and a tile
+ * function may itself launch a kernel (the nested launch runs on its calling
+ * thread alone). On ATTNC_ERR_KERNEL, out and lse are partly written. */
+int attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
+                    const DLTensor *k, const DLTensor *v, DLTensor *out,
+                    DLTensor *lse, const attnc_options *opt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNC_RUNTIME_ATTNC_RUNTIME_H */

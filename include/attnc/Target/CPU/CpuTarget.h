@@ -1,0 +1,50 @@
+//===- CpuTarget.h - x86-64 targets and machine code emission ---*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// From an LLVM-dialect module to optimized LLVM IR, assembly or an object
+// file, in process through LLVM's TargetMachine.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TARGET_CPU_CPUTARGET_H
+#define ATTNC_TARGET_CPU_CPUTARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+
+namespace attnc {
+
+struct CpuTarget {
+  std::string name;     // x86-64-avx512, x86-64-avx2, host
+  std::string cpu;      // LLVM CPU name
+  std::string features; // LLVM feature string
+  int64_t vectorWidth;  // f32 lanes of the widest vector used
+};
+
+/// The names accepted by --target.
+llvm::StringRef cpuTargetNames();
+llvm::Expected<CpuTarget> lookupCpuTarget(llvm::StringRef name);
+
+/// Translates an LLVM-dialect module to LLVM IR for `target` and optimizes it
+/// at -O3.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateAndOptimize(mlir::ModuleOp module, const CpuTarget &target,
+                     llvm::LLVMContext &context);
+
+/// Writes assembly (`assembly`) or an ELF object for `module`.
+llvm::Error emitMachineCode(llvm::Module &module, const CpuTarget &target,
+                            bool assembly, llvm::raw_pwrite_stream &os);
+
+} // namespace attnc
+
+#endif // ATTNC_TARGET_CPU_CPUTARGET_H

@@ -1,0 +1,52 @@
+//===- Pipelines.cpp - attnc's pass pipelines -----------------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The lowering after attn-tile-flash uses upstream conversions only. Math
+// functions with an LLVM intrinsic become intrinsics; the rest (atan, erf,
+// expm1, ...) become libm calls, so kernels link with -lm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/Pipelines.h"
+
+#include "attnc/Transforms/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void attnc::buildPrepareLoopsPipeline(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(attn::createAttnApproximateExpPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void attnc::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(attn::createAttnEmitCpuEntryPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void attnc::registerPipelines() {
+  PassPipelineRegistration<>("attn-prepare-loops",
+                             "Clean up the tiled form into the loops stage",
+                             buildPrepareLoopsPipeline);
+  PassPipelineRegistration<>("attn-lower-to-llvm",
+                             "Lower the loops stage to the LLVM dialect with "
+                             "C entry points",
+                             buildLowerToLLVMPipeline);
+}

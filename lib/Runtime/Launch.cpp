@@ -1,0 +1,180 @@
+//===- Launch.cpp - attnc_rt_launch and attnc_last_error ------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A launch validates everything first (Validate.cpp), so a failed call leaves
+// the tensors untouched; then it hands the tile function flat memref views of
+// the tensors plus a params array of sizes and strides, once per work item
+// (batch, head, query tile). Participants pull items from one atomic counter:
+// tiles of a causal kernel differ in cost, and a shared counter balances
+// that without the runtime having to know it.
+//
+// The library is linked statically into kernels, including shared objects,
+// and its C++ internals are built with hidden visibility; only the two C
+// entry points below are exported. Two kernel libraries in one process thus
+// share the first-loaded copy of the C API (and its error message) but never
+// mix each other's C++ internals.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/attnc_runtime.h"
+
+#include "Describe.h"
+#include "ThreadPool.h"
+#include "Validate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#define ATTNC_RT_EXPORT __attribute__((visibility("default")))
+
+using namespace attnc::rt;
+
+namespace {
+
+/// The caller thread's last message. A fixed buffer rather than a
+/// std::string: trivially destructible thread-local storage is safe in a
+/// dlclose'd library, and setting it cannot throw or allocate.
+thread_local char tlsError[1024] = "";
+
+void setError(const char *message) {
+  std::snprintf(tlsError, sizeof(tlsError), "%s", message);
+}
+
+/// Explicit num_threads requests beyond this are clamped: a garbage value
+/// must not make the (never shrinking) pool spawn threads without bound.
+constexpr int64_t kMaxParticipants = 256;
+
+/// Shared by every participant of one launch.
+struct Job {
+  const attnc_kernel_desc *desc = nullptr;
+  attnc_memref_f32 views[NumTensors] = {};
+  int64_t params[ATTNC_P_COUNT] = {};
+  int64_t heads = 0, tiles = 0, items = 0;
+  std::atomic<int64_t> next{0};    // the next unclaimed work item
+  std::atomic<bool> failed{false}; // set once a tile returned non-zero
+  std::atomic<int64_t> failedItem{-1};
+  int32_t failedCode = 0; // written by whoever set failedItem
+};
+
+attnc_memref_f32 memrefOf(const TensorView &view) {
+  return {view.base, view.base, /*offset=*/0, view.size, /*stride=*/1};
+}
+
+void fillParams(const CheckedLaunch &checked, int64_t *params) {
+  params[ATTNC_P_SEQ_Q] = checked.seqQ;
+  params[ATTNC_P_SEQ_KV] = checked.seqKV;
+  const int base[NumTensors] = {ATTNC_P_Q_STRIDES, ATTNC_P_K_STRIDES,
+                                ATTNC_P_V_STRIDES, ATTNC_P_OUT_STRIDES,
+                                ATTNC_P_LSE_STRIDES};
+  for (int id = 0; id < NumTensors; ++id)
+    std::copy(checked.views[id].strides, checked.views[id].strides + 3,
+              params + base[id]);
+}
+
+/// One participant: claims items until none are left or one failed. Items are
+/// numbered ((b * heads) + h) * tiles + q_tile, so neighbouring claims share
+/// a head's k and v in cache.
+void runItems(void *ctx) {
+  Job &job = *static_cast<Job *>(ctx);
+  while (!job.failed.load(std::memory_order_relaxed)) {
+    int64_t item = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (item >= job.items)
+      return;
+    int64_t tile = item % job.tiles, bh = item / job.tiles;
+    // The tile function takes non-const descriptors (MLIR's C interface);
+    // fresh copies per item keep a misbehaving kernel from skewing others.
+    attnc_memref_f32 m[NumTensors];
+    std::copy(job.views, job.views + NumTensors, m);
+    int64_t params[ATTNC_P_COUNT];
+    std::copy(job.params, job.params + ATTNC_P_COUNT, params);
+    attnc_memref_i64 p = {params, params, 0, ATTNC_P_COUNT, 1};
+    int32_t rc = job.desc->tile(&m[Q], &m[K], &m[V], &m[Out], &m[Lse], &p,
+                                bh / job.heads, bh % job.heads, tile);
+    if (rc != 0) {
+      int64_t none = -1;
+      if (job.failedItem.compare_exchange_strong(none, item))
+        job.failedCode = rc;
+      job.failed.store(true, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+/// Threads for a launch, the caller included: num_threads if positive (a
+/// negative value, like 0, means all cores), never more than work items.
+unsigned participantsFor(const attnc_options *opt, int64_t items) {
+  int64_t want = opt && opt->num_threads > 0
+                     ? std::min<int64_t>(opt->num_threads, kMaxParticipants)
+                     : defaultParticipants();
+  return static_cast<unsigned>(std::min(want, items));
+}
+
+std::string kernelFailure(const Job &job) {
+  int64_t item = job.failedItem.load();
+  int64_t tile = item % job.tiles, bh = item / job.tiles;
+  int64_t first = tile * job.desc->block_q;
+  int64_t end = std::min(first + job.desc->block_q, job.params[ATTNC_P_SEQ_Q]);
+  return cat("kernel '", kernelName(*job.desc), "' failed with code ",
+             job.failedCode, " on work item (b=", bh / job.heads,
+             ", h=", bh % job.heads, ", q_tile=", tile, ", query rows ", first,
+             "..", end - 1,
+             "): a score_mod or mask_mod failed, e.g. an integer division by "
+             "zero; out and lse are partly written");
+}
+
+int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
+           const DLTensor *v, DLTensor *out, DLTensor *lse,
+           const attnc_options *opt) {
+  CheckedLaunch checked;
+  std::string message;
+  if (attnc_status status =
+          validateLaunch(desc, q, k, v, out, lse, checked, message)) {
+    setError(message.c_str());
+    return status;
+  }
+  Job job;
+  job.desc = desc;
+  for (int id = 0; id < NumTensors; ++id)
+    job.views[id] = memrefOf(checked.views[id]);
+  fillParams(checked, job.params);
+  job.heads = desc->num_heads;
+  job.tiles = checked.tiles;
+  job.items = checked.items;
+  runOnThreads(participantsFor(opt, job.items), runItems, &job);
+  if (job.failed.load()) {
+    setError(kernelFailure(job).c_str());
+    return ATTNC_ERR_KERNEL;
+  }
+  setError("");
+  return ATTNC_OK;
+}
+
+} // namespace
+
+extern "C" ATTNC_RT_EXPORT const char *attnc_last_error(void) {
+  return tlsError;
+}
+
+extern "C" ATTNC_RT_EXPORT int
+attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
+                const DLTensor *k, const DLTensor *v, DLTensor *out,
+                DLTensor *lse, const attnc_options *opt) {
+  // No C++ exception may cross into C callers. Only building a message can
+  // throw (std::bad_alloc), so the handlers below must not allocate.
+  try {
+    return launch(desc, q, k, v, out, lse, opt);
+  } catch (const std::exception &e) {
+    std::snprintf(tlsError, sizeof(tlsError),
+                  "attnc_rt_launch: internal error: %s", e.what());
+  } catch (...) {
+    setError("attnc_rt_launch: internal error");
+  }
+  return ATTNC_ERR_KERNEL;
+}

@@ -1,0 +1,357 @@
+//===- Validate.cpp - Checks a launch's arguments against its kernel ------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Every message names the kernel, the argument, what is wrong and what would
+// be right, because the caller is usually a Python user several layers away
+// from the kernel's spec. The checks run category by category (all tensors'
+// devices before any dtype, ...), most basic first, so that of several
+// mistakes the one reported is the root cause: a CUDA tensor is reported as
+// on the wrong device, not as having odd strides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Validate.h"
+
+#include "Describe.h"
+
+using namespace attnc::rt;
+
+namespace {
+
+constexpr const char *kTensorNames[NumTensors] = {"q", "k", "v", "out", "lse"};
+
+/// One expected dimension: a fixed extent, or (value < 0) any extent >= 1
+/// that the message calls `name`.
+struct Expect {
+  int64_t value;
+  const char *name = nullptr;
+};
+
+bool mulOk(int64_t a, int64_t b, int64_t &r) {
+  return !__builtin_mul_overflow(a, b, &r);
+}
+bool addOk(int64_t a, int64_t b, int64_t &r) {
+  return !__builtin_add_overflow(a, b, &r);
+}
+
+class Validator {
+public:
+  Validator(const attnc_kernel_desc &d,
+            const DLTensor *const (&tensors)[NumTensors])
+      : desc(d), t(tensors), count(d.outputs & 2 ? NumTensors : Lse) {}
+
+  attnc_status run(CheckedLaunch &launch);
+  std::string message;
+
+private:
+  attnc_status fail(attnc_status status, const std::string &text) {
+    message = cat("kernel '", kernelName(desc), "': ", text);
+    return status;
+  }
+  std::string legend(int id) const;
+  /// Where batch, head and seq sit among the tensor's dimensions.
+  const int *logicalDims(int id) const;
+  int rank(int id) const { return id == Lse ? 3 : 4; }
+
+  attnc_status checkPresence();
+  attnc_status checkDevices();
+  attnc_status checkDtypes();
+  attnc_status checkRanks();
+  attnc_status checkShape(int id, Expect b, Expect h, Expect s,
+                          const char *note);
+  attnc_status checkShapes(CheckedLaunch &launch);
+  attnc_status checkLimits(CheckedLaunch &launch);
+  attnc_status checkStrides(int id, TensorView &view);
+
+  const attnc_kernel_desc &desc;
+  const DLTensor *const (&t)[NumTensors];
+  int count; // tensors to check: lse only when the kernel outputs it
+};
+
+} // namespace
+
+std::string Validator::legend(int id) const {
+  bool bshd = desc.layout == 1;
+  switch (id) {
+  case Q:
+  case Out:
+    return bshd ? "bshd: batch, seq_q, heads, head_dim"
+                : "bhsd: batch, heads, seq_q, head_dim";
+  case K:
+  case V:
+    return bshd ? "bshd: batch, seq_kv, kv_heads, head_dim"
+                : "bhsd: batch, kv_heads, seq_kv, head_dim";
+  default:
+    return "batch, heads, seq_q";
+  }
+}
+
+const int *Validator::logicalDims(int id) const {
+  static const int bhsd[3] = {0, 1, 2}, bshd[3] = {0, 2, 1};
+  return id != Lse && desc.layout == 1 ? bshd : bhsd;
+}
+
+attnc_status Validator::checkPresence() {
+  for (int id = 0; id < count; ++id) {
+    if (!t[id] && id == Lse)
+      return fail(ATTNC_ERR_NULL, cat("lse is NULL, but this kernel outputs "
+                                      "the log-sum-exp and needs a float32 "
+                                      "tensor for it (",
+                                      legend(Lse), ")"));
+    if (!t[id])
+      return fail(ATTNC_ERR_NULL, cat(kTensorNames[id], " is NULL; pass a ",
+                                      "float32 CPU tensor (", legend(id), ")"));
+    if (!t[id]->data)
+      return fail(ATTNC_ERR_NULL, cat(kTensorNames[id], " has NULL data; the ",
+                                      "tensor must point at its elements"));
+  }
+  return ATTNC_OK;
+}
+
+attnc_status Validator::checkDevices() {
+  for (int id = 0; id < count; ++id) {
+    DLDevice dev = t[id]->device;
+    if (dev.device_type != kDLCPU)
+      return fail(ATTNC_ERR_DEVICE,
+                  cat(kTensorNames[id], " is on device ",
+                      deviceName(dev.device_type), " (", int(dev.device_type),
+                      "), id ", dev.device_id,
+                      ", but this kernel runs on the CPU and accepts only "
+                      "kDLCPU (1) tensors; copy it to host memory first"));
+  }
+  return ATTNC_OK;
+}
+
+attnc_status Validator::checkDtypes() {
+  for (int id = 0; id < count; ++id) {
+    DLDataType dt = t[id]->dtype;
+    if (dt.code != kDLFloat || dt.bits != desc.dtype_bits || dt.lanes != 1)
+      return fail(ATTNC_ERR_DTYPE,
+                  cat(kTensorNames[id], " has dtype ", dtypeName(dt),
+                      " but needs float", desc.dtype_bits, " (kDLFloat, ",
+                      desc.dtype_bits, " bits, 1 lane)"));
+  }
+  return ATTNC_OK;
+}
+
+attnc_status Validator::checkRanks() {
+  for (int id = 0; id < count; ++id) {
+    if (t[id]->ndim != rank(id))
+      return fail(ATTNC_ERR_SHAPE, cat(kTensorNames[id], " has ", t[id]->ndim,
+                                       " dimensions but needs ", rank(id), " (",
+                                       legend(id), ")"));
+    if (!t[id]->shape)
+      return fail(ATTNC_ERR_SHAPE,
+                  cat(kTensorNames[id], " has a NULL shape array"));
+  }
+  return ATTNC_OK;
+}
+
+attnc_status Validator::checkShape(int id, Expect b, Expect h, Expect s,
+                                   const char *note) {
+  const int *pos = logicalDims(id);
+  Expect want[4] = {{0}, {0}, {0}, {desc.head_dim}};
+  want[pos[0]] = b;
+  want[pos[1]] = h;
+  want[pos[2]] = s;
+  const int64_t *shape = t[id]->shape;
+  std::string needs = "[", tooSmall;
+  bool ok = true;
+  for (int i = 0; i < rank(id); ++i) {
+    const Expect &e = want[i];
+    needs += (i ? ", " : "") + (e.value < 0 ? e.name : std::to_string(e.value));
+    if (e.value >= 0 ? shape[i] == e.value : shape[i] >= 1)
+      continue;
+    ok = false;
+    if (e.value < 0 && tooSmall.empty())
+      tooSmall = cat(" with ", e.name, " >= 1");
+  }
+  if (ok)
+    return ATTNC_OK;
+  return fail(ATTNC_ERR_SHAPE,
+              cat(kTensorNames[id], " has shape ", formatDims(shape, rank(id)),
+                  " but needs ", needs, "]", tooSmall, note, " (", legend(id),
+                  ")"));
+}
+
+attnc_status Validator::checkShapes(CheckedLaunch &launch) {
+  Expect batch = {-1, "batch"};
+  if (attnc_status s =
+          checkShape(Q, batch, {desc.num_heads}, {-1, "seq_q"}, ""))
+    return s;
+  const int *qPos = logicalDims(Q);
+  launch.batch = t[Q]->shape[qPos[0]];
+  launch.seqQ = t[Q]->shape[qPos[2]];
+  Expect b = {launch.batch}, sq = {launch.seqQ};
+  if (attnc_status s =
+          checkShape(K, b, {desc.num_kv_heads}, {-1, "seq_kv"}, ""))
+    return s;
+  launch.seqKV = t[K]->shape[logicalDims(K)[2]];
+  Expect skv = {launch.seqKV};
+  if (attnc_status s =
+          checkShape(V, b, {desc.num_kv_heads}, skv, ", the shape of k"))
+    return s;
+  if (attnc_status s =
+          checkShape(Out, b, {desc.num_heads}, sq, ", the shape of q"))
+    return s;
+  if (count > Lse)
+    return checkShape(Lse, b, {desc.num_heads}, sq, "");
+  return ATTNC_OK;
+}
+
+attnc_status Validator::checkLimits(CheckedLaunch &launch) {
+  if (desc.max_seq_q > 0 && launch.seqQ > desc.max_seq_q)
+    return fail(ATTNC_ERR_LIMIT,
+                cat("q has seq_q = ", launch.seqQ,
+                    " but the kernel was compiled for at most max_seq_q = ",
+                    desc.max_seq_q));
+  if (desc.max_seq_kv > 0 && launch.seqKV > desc.max_seq_kv)
+    return fail(ATTNC_ERR_LIMIT,
+                cat("k and v have seq_kv = ", launch.seqKV,
+                    " but the kernel was compiled for at most max_seq_kv = ",
+                    desc.max_seq_kv));
+  launch.tiles = launch.seqQ / desc.block_q + (launch.seqQ % desc.block_q != 0);
+  int64_t rows;
+  if (!mulOk(launch.batch, desc.num_heads, rows) ||
+      !mulOk(rows, launch.tiles, launch.items))
+    return fail(ATTNC_ERR_LIMIT,
+                cat("batch ", launch.batch, " x ", desc.num_heads, " heads x ",
+                    launch.tiles,
+                    " query tiles is more work items than an int64 can count"));
+  return ATTNC_OK;
+}
+
+attnc_status Validator::checkStrides(int id, TensorView &view) {
+  const DLTensor &x = *t[id];
+  const char *name = kTensorNames[id];
+  int n = rank(id);
+  int64_t st[4];
+  for (int i = n - 1; i >= 0; --i) {
+    // NULL strides: compact row-major, as DLPack defines them.
+    if (x.strides)
+      st[i] = x.strides[i];
+    else if (i == n - 1)
+      st[i] = 1;
+    else if (!mulOk(st[i + 1], x.shape[i + 1], st[i]))
+      return fail(ATTNC_ERR_SHAPE,
+                  cat(name, " has shape ", formatDims(x.shape, n),
+                      ", more elements than an int64 can index"));
+  }
+  // A head_dim of extent 1 is never stepped over, so its stride is moot
+  // (frameworks report arbitrary strides for extent-1 dimensions).
+  if (id != Lse && x.shape[3] > 1 && st[3] != 1)
+    return fail(ATTNC_ERR_STRIDE,
+                cat(name, " has strides ", formatDims(st, n),
+                    " but its last dimension (head_dim) must have stride 1: "
+                    "the kernel reads each row of head_dim values "
+                    "contiguously"));
+  for (int i = 0; i < n; ++i)
+    if (st[i] < 0)
+      return fail(ATTNC_ERR_STRIDE,
+                  cat(name, " has strides ", formatDims(st, n),
+                      " with a negative stride in dimension ", i,
+                      "; all strides must be >= 0"));
+  const int64_t elemBytes = desc.dtype_bits / 8;
+  if (x.byte_offset % elemBytes != 0)
+    return fail(ATTNC_ERR_STRIDE,
+                cat(name, " has byte_offset ", x.byte_offset,
+                    ", which is not a multiple of the element size (",
+                    elemBytes, " bytes)"));
+  char *base = static_cast<char *>(x.data) + x.byte_offset;
+  if (reinterpret_cast<uintptr_t>(base) % alignof(float) != 0)
+    return fail(ATTNC_ERR_STRIDE,
+                cat(name, "'s first element (data + byte_offset) is not ",
+                    "aligned to ", alignof(float), " bytes"));
+  // The flat view covers the largest reachable offset; bound it so that
+  // offset * element size cannot overflow in the kernel's address arithmetic.
+  int64_t last = 0, step;
+  for (int i = 0; i < n; ++i)
+    if (!mulOk(x.shape[i] - 1, st[i], step) || !addOk(last, step, last) ||
+        last > INT64_MAX / elemBytes - 1)
+      return fail(ATTNC_ERR_STRIDE,
+                  cat(name, " has shape ", formatDims(x.shape, n),
+                      " and strides ", formatDims(st, n),
+                      ", which reach beyond what an int64 byte offset can "
+                      "address"));
+  const int *pos = logicalDims(id);
+  view.base = reinterpret_cast<float *>(base);
+  view.size = last + 1;
+  for (int i = 0; i < 3; ++i)
+    view.strides[i] = st[pos[i]];
+  return ATTNC_OK;
+}
+
+attnc_status Validator::run(CheckedLaunch &launch) {
+  attnc_status s;
+  if ((s = checkPresence()) || (s = checkDevices()) || (s = checkDtypes()) ||
+      (s = checkRanks()) || (s = checkShapes(launch)) ||
+      (s = checkLimits(launch)))
+    return s;
+  for (int id = 0; id < count; ++id)
+    if ((s = checkStrides(id, launch.views[id])))
+      return s;
+  launch.hasLse = count > Lse;
+  return ATTNC_OK;
+}
+
+/// The descriptor's own consistency, which a kernel built by a matching
+/// attnc always has; a failure means a corrupt or hand-made descriptor.
+static std::string checkDescriptor(const attnc_kernel_desc &d) {
+  if (!d.tile)
+    return "its tile function is NULL";
+  if (d.num_heads < 1 || d.num_kv_heads < 1 || d.num_heads % d.num_kv_heads)
+    return cat("num_heads = ", d.num_heads,
+               " and num_kv_heads = ", d.num_kv_heads,
+               " must be >= 1, with num_heads a multiple of num_kv_heads");
+  if (d.head_dim < 1 || d.block_q < 1)
+    return cat("head_dim = ", d.head_dim, " and block_q = ", d.block_q,
+               " must be >= 1");
+  if (d.dtype_bits != 32)
+    return cat("dtype_bits = ", d.dtype_bits,
+               ", but this runtime only runs float32 kernels");
+  if (d.layout != 0 && d.layout != 1)
+    return cat("layout = ", d.layout, " must be 0 (bhsd) or 1 (bshd)");
+  if (!(d.outputs & 1))
+    return cat("outputs = ", d.outputs, " must include bit 0 (out)");
+  return "";
+}
+
+const char *attnc::rt::kernelName(const attnc_kernel_desc &desc) {
+  return desc.name ? desc.name : "(unnamed)";
+}
+
+attnc_status attnc::rt::validateLaunch(const attnc_kernel_desc *desc,
+                                       const DLTensor *q, const DLTensor *k,
+                                       const DLTensor *v, const DLTensor *out,
+                                       const DLTensor *lse,
+                                       CheckedLaunch &launch,
+                                       std::string &message) {
+  if (!desc) {
+    message = "attnc_rt_launch: the kernel descriptor is NULL";
+    return ATTNC_ERR_ABI;
+  }
+  // Only abi_version is read before it matches: the rest of a descriptor
+  // from another ABI, its name included, may sit at other offsets.
+  if (desc->abi_version != ATTNC_ABI_VERSION) {
+    message =
+        cat("attnc_rt_launch: the kernel was built for runtime ABI version ",
+            desc->abi_version, " but this runtime implements version ",
+            ATTNC_ABI_VERSION, "; rebuild the kernel with a matching attnc");
+    return ATTNC_ERR_ABI;
+  }
+  std::string bad = checkDescriptor(*desc);
+  if (!bad.empty()) {
+    message =
+        cat("kernel '", kernelName(*desc), "': malformed descriptor: ", bad);
+    return ATTNC_ERR_ABI;
+  }
+  const DLTensor *const tensors[NumTensors] = {q, k, v, out, lse};
+  Validator validator(*desc, tensors);
+  attnc_status status = validator.run(launch);
+  message = std::move(validator.message);
+  return status;
+}

@@ -1,0 +1,123 @@
+//===- CpuTarget.cpp - x86-64 targets and machine code emission -----------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Targets are x86-64 micro-architecture levels, so an object runs on every
+// CPU of its level: x86-64-v4 (AVX-512 F/BW/CD/DQ/VL) and x86-64-v3 (AVX2 +
+// FMA). `host` takes this machine's CPU and features. Output is deterministic:
+// the same module gives the same bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Target/CPU/CpuTarget.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace attnc;
+
+static constexpr llvm::StringLiteral kTriple = "x86_64-unknown-linux-gnu";
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::StringRef attnc::cpuTargetNames() { return "x86-64-avx512, x86-64-avx2, host"; }
+
+llvm::Expected<CpuTarget> attnc::lookupCpuTarget(llvm::StringRef name) {
+  if (name == "x86-64-avx512")
+    return CpuTarget{name.str(), "x86-64-v4", "", 16};
+  if (name == "x86-64-avx2")
+    return CpuTarget{name.str(), "x86-64-v3", "", 8};
+  if (name == "host") {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    std::string list;
+    for (auto &f : features)
+      list += (list.empty() ? "" : ",") + std::string(f.second ? "+" : "-") +
+              f.first().str();
+    int64_t width = features.lookup("avx512f") ? 16 : features.lookup("avx2") ? 8 : 4;
+    return CpuTarget{"host", llvm::sys::getHostCPUName().str(), list, width};
+  }
+  return error("unknown target '" + name + "'; expected one of " + cpuTargetNames());
+}
+
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const CpuTarget &target) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  llvm::Triple triple(kTriple);
+  std::string message;
+  const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, message);
+  if (!t)
+    return error("no LLVM target for " + kTriple + ": " + message);
+  llvm::TargetOptions options;
+  // Kernels are built for speed; the online softmax is written so that
+  // reassociation and contraction keep its error within the test tolerances.
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(
+      triple, target.cpu, target.features, options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return error("cannot create a target machine for " + target.cpu);
+  return tm;
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+attnc::translateAndOptimize(mlir::ModuleOp module, const CpuTarget &target,
+                            llvm::LLVMContext &context) {
+  mlir::DialectRegistry registry;
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  module->getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context, "attnc");
+  if (!llvmModule)
+    return error("translation to LLVM IR failed");
+  auto tm = createTargetMachine(target);
+  if (!tm)
+    return tm.takeError();
+  llvmModule->setTargetTriple(llvm::Triple(kTriple));
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm->get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+      .run(*llvmModule, mam);
+  return llvmModule;
+}
+
+llvm::Error attnc::emitMachineCode(llvm::Module &module, const CpuTarget &target,
+                                   bool assembly, llvm::raw_pwrite_stream &os) {
+  auto tm = createTargetMachine(target);
+  if (!tm)
+    return tm.takeError();
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr,
+                                 assembly ? llvm::CodeGenFileType::AssemblyFile
+                                          : llvm::CodeGenFileType::ObjectFile))
+    return error("the target cannot emit this file type");
+  pm.run(module);
+  return llvm::Error::success();
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Runs the numeric matrix through attnc's compiled CPU kernels.
+
+For each case of matrix.json: build the case's spec with `attnc --emit=so --target T`, run
+it with `attnc-run --so` on seeded inputs, and let attnc-run compare every output with the
+reference evaluator under the matrix's tolerance for the case's dtype (f32: rtol 2e-5,
+atol 2e-6: f32 accumulation over tiles and a polynomial exp, against a double reference).
+The CPU backend computes f32 only; f16 / bf16 cases are listed as "not applicable", and the
+reference-only `weights` output is left out of the compiled spec.
+"""
+import argparse
+import copy
+import os
+import subprocess
+import sys
+import time
+
+import attnc_matrix
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return proc.returncode, proc.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attnc", required=True)
+    parser.add_argument("--attnc-run", required=True)
+    parser.add_argument("--target", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--only", help="run only the case of this name")
+    args = parser.parse_args()
+    matrix = attnc_matrix.load()
+    passed = failed = not_applicable = 0
+    compile_times = []
+    for case in matrix["cases"]:
+        if args.only and case["name"] != args.only:
+            continue
+        if case["dtype"] != "f32":
+            print("N/A  %-42s dtype %s: the CPU backend is f32 only" % (case["name"], case["dtype"]))
+            not_applicable += 1
+            continue
+        case = copy.deepcopy(case)
+        case["outputs"] = [o for o in case["outputs"] if o != "weights"]
+        directory = os.path.join(args.work, case["name"])
+        os.makedirs(directory, exist_ok=True)
+        spec = os.path.join(directory, "spec.mlir")
+        with open(spec, "w") as f:
+            f.write(attnc_matrix.spec_text(case))
+        so = os.path.join(directory, "kernel.so")
+        start = time.monotonic()
+        rc, out = run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so])
+        compile_times.append(time.monotonic() - start)
+        if rc == 0:
+            tol = matrix["tolerances"][case["dtype"]]
+            rc, out = run([args.attnc_run, spec, "--so", so, "--batch", str(case["batch"]),
+                           "--seq-q", str(case["seq_q"]), "--seq-kv", str(case["seq_kv"]),
+                           "--seed", "5", "--num-threads", "2", "--repeat", "1", "--no-peak",
+                           "--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])])
+        errors = [l.strip() for l in out.splitlines() if "max abs err" in l]
+        if rc == 0:
+            print("PASS %-42s %s" % (case["name"], "; ".join(errors)))
+            passed += 1
+        else:
+            print("FAIL %-42s\n%s" % (case["name"], out))
+            failed += 1
+    if compile_times:
+        print("compile time per kernel (attnc --emit=so, incl. linking): median %.2f s, max %.2f s"
+              % (sorted(compile_times)[len(compile_times) // 2], max(compile_times)))
+    print("%d passed, %d failed (%d not applicable)" % (passed, failed, not_applicable))
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

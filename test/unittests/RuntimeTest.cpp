@@ -1,0 +1,494 @@
+//===- RuntimeTest.cpp - Unit tests for the CPU kernel runtime ------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A fake kernel stands in for a compiled one: its tile function computes
+// out = 2 * q + h + k[last row] + v[last row] and lse = 100 * h + row, reading
+// every address from the memrefs and params alone, so a wrong offset, stride
+// or view size in the runtime shows up as a wrong value or a flagged
+// out-of-range access. It also records which thread ran which work item.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/attnc_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+constexpr float kSentinel = -12345.0f; // never produced by the fake kernel
+
+// What the fake tile function records; reset by the fixture.
+std::mutex gMutex;
+std::map<std::array<int64_t, 3>, int> gVisits; // (b, h, q_tile) -> count
+std::set<std::thread::id> gThreads;
+attnc_memref_f32 gViews[5];
+std::atomic<int> gBad{0};                        // broken memref invariants
+std::atomic<const attnc_kernel_desc *> gDesc{nullptr};
+std::array<int64_t, 3> gFailAt = {-1, -1, -1};   // this item returns 7
+
+/// The flat index of element (i0, i1, i2, d) of `m`, given the element strides
+/// of i0..i2 (head_dim is contiguous); flags indices outside the view.
+int64_t flatIndex(const attnc_memref_f32 &m, const int64_t *strides, int64_t i0,
+                  int64_t i1, int64_t i2, int64_t d) {
+  int64_t i = i0 * strides[0] + i1 * strides[1] + i2 * strides[2] + d;
+  if (i < 0 || i >= m.size)
+    ++gBad;
+  return i;
+}
+
+int32_t fakeTile(attnc_memref_f32 *q, attnc_memref_f32 *k, attnc_memref_f32 *v,
+                 attnc_memref_f32 *out, attnc_memref_f32 *lse,
+                 attnc_memref_i64 *params, int64_t b, int64_t h, int64_t tile) {
+  const attnc_kernel_desc &d = *gDesc.load();
+  {
+    std::lock_guard<std::mutex> lock(gMutex);
+    ++gVisits[{b, h, tile}];
+    gThreads.insert(std::this_thread::get_id());
+    attnc_memref_f32 *views[5] = {q, k, v, out, lse};
+    for (int i = 0; i < 5; ++i) {
+      gViews[i] = *views[i];
+      if (views[i]->allocated != views[i]->aligned || views[i]->offset != 0 ||
+          views[i]->stride != 1)
+        ++gBad;
+    }
+  }
+  if (std::array<int64_t, 3>{b, h, tile} == gFailAt)
+    return 7;
+  const int64_t *p = params->aligned + params->offset;
+  int64_t sq = p[ATTNC_P_SEQ_Q], skv = p[ATTNC_P_SEQ_KV];
+  int64_t g = h / (d.num_heads / d.num_kv_heads);
+  for (int64_t s = tile * d.block_q; s < std::min(sq, (tile + 1) * d.block_q); ++s) {
+    for (int64_t c = 0; c < d.head_dim; ++c) {
+      float qv = q->aligned[flatIndex(*q, p + ATTNC_P_Q_STRIDES, b, h, s, c)];
+      float kv = k->aligned[flatIndex(*k, p + ATTNC_P_K_STRIDES, b, g, skv - 1, c)];
+      float vv = v->aligned[flatIndex(*v, p + ATTNC_P_V_STRIDES, b, g, skv - 1, c)];
+      out->aligned[flatIndex(*out, p + ATTNC_P_OUT_STRIDES, b, h, s, c)] =
+          2 * qv + float(h) + kv + vv;
+    }
+    if (lse->size > 0)
+      lse->aligned[flatIndex(*lse, p + ATTNC_P_LSE_STRIDES, b, h, s, 0)] =
+          float(100 * h + s);
+  }
+  return 0;
+}
+
+/// A float32 CPU DLTensor over its own storage. Empty `strides` means compact,
+/// passed as NULL strides. Moves keep the vectors' buffers, so `dl` stays valid.
+struct Tensor {
+  std::vector<int64_t> shape, strides;
+  std::vector<float> storage;
+  int64_t offset = 0; // elements skipped through byte_offset
+  DLTensor dl = {};
+
+  Tensor() = default;
+  Tensor(std::vector<int64_t> shp, std::vector<int64_t> str = {}, int64_t off = 0)
+      : shape(std::move(shp)), strides(std::move(str)), offset(off) {
+    bool compact = strides.empty();
+    int n = int(shape.size());
+    if (compact) {
+      strides.assign(n, 1);
+      for (int i = n - 2; i >= 0; --i)
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    int64_t last = 0;
+    for (int i = 0; i < n; ++i)
+      last += (shape[i] - 1) * strides[i];
+    storage.assign(std::max<int64_t>(offset + last + 1, 1), kSentinel); // 1 if empty
+    dl.data = storage.data();
+    dl.device = {kDLCPU, 0};
+    dl.ndim = n;
+    dl.dtype = {kDLFloat, 32, 1};
+    dl.shape = shape.data();
+    dl.strides = compact ? nullptr : strides.data();
+    dl.byte_offset = uint64_t(offset) * sizeof(float);
+  }
+
+  float &at(std::array<int64_t, 4> i) {
+    int64_t flat = offset;
+    for (size_t n = 0; n < shape.size(); ++n)
+      flat += i[n] * strides[n];
+    return storage[flat];
+  }
+};
+
+struct Dims {
+  int64_t batch = 2, heads = 4, kvHeads = 2, seqQ = 5, seqKV = 3, dim = 4, blockQ = 2;
+};
+
+/// One launch's descriptor and tensors, inputs filled with small integers
+/// (exact in float).
+struct Problem {
+  Dims n;
+  attnc_kernel_desc desc = {};
+  Tensor q, k, v, out, lse;
+
+  Problem(int layout = 0, Dims dims = {}, bool withLse = true) : n(dims) {
+    desc = {ATTNC_ABI_VERSION, int32_t(n.heads), int32_t(n.kvHeads), int32_t(n.dim),
+            32, layout, withLse ? 3 : 1, int32_t(n.blockQ), 0, 0, "fake", fakeTile};
+    q = Tensor(shape(n.heads, n.seqQ));
+    k = Tensor(shape(n.kvHeads, n.seqKV));
+    v = Tensor(shape(n.kvHeads, n.seqKV));
+    out = Tensor(shape(n.heads, n.seqQ));
+    lse = Tensor({n.batch, n.heads, n.seqQ});
+    fill();
+  }
+  std::vector<int64_t> shape(int64_t heads, int64_t seq) const {
+    if (desc.layout == 1)
+      return {n.batch, seq, heads, n.dim};
+    return {n.batch, heads, seq, n.dim};
+  }
+  /// Element (b, h, s, d) of a 4-d tensor in the descriptor's layout.
+  float &el(Tensor &t, int64_t b, int64_t h, int64_t s, int64_t d) {
+    return desc.layout == 1 ? t.at({b, s, h, d}) : t.at({b, h, s, d});
+  }
+  void fill() {
+    for (int64_t b = 0; b < n.batch; ++b)
+      for (int64_t d = 0; d < n.dim; ++d) {
+        for (int64_t h = 0; h < n.heads; ++h)
+          for (int64_t s = 0; s < n.seqQ; ++s)
+            el(q, b, h, s, d) = float((b * 7 + h * 5 + s * 3 + d) % 11 - 5);
+        for (int64_t h = 0; h < n.kvHeads; ++h)
+          for (int64_t s = 0; s < n.seqKV; ++s) {
+            el(k, b, h, s, d) = float((b * 3 + h * 2 + s + d) % 7);
+            el(v, b, h, s, d) = float((b + h * 4 + s * 2 + d) % 5 - 2);
+          }
+      }
+  }
+  bool drop[5] = {}; // pass q, k, v, out, lse as NULL
+  bool dropDesc = false;
+  int run(int threads = 0) {
+    gDesc = &desc;
+    attnc_options opt = {threads};
+    DLTensor *t[5] = {&q.dl, &k.dl, &v.dl, &out.dl, &lse.dl};
+    for (int i = 0; i < 5; ++i)
+      t[i] = drop[i] ? nullptr : t[i];
+    return attnc_rt_launch(dropDesc ? nullptr : &desc, t[0], t[1], t[2], t[3],
+                           t[4], &opt);
+  }
+  int64_t items() const {
+    return n.batch * n.heads * ((n.seqQ + n.blockQ - 1) / n.blockQ);
+  }
+  /// Compares out (and lse, if the kernel outputs it) with the fake's formula.
+  void expectOutputs() {
+    int64_t group = n.heads / n.kvHeads;
+    for (int64_t b = 0; b < n.batch; ++b)
+      for (int64_t h = 0; h < n.heads; ++h)
+        for (int64_t s = 0; s < n.seqQ; ++s) {
+          for (int64_t d = 0; d < n.dim; ++d) {
+            float want = 2 * el(q, b, h, s, d) + float(h) +
+                         el(k, b, h / group, n.seqKV - 1, d) +
+                         el(v, b, h / group, n.seqKV - 1, d);
+            ASSERT_EQ(el(out, b, h, s, d), want)
+                << b << "," << h << "," << s << "," << d;
+          }
+          if (desc.outputs & 2) {
+            ASSERT_EQ(lse.at({b, h, s, 0}), float(100 * h + s));
+          }
+        }
+    EXPECT_EQ(gBad.load(), 0);
+  }
+  void expectEachItemOnce() {
+    std::lock_guard<std::mutex> lock(gMutex);
+    EXPECT_EQ(int64_t(gVisits.size()), items());
+    for (auto &[item, count] : gVisits)
+      EXPECT_EQ(count, 1) << item[0] << "," << item[1] << "," << item[2];
+  }
+};
+
+class Runtime : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::lock_guard<std::mutex> lock(gMutex);
+    gVisits.clear();
+    gThreads.clear();
+    gBad = 0;
+    gFailAt = {-1, -1, -1};
+  }
+  /// A failed launch returns `status`, says `text`, and touches nothing.
+  void expectError(Problem &p, int status, const std::string &text) {
+    EXPECT_EQ(p.run(), status);
+    std::string message = attnc_last_error();
+    EXPECT_NE(message.find(text), std::string::npos) << message;
+    EXPECT_TRUE(gVisits.empty());
+    for (float x : p.out.storage)
+      ASSERT_EQ(x, kSentinel);
+  }
+};
+
+class Layouts : public Runtime, public ::testing::WithParamInterface<int> {};
+
+TEST_P(Layouts, Run) {
+  Problem p(GetParam());
+  ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
+  p.expectOutputs();
+  p.expectEachItemOnce();
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, Layouts, ::testing::Values(0, 1),
+                         [](const auto &c) { return c.param ? "bshd" : "bhsd"; });
+
+TEST_F(Runtime, HonoursPaddedStridesAndByteOffset) {
+  for (int layout : {0, 1}) {
+    Problem p(layout);
+    // Rows padded by 2, dimension 1 by 3, batches by 5 elements; the data
+    // starts 3 elements in.
+    int64_t dim1 = p.q.shape[1], dim2 = p.q.shape[2], row = p.n.dim + 2;
+    int64_t step1 = dim2 * row + 3;
+    std::vector<int64_t> strides = {dim1 * step1 + 5, step1, row, 1};
+    p.q = Tensor(p.shape(p.n.heads, p.n.seqQ), strides, 3);
+    p.out = Tensor(p.shape(p.n.heads, p.n.seqQ), strides, 3);
+    p.v = Tensor(p.shape(p.n.kvHeads, p.n.seqKV), {}, 1);
+    p.lse = Tensor({p.n.batch, p.n.heads, p.n.seqQ}, {p.n.heads * 8, 8, 1}, 2);
+    p.fill();
+    ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
+    p.expectOutputs();
+    // A view spans exactly the reachable elements, from data + byte_offset.
+    EXPECT_EQ(gViews[0].aligned, p.q.storage.data() + 3);
+    EXPECT_EQ(gViews[0].size, int64_t(p.q.storage.size()) - 3);
+    EXPECT_EQ(gViews[2].size, int64_t(p.v.storage.size()) - 1);
+    int written = 0;
+    for (float x : p.out.storage)
+      written += x != kSentinel;
+    EXPECT_EQ(written, p.n.batch * p.n.heads * p.n.seqQ * p.n.dim); // no padding
+  }
+}
+
+TEST_F(Runtime, HeadDimOfOneIgnoresItsStride) {
+  Dims dims;
+  dims.dim = 1;
+  Problem p(0, dims);
+  p.q = Tensor(p.shape(p.n.heads, p.n.seqQ), {20, 5, 1, 9});
+  p.fill();
+  ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
+  p.expectOutputs();
+}
+
+TEST_F(Runtime, LseNotRequestedIsIgnored) {
+  Problem p(0, {}, /*withLse=*/false);
+  p.drop[4] = true;
+  ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(gViews[4].aligned, nullptr);
+  EXPECT_EQ(gViews[4].size, 0);
+  // A given lse is neither checked nor written.
+  p.lse.dl.dtype.bits = 16;
+  p.drop[4] = false;
+  ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
+  for (float x : p.lse.storage)
+    ASSERT_EQ(x, kSentinel);
+  p.expectOutputs();
+}
+
+/// A mistake in the arguments: how to make it, and what the runtime says.
+struct ErrorCase {
+  const char *name;
+  void (*mutate)(Problem &);
+  int status;
+  const char *text; // a substring of the message
+  int layout = 0;
+};
+
+const ErrorCase kErrors[] = {
+    {"NullTensor", [](Problem &p) { p.drop[1] = true; }, ATTNC_ERR_NULL,
+     "kernel 'fake': k is NULL; pass a float32 CPU tensor (bhsd: batch, "
+     "kv_heads, seq_kv, head_dim)"},
+    {"NullData", [](Problem &p) { p.v.dl.data = nullptr; }, ATTNC_ERR_NULL,
+     "kernel 'fake': v has NULL data"},
+    {"LseMissing", [](Problem &p) { p.drop[4] = true; }, ATTNC_ERR_NULL,
+     "kernel 'fake': lse is NULL, but this kernel outputs the log-sum-exp"},
+    {"Dtype", [](Problem &p) { p.q.dl.dtype.bits = 16; }, ATTNC_ERR_DTYPE,
+     "q has dtype float16 but needs float32 (kDLFloat, 32 bits, 1 lane)"},
+    {"Lanes", [](Problem &p) { p.k.dl.dtype.lanes = 4; }, ATTNC_ERR_DTYPE,
+     "k has dtype float32 x 4 lanes but needs float32"},
+    {"Device", [](Problem &p) { p.out.dl.device = {kDLCUDA, 1}; }, ATTNC_ERR_DEVICE,
+     "out is on device kDLCUDA (2), id 1, but this kernel runs on the CPU and "
+     "accepts only kDLCPU (1) tensors"},
+    {"DeviceCudaHost", [](Problem &p) { p.q.dl.device = {kDLCUDAHost, 0}; },
+     ATTNC_ERR_DEVICE, "q is on device kDLCUDAHost (3)"},
+    {"Rank", [](Problem &p) { p.q.dl.ndim = 3; }, ATTNC_ERR_SHAPE,
+     "q has 3 dimensions but needs 4 (bhsd: batch, heads, seq_q, head_dim)"},
+    {"HeadCount", [](Problem &p) { p.k = Tensor({2, 4, 3, 4}); }, ATTNC_ERR_SHAPE,
+     "kernel 'fake': k has shape [2, 4, 3, 4] but needs [2, 2, seq_kv, 4] "
+     "(bhsd: batch, kv_heads, seq_kv, head_dim)"},
+    {"HeadCountBshd", [](Problem &p) { p.q = Tensor({2, 5, 3, 4}); }, ATTNC_ERR_SHAPE,
+     "q has shape [2, 5, 3, 4] but needs [batch, seq_q, 4, 4] (bshd: batch, "
+     "seq_q, heads, head_dim)", 1},
+    {"EmptyBatch", [](Problem &p) { p.q = Tensor({0, 4, 5, 4}); }, ATTNC_ERR_SHAPE,
+     "q has shape [0, 4, 5, 4] but needs [batch, 4, seq_q, 4] with batch >= 1"},
+    {"KVMismatch", [](Problem &p) { p.v = Tensor({2, 2, 4, 4}); }, ATTNC_ERR_SHAPE,
+     "v has shape [2, 2, 4, 4] but needs [2, 2, 3, 4], the shape of k"},
+    {"OutShape", [](Problem &p) { p.out = Tensor({2, 4, 6, 4}); }, ATTNC_ERR_SHAPE,
+     "out has shape [2, 4, 6, 4] but needs [2, 4, 5, 4], the shape of q"},
+    {"LseShape", [](Problem &p) { p.lse = Tensor({2, 4, 4}); }, ATTNC_ERR_SHAPE,
+     "lse has shape [2, 4, 4] but needs [2, 4, 5] (batch, heads, seq_q)"},
+    {"MaxSeqQ", [](Problem &p) { p.desc.max_seq_q = 4; }, ATTNC_ERR_LIMIT,
+     "q has seq_q = 5 but the kernel was compiled for at most max_seq_q = 4"},
+    {"MaxSeqKV", [](Problem &p) { p.desc.max_seq_kv = 2; }, ATTNC_ERR_LIMIT,
+     "k and v have seq_kv = 3 but the kernel was compiled for at most "
+     "max_seq_kv = 2"},
+    {"HeadDimStride", [](Problem &p) { p.q = Tensor({2, 4, 5, 4}, {160, 40, 8, 2}); },
+     ATTNC_ERR_STRIDE, "q has strides [160, 40, 8, 2] but its last dimension "
+     "(head_dim) must have stride 1"},
+    {"NegativeStride", [](Problem &p) { p.k.strides = {24, 12, -4, 1};
+                                        p.k.dl.strides = p.k.strides.data(); },
+     ATTNC_ERR_STRIDE, "k has strides [24, 12, -4, 1] with a negative stride in "
+     "dimension 2; all strides must be >= 0"},
+    {"ByteOffset", [](Problem &p) { p.q.dl.byte_offset = 2; }, ATTNC_ERR_STRIDE,
+     "q has byte_offset 2, which is not a multiple of the element size (4 bytes)"},
+    {"Abi", [](Problem &p) { p.desc.abi_version = ATTNC_ABI_VERSION + 1; },
+     ATTNC_ERR_ABI, "attnc_rt_launch: the kernel was built for runtime ABI "
+     "version 2 but this runtime implements version 1"},
+    // Of several mistakes, the most basic category is reported.
+    {"FirstCategoryWins", [](Problem &p) { p.q.dl.device = {kDLCUDA, 0};
+                                           p.q.dl.byte_offset = 2; },
+     ATTNC_ERR_DEVICE, "q is on device kDLCUDA"},
+    {"NullDesc", [](Problem &p) { p.dropDesc = true; }, ATTNC_ERR_ABI,
+     "attnc_rt_launch: the kernel descriptor is NULL"},
+    {"MalformedDesc", [](Problem &p) { p.desc.block_q = 0; }, ATTNC_ERR_ABI,
+     "kernel 'fake': malformed descriptor: head_dim = 4 and block_q = 0 must be >= 1"},
+};
+
+void PrintTo(const ErrorCase &c, std::ostream *os) { *os << c.name; }
+
+class Errors : public Runtime, public ::testing::WithParamInterface<ErrorCase> {};
+
+TEST_P(Errors, FailBeforeTouchingData) {
+  Problem p(GetParam().layout);
+  GetParam().mutate(p);
+  expectError(p, GetParam().status, GetParam().text);
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, Errors, ::testing::ValuesIn(kErrors),
+                         [](const auto &c) { return c.param.name; });
+
+TEST_F(Runtime, ErrorKernelFailure) {
+  Problem p;
+  gFailAt = {1, 2, 1};
+  EXPECT_EQ(p.run(1), ATTNC_ERR_KERNEL);
+  EXPECT_STREQ(attnc_last_error(), "kernel 'fake' failed with code 7 on work item "
+               "(b=1, h=2, q_tile=1, query rows 2..3): a score_mod or mask_mod failed, "
+               "e.g. an integer division by zero; out and lse are partly written");
+  // One thread claims items in order and stops at the failing one.
+  EXPECT_EQ(int64_t(gVisits.size()), (1 * 4 + 2) * 3 + 1 + 1);
+  EXPECT_EQ(p.run(0), ATTNC_ERR_KERNEL);
+}
+
+TEST_F(Runtime, ErrorIsPerThreadAndClearedBySuccess) {
+  Problem p;
+  p.q.dl.ndim = 2;
+  EXPECT_EQ(p.run(), ATTNC_ERR_SHAPE);
+  std::string other = "unset";
+  std::thread([&] { other = attnc_last_error(); }).join();
+  EXPECT_EQ(other, "");
+  EXPECT_NE(std::string(attnc_last_error()).find("q has 2 dimensions"),
+            std::string::npos);
+  p.q.dl.ndim = 4;
+  EXPECT_EQ(p.run(), ATTNC_OK);
+  EXPECT_STREQ(attnc_last_error(), "");
+}
+
+class Threads : public Runtime, public ::testing::WithParamInterface<int> {};
+
+TEST_P(Threads, VisitsEachItemOnceOnBoundedThreads) {
+  Problem p;
+  ASSERT_EQ(p.run(GetParam()), ATTNC_OK) << attnc_last_error();
+  p.expectOutputs();
+  p.expectEachItemOnce();
+  int64_t cap = GetParam() > 0 ? GetParam() : std::thread::hardware_concurrency();
+  EXPECT_LE(int64_t(gThreads.size()), std::min(cap, p.items()));
+  if (GetParam() == 1) {
+    EXPECT_EQ(*gThreads.begin(), std::this_thread::get_id());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, Threads, ::testing::Values(1, 2, 0, 64),
+                         [](const auto &c) {
+                           return c.param ? std::to_string(c.param) : "AllCores";
+                         });
+
+TEST_F(Runtime, NeverMoreThreadsThanItems) {
+  Dims dims;
+  dims.batch = dims.heads = dims.kvHeads = 1;
+  dims.seqQ = dims.blockQ;
+  Problem p(0, dims);
+  ASSERT_EQ(p.run(8), ATTNC_OK) << attnc_last_error();
+  ASSERT_EQ(gThreads.size(), 1u);
+  EXPECT_EQ(*gThreads.begin(), std::this_thread::get_id());
+}
+
+TEST_F(Runtime, ConcurrentCallers) {
+  // The problems outlive every caller: the fake tile reads the last-set gDesc.
+  std::vector<Problem> problems(4);
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (Problem &problem : problems)
+    callers.emplace_back([&failures, p = &problem] {
+      for (int i = 0; i < 25; ++i) {
+        p->out = Tensor(p->shape(p->n.heads, p->n.seqQ));
+        failures += p->run(2) != ATTNC_OK;
+        p->expectOutputs();
+      }
+    });
+  for (std::thread &t : callers)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+std::vector<Problem> *gInner = nullptr;
+
+/// A tile function that launches a whole kernel of its own, one per head.
+int32_t nestingTile(attnc_memref_f32 *, attnc_memref_f32 *, attnc_memref_f32 *,
+                    attnc_memref_f32 *, attnc_memref_f32 *, attnc_memref_i64 *,
+                    int64_t, int64_t h, int64_t) {
+  return (*gInner)[h].run(2);
+}
+
+TEST_F(Runtime, KernelMayLaunchAKernel) {
+  std::vector<Problem> inner(4);
+  gInner = &inner;
+  Dims dims;
+  dims.batch = 1;
+  dims.heads = dims.kvHeads = 4;
+  Problem outer(0, dims);
+  outer.desc.tile = nestingTile;
+  outer.desc.block_q = int32_t(dims.seqQ); // one item per head
+  // Nested launches run on the calling thread instead of deadlocking.
+  ASSERT_EQ(outer.run(2), ATTNC_OK) << attnc_last_error();
+  for (Problem &p : inner)
+    p.expectOutputs();
+}
+
+TEST_F(Runtime, ForkedChildCanLaunch) {
+  Problem p;
+  ASSERT_EQ(p.run(2), ATTNC_OK); // the parent's pool exists now
+  pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    alarm(20); // a hang (a pool without threads) becomes a failure
+    Problem c;
+    bool ok = c.run(2) == ATTNC_OK && c.out.at({1, 3, 4, 3}) != kSentinel;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(p.run(2), ATTNC_OK); // and the parent's pool still works
+}
+
+} // namespace

@@ -1,0 +1,160 @@
+//===- Explain.cpp - attnc explain: tile map, FLOPs, schedule -------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Counts tiles with the same TileClassifier rules the kernel is compiled
+// from, so "visited = full + partial" here is what the kernel does (tested
+// with an instrumented build). The mask does not depend on batch or head, so
+// one (batch, head) is classified and multiplied out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include "attnc/Transforms/FlashKernel.h"
+#include "attnc/Transforms/TileClassifier.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+struct TileMap {
+  int64_t qTiles = 0, kvTiles = 0;
+  std::vector<TileClass> classes; // row-major [qTiles][kvTiles]
+  int64_t full = 0, partial = 0, empty = 0;
+  int64_t visitedPairs = 0; // (q, kv) positions inside visited tiles
+};
+
+TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o,
+                    int64_t blockQ) {
+  TileMap map;
+  map.qTiles = (o.seqQ + blockQ - 1) / blockQ;
+  map.kvTiles = (o.seqKv + o.blockKv - 1) / o.blockKv;
+  bool maskMod = !op.getMaskMod().empty();
+  for (int64_t qt = 0; qt < map.qTiles; ++qt)
+    for (int64_t kt = 0; kt < map.kvTiles; ++kt) {
+      int64_t q0 = qt * blockQ, q1 = std::min(o.seqQ, q0 + blockQ);
+      int64_t k0 = kt * o.blockKv, k1 = std::min(o.seqKv, k0 + o.blockKv);
+      TileClass c = classifyTile(op.getMask(), maskMod, {q0, q1, k0, k1, o.seqQ, o.seqKv});
+      map.classes.push_back(c);
+      (c == TileClass::full ? map.full : c == TileClass::partial ? map.partial : map.empty)++;
+      if (c != TileClass::empty)
+        map.visitedPairs += (q1 - q0) * (k1 - k0);
+    }
+  return map;
+}
+
+/// Kept (q, kv) pairs of the mask attribute, when cheap enough to count.
+std::optional<int64_t> keptPairs(AttentionOp op, const attnc::ExplainOptions &o) {
+  if (o.seqQ * o.seqKv > (int64_t(1) << 26))
+    return std::nullopt;
+  int64_t kept = 0;
+  for (int64_t q = 0; q < o.seqQ; ++q)
+    for (int64_t kv = 0; kv < o.seqKv; ++kv)
+      kept += maskKeeps(op.getMask(), q, kv, o.seqQ, o.seqKv);
+  return kept;
+}
+
+void writeTileSvg(const TileMap &map, StringRef title, llvm::raw_ostream &os) {
+  double cell = std::clamp(480.0 / std::max(map.qTiles, map.kvTiles), 2.0, 24.0);
+  double w = map.kvTiles * cell, h = map.qTiles * cell;
+  os << llvm::formatv("<svg xmlns='http://www.w3.org/2000/svg' width='{0:f0}' "
+                      "height='{1:f0}' font-family='sans-serif' font-size='12'>\n"
+                      "<rect width='100%' height='100%' fill='white'/>\n"
+                      "<text x='40' y='20' font-weight='bold'>{2}</text>\n",
+                      w + 200, h + 70, title);
+  const char *colours[] = {"#f0f0f0", "#f4a259", "#3b5b92"}; // empty, partial, full
+  for (int64_t qt = 0; qt < map.qTiles; ++qt)
+    for (int64_t kt = 0; kt < map.kvTiles; ++kt)
+      os << llvm::formatv("<rect x='{0:f1}' y='{1:f1}' width='{2:f1}' height='{2:f1}' "
+                          "fill='{3}' stroke='white' stroke-width='0.5'/>\n",
+                          40 + kt * cell, 40 + qt * cell, cell,
+                          colours[static_cast<int>(map.classes[qt * map.kvTiles + kt])]);
+  os << llvm::formatv("<text x='{0:f0}' y='{1:f0}' text-anchor='middle'>KV tile</text>\n"
+                      "<text transform='translate(28,{2:f0}) rotate(-90)' "
+                      "text-anchor='middle'>query tile</text>\n",
+                      40 + w / 2, 60 + h, 40 + h / 2);
+  const char *names[] = {"empty (skipped)", "partial (masked per element)", "full (no mask)"};
+  int64_t counts[] = {map.empty, map.partial, map.full};
+  for (int i = 0; i < 3; ++i)
+    os << llvm::formatv("<rect x='{0:f0}' y='{1}' width='14' height='14' fill='{2}'/>"
+                        "<text x='{3:f0}' y='{4}'>{5}: {6}</text>\n",
+                        w + 56, 40 + 22 * i, colours[2 - i], w + 76, 52 + 22 * i,
+                        names[2 - i], counts[2 - i]);
+  os << "</svg>\n";
+}
+
+void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
+                   llvm::raw_ostream &os, std::string *svg) {
+  AttentionOp op = kernel.getAttention();
+  int64_t blockQ = o.blockQ ? o.blockQ : defaultBlockQ(op.getDim());
+  TileMap map = classifyAll(op, o, blockQ);
+  int64_t perHead = o.batch * op.getHeads();
+  double flopPerPair = 4.0 * op.getDim();
+  double dense = flopPerPair * perHead * o.seqQ * o.seqKv;
+  double computed = flopPerPair * perHead * map.visitedPairs;
+  os << "kernel @" << kernel.getSymName() << ": " << op.getHeads() << " heads ("
+     << op.getKvHeads() << " kv), head_dim " << op.getDim() << ", mask "
+     << op.getMask() << (op.getScoreMod().empty() ? "" : ", score_mod")
+     << (op.getMaskMod().empty() ? "" : ", mask_mod") << "\n";
+  os << llvm::formatv("problem: batch {0}, seq_q {1}, seq_kv {2}\n", o.batch,
+                      o.seqQ, o.seqKv);
+  os << llvm::formatv("tiles per (batch, head): {0} x {1} = {2}; full {3}, partial "
+                      "{4}, empty {5}; visited {6} ({7:f1}%)\n",
+                      map.qTiles, map.kvTiles, map.qTiles * map.kvTiles, map.full,
+                      map.partial, map.empty, map.full + map.partial,
+                      100.0 * (map.full + map.partial) /
+                          std::max<int64_t>(1, map.qTiles * map.kvTiles));
+  os << llvm::formatv("tiles in total: visited {0} of {1}\n",
+                      (map.full + map.partial) * perHead,
+                      map.qTiles * map.kvTiles * perHead);
+  os << llvm::formatv("FLOPs: dense {0:e3}; computed in visited tiles {1:e3}", dense,
+                      computed);
+  if (std::optional<int64_t> kept = keptPairs(op, o))
+    os << llvm::formatv("; useful (kept by the mask attribute{0}) {1:e3}",
+                        op.getMaskMod().empty() ? "" : ", before mask_mod",
+                        flopPerPair * perHead * *kept);
+  os << "\n";
+  os << llvm::formatv("schedule: MLIR CPU Flash kernel for {0}: block_q {1}, block_kv "
+                      "{2}, {3} f32 lanes; {4} work items (batch x heads x query "
+                      "tiles) over the caller's threads (default: all cores)\n",
+                      o.targetName, blockQ, o.blockKv, o.vectorWidth,
+                      perHead * map.qTiles);
+  if (svg) {
+    llvm::raw_string_ostream s(*svg);
+    std::string title = ("@" + kernel.getSymName() + ": " + llvm::Twine(map.qTiles) +
+                         " x " + llvm::Twine(map.kvTiles) + " tiles of " +
+                         llvm::Twine(blockQ) + " x " + llvm::Twine(o.blockKv))
+                            .str();
+    writeTileSvg(map, title, s);
+  }
+}
+
+} // namespace
+
+llvm::Error attnc::explain(ModuleOp normalized, const ExplainOptions &o,
+                           llvm::raw_ostream &os) {
+  if (o.batch <= 0 || o.seqQ <= 0 || o.seqKv <= 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "explain needs positive --batch, --seq-q and --seq-kv");
+  std::string svg;
+  for (KernelOp kernel : normalized.getOps<KernelOp>())
+    explainKernel(kernel, o, os, svg.empty() && !o.svgPath.empty() ? &svg : nullptr);
+  if (o.svgPath.empty())
+    return llvm::Error::success();
+  std::error_code ec;
+  llvm::raw_fd_ostream file(o.svgPath, ec);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write " + o.svgPath);
+  file << svg;
+  os << "drew " << o.svgPath << " (the first kernel's tile map)\n";
+  return llvm::Error::success();
+}
