@@ -21,6 +21,8 @@ llvm_config.add_tool_substitutions(
 config.substitutions.append(("%attnc_src", config.attnc_src_root))
 config.substitutions.append(("%attnc_obj", config.attnc_obj_root))
 config.substitutions.append(("%numpy_python", config.numpy_python))
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%cmake", config.cmake))
 
 
 def cpu_flags():

@@ -30,7 +30,7 @@ struct AttnApproximateExpPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "exp"; });
+        patterns, [](StringRef name) { return name == "math.exp"; });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -299,6 +299,22 @@ bool mlir::attn::maskKeeps(Attribute mask, int64_t q, int64_t kv, int64_t seqQ,
          TileClass::full;
 }
 
+int64_t mlir::attn::countKeptPairs(Attribute mask, int64_t seqQ, int64_t seqKv) {
+  constexpr int64_t kTile = 64;
+  int64_t kept = 0;
+  for (int64_t q0 = 0; q0 < seqQ; q0 += kTile)
+    for (int64_t k0 = 0; k0 < seqKv; k0 += kTile) {
+      int64_t q1 = std::min(seqQ, q0 + kTile), k1 = std::min(seqKv, k0 + kTile);
+      TileClass c = classifyTile(mask, false, {q0, q1, k0, k1, seqQ, seqKv});
+      if (c == TileClass::full)
+        kept += (q1 - q0) * (k1 - k0);
+      for (int64_t q = q0; c == TileClass::partial && q < q1; ++q)
+        for (int64_t kv = k0; kv < k1; ++kv)
+          kept += maskKeeps(mask, q, kv, seqQ, seqKv);
+    }
+  return kept;
+}
+
 std::pair<Value, Value>
 mlir::attn::emitTileClass(OpBuilder &b, Location loc, ModuleOp module,
                           Attribute mask, bool hasMaskMod,

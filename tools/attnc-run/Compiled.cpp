@@ -130,11 +130,16 @@ attnc::runCompiled(AttentionOp op, const HostTensor &q, const HostTensor &k,
   attnc_options options{o.threads};
   int threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 
+  // Present in kernels built with `attnc --count-tiles`.
+  auto *tilesVisited = reinterpret_cast<int64_t *>(
+      library.getAddressOfSymbol((name + "_tiles_visited").c_str()));
   // Everything the tool itself holds is resident by now; what the peak grows
   // by from here is the kernel's working memory (threads, stacks, buffers).
   double rssBefore = peakRssMegabytes();
   std::vector<double> times;
   for (int r = 0; r <= o.repeat; ++r) { // run 0 warms up
+    if (tilesVisited)
+      *tilesVisited = 0;
     auto start = std::chrono::steady_clock::now();
     int status = entry(&dq.dl, &dk.dl, &dv.dl, &dout.dl, wantLse ? &dlse.dl : nullptr, &options);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -154,6 +159,9 @@ attnc::runCompiled(AttentionOp op, const HostTensor &q, const HostTensor &k,
                                 "{3:f3} ms, best {4:f3} ms over {5} runs\n",
                                 name, o.soPath, threads, median * 1e3, best * 1e3,
                                 times.size());
+  if (tilesVisited)
+    llvm::outs() << "KV tiles visited in the last run (all batches and heads): "
+                 << *tilesVisited << "\n";
   llvm::outs() << llvm::formatv("GFLOPS (4 * head_dim per kept (b, h, q, kv) pair, "
                                 "median): {0:f1}",
                                 gflops);

@@ -20,6 +20,7 @@
 #include "attnc/Reference/Evaluator.h"
 #include "attnc/Reference/Npy.h"
 #include "attnc/Reference/WeightsSvg.h"
+#include "attnc/Transforms/TileClassifier.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -196,13 +197,9 @@ void printSummary(attn::AttentionOp op, const Inputs &in,
 /// reference; mask_mod is not counted.
 double keptPairsOfMask(attn::AttentionOp op, const Inputs &in) {
   int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
-  int64_t sq = in.q.shape[seqDim], skv = in.k.shape[seqDim];
-  auto mask = op.getMask();
-  double kept = 0;
-  for (int64_t i = 0; i < sq; ++i)
-    for (int64_t j = 0; j < skv; ++j)
-      kept += mask.isKept(i, j, sq, skv);
-  return kept * in.q.shape[0] * op.getHeads();
+  return double(attn::countKeptPairs(op.getMask(), in.q.shape[seqDim],
+                                     in.k.shape[seqDim])) *
+         in.q.shape[0] * op.getHeads();
 }
 
 llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {

@@ -52,17 +52,6 @@ TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o,
   return map;
 }
 
-/// Kept (q, kv) pairs of the mask attribute, when cheap enough to count.
-std::optional<int64_t> keptPairs(AttentionOp op, const attnc::ExplainOptions &o) {
-  if (o.seqQ * o.seqKv > (int64_t(1) << 26))
-    return std::nullopt;
-  int64_t kept = 0;
-  for (int64_t q = 0; q < o.seqQ; ++q)
-    for (int64_t kv = 0; kv < o.seqKv; ++kv)
-      kept += maskKeeps(op.getMask(), q, kv, o.seqQ, o.seqKv);
-  return kept;
-}
-
 void writeTileSvg(const TileMap &map, StringRef title, llvm::raw_ostream &os) {
   double cell = std::clamp(480.0 / std::max(map.qTiles, map.kvTiles), 2.0, 24.0);
   double w = map.kvTiles * cell, h = map.qTiles * cell;
@@ -118,10 +107,10 @@ void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       map.qTiles * map.kvTiles * perHead);
   os << llvm::formatv("FLOPs: dense {0:e3}; computed in visited tiles {1:e3}", dense,
                       computed);
-  if (std::optional<int64_t> kept = keptPairs(op, o))
-    os << llvm::formatv("; useful (kept by the mask attribute{0}) {1:e3}",
-                        op.getMaskMod().empty() ? "" : ", before mask_mod",
-                        flopPerPair * perHead * *kept);
+  os << llvm::formatv("; useful (kept by the mask attribute{0}) {1:e3}",
+                      op.getMaskMod().empty() ? "" : ", before mask_mod",
+                      flopPerPair * perHead *
+                          countKeptPairs(op.getMask(), o.seqQ, o.seqKv));
   os << "\n";
   os << llvm::formatv("schedule: MLIR CPU Flash kernel for {0}: block_q {1}, block_kv "
                       "{2}, {3} f32 lanes; {4} work items (batch x heads x query "

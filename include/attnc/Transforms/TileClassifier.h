@@ -44,6 +44,10 @@ TileClass classifyTile(Attribute mask, bool hasMaskMod,
 bool maskKeeps(Attribute mask, int64_t q, int64_t kv, int64_t seqQ,
                int64_t seqKv);
 
+/// (q, kv) pairs the mask attribute keeps for these lengths: whole tiles where
+/// they are full or empty, element by element only inside partial tiles.
+int64_t countKeptPairs(Attribute mask, int64_t seqQ, int64_t seqKv);
+
 /// Emits index arithmetic computing (isFull, isEmpty) as i1 values for a tile
 /// with run-time bounds (all of `index` type). Block layouts become constant
 /// tables (memref.global) in `module`.

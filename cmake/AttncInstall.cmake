@@ -1,0 +1,37 @@
+# What `cmake --install` puts under the prefix, and the CMake package that lets other projects
+# use it with `find_package(Attnc)` (see cmake/AttncConfig.cmake.in, cmake/AttncAddKernel.cmake):
+#   bin/attnc, bin/attnc-opt, bin/attnc-run
+#   lib/libattnc_runtime.a                  exported as Attnc::runtime
+#   include/attnc/Runtime/attnc_runtime.h   the runtime's public C header
+#   lib/cmake/Attnc/                        AttncConfig, AttncConfigVersion, AttncTargets,
+#                                           AttncAddKernel
+# The paths are `bin` and `lib` literally, not GNUInstallDirs' (lib64, lib/<multiarch>):
+# attnc finds the runtime for --emit=so at <dir of attnc>/../lib.
+include(CMakePackageConfigHelpers)
+
+set(ATTNC_INSTALL_CMAKEDIR lib/cmake/Attnc)
+
+# The tools link the shared libMLIR/libLLVM in /usr/lib/llvm-22/lib, which is not on the loader's
+# path: keep it in the installed binaries' RPATH.
+set_target_properties(attnc attnc-opt attnc-run PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+set_target_properties(attnc_runtime PROPERTIES EXPORT_NAME runtime)
+
+install(TARGETS attnc attnc-opt attnc-run attnc_runtime
+  EXPORT AttncTargets
+  RUNTIME DESTINATION bin
+  ARCHIVE DESTINATION lib)
+install(FILES ${PROJECT_SOURCE_DIR}/include/attnc/Runtime/attnc_runtime.h
+  DESTINATION include/attnc/Runtime)
+install(EXPORT AttncTargets NAMESPACE Attnc:: DESTINATION ${ATTNC_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/AttncConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/cmake/AttncConfig.cmake
+  INSTALL_DESTINATION ${ATTNC_INSTALL_CMAKEDIR})
+# 0.x: a minor version may break the ABI (ATTNC_ABI_VERSION), so only patch releases match.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/AttncConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/cmake/AttncConfig.cmake
+  ${PROJECT_BINARY_DIR}/cmake/AttncConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/AttncAddKernel.cmake
+  DESTINATION ${ATTNC_INSTALL_CMAKEDIR})

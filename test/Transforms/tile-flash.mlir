@@ -1,0 +1,102 @@
+// attn-tile-flash: each normalized f32 kernel becomes its C-interface tile function.
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash --verify-diagnostics | FileCheck %s
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="vector-width=8 block-q=32 count-tiles=1" --verify-diagnostics | FileCheck %s --check-prefix=OPTS
+
+// The descriptor facts go to a module attribute; the kernel op is gone.
+// CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "causal", num_heads = 4 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]}
+// CHECK-NOT: attn.kernel
+// CHECK-LABEL: func.func @causal_tile(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
+// GQA: key/value head = head / (4 / 2).
+// CHECK: arith.divui %{{.*}}, %c2
+// Per-tile buffers live on the stack: Q, K^T, V, S, acc (64 x 64), m, l.
+// CHECK-COUNT-5: memref.alloca() : memref<64x64xf32>
+// CHECK: memref.alloca() : memref<64xf32>
+// The KV-tile loop classifies each tile by index arithmetic on its bounds (causal =
+// window<inf, 0>: full when the last query row reaches the tile's last key; empty when
+// the first key lies past it) and only visits non-empty tiles.
+// CHECK: %[[NUMKV:.*]] = arith.ceildivsi
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[NUMKV]]
+// CHECK: arith.cmpi sle
+// CHECK: arith.cmpi slt
+// CHECK: scf.if
+// Scores: broadcast q, FMA with a row of K^T, 16 lanes.
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: vector.fma %{{.*}} : vector<16xf32>
+// Partial and edge tiles run the per-element pass with the mask inlined.
+// CHECK: scf.if
+// Online softmax: row max, exp of the shifted scores, rescaled l and accumulator.
+// CHECK: vector.reduction <maximumf>
+// CHECK: math.exp %{{.*}} : vector<16xf32>
+// CHECK: vector.reduction <add>
+// P V into the accumulator.
+// CHECK: vector.fma
+// Output: out = acc / l, lse = m + log l, fully masked rows 0 / -inf.
+// CHECK: math.log
+// CHECK: return
+// OPTS: block_q = 32 : i64
+// OPTS: memref.global "public" @causal_tiles_visited : memref<1xi64> = dense<0>
+// OPTS: memref.alloca() : memref<32x64xf32>
+// OPTS: memref.atomic_rmw addi
+// OPTS: vector.fma %{{.*}} : vector<8xf32>
+attn.kernel @causal {
+  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd,
+                  mask = #attn.causal<top_left>, outputs = [out, lse]}
+}
+
+// -----
+
+// A block layout becomes one private constant table, looked up per block.
+// CHECK: memref.global "private" constant @attn_block_layout_0 : memref<4xi8> = dense<[1, 0, 1, 1]>
+// CHECK-LABEL: func.func @blocks_tile
+// Head dims that are no multiple of the vector width are padded: 72 -> 80.
+// CHECK: memref.alloca() : memref<64x80xf32>
+// CHECK: memref.get_global @attn_block_layout_0
+attn.kernel @blocks {
+  attn.attention {num_heads = 2, head_dim = 72, dtype = f32, layout = bshd,
+                  mask = #attn.block_sparse<block = [64, 64], layout = [[1, 0], [1, 1]]>,
+                  outputs = [out]}
+}
+
+// -----
+
+// score_mod and mask_mod are inlined into the per-element pass; integer divisions in them
+// are guarded (a zero divisor sets the status instead of trapping).
+// CHECK-LABEL: func.func @mods_tile
+// CHECK: math.tanh
+// CHECK: arith.cmpi eq
+// CHECK: scf.if
+// CHECK: memref.store %c1_i32
+// CHECK: arith.select
+// CHECK: arith.divui
+attn.kernel @mods {
+  attn.attention {num_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %t = math.tanh %s : f32
+      attn.yield %t : f32
+    }
+    mask_mod {
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %d = arith.divui %q, %h : index
+      %keep = arith.cmpi ule, %d, %kv : index
+      attn.yield %keep : i1
+    }
+}
+
+// -----
+
+attn.kernel @half {
+  // expected-error @below {{the CPU backend supports dtype f32 only, got 'f16'}}
+  attn.attention {num_heads = 2, head_dim = 64, dtype = f16, layout = bhsd, mask = #attn.full,
+                  outputs = [out]}
+}
+
+// -----
+
+attn.kernel @weights {
+  // expected-error @below {{output 'weights' is only produced by the reference evaluator (attnc-run --reference)}}
+  attn.attention {num_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  max_seq = [16, 16], outputs = [out, weights]}
+}
