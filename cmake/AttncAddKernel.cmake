@@ -26,8 +26,8 @@
 # directory of <name>.h to the include path (so `#include "<name>.h"` works; the header includes
 # <attnc/Runtime/attnc_runtime.h> and <dlpack/dlpack.h>) and links ATTNC_RUNTIME_TARGET and libm
 # (the kernels call expf/logf). The object is rebuilt when the spec or the attnc executable
-# changes. The runtime is C++: a project that links the library needs CXX enabled. Needs
-# CMake >= 3.23 (header file sets).
+# changes. The runtime is C++; a C-only project works too (Attnc::runtime then adds libstdc++).
+# Needs CMake >= 3.23 (header file sets).
 #
 # Variables read when the function is called:
 #   ATTNC_EXECUTABLE      attnc: a path or the name of an executable target. The package config

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# The README's main command: install what is missing, build, then take one spec through the
-# pipeline as far as it exists today: verify and print it, print its normalized form, and
-# evaluate it with the reference evaluator on seeded inputs (outputs in build/main-run/).
-#   scripts/main.sh [SPEC]     (default: examples/causal_gqa.mlir)
+# The README's main command: install what is missing, build, then take one spec all the way:
+# print its normalized form, compile it to an object + header and to a shared object, run
+# the compiled kernel on seeded inputs and compare it with the reference evaluator, printing
+# the error, time, GFLOPS and % of the machine's FMA peak. Outputs go to build/main-run/.
+#   scripts/main.sh [SPEC] [SEQ]     (default: examples/causal_gqa.mlir, 1024)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 spec=${1:-$ATTNC_ROOT/examples/causal_gqa.mlir}
+seq=${2:-1024}
 bin=$ATTNC_BUILD/bin
-echo "== spec (verified): $spec"
-"$bin/attnc-opt" "$spec"
-echo "== normalized (attn-normalize)"
+out=$ATTNC_BUILD/main-run
+mkdir -p "$out"
+name=$(basename "$spec" .mlir)
+echo "== normalized spec: $spec"
 "$bin/attnc-opt" "$spec" --attn-normalize
-echo "== reference evaluation (attnc-run --reference)"
-"$bin/attnc-run" --reference "$spec" --batch 1 --seq-q 256 --seq-kv 256 -o "$ATTNC_BUILD/main-run"
+echo "== attnc explain (seq $seq)"
+"$bin/attnc" explain "$spec" --seq-q "$seq" --seq-kv "$seq"
+echo "== compile: $out/$name.o + $out/$name.h, and $out/$name.so"
+start=$(date +%s.%N)
+"$bin/attnc" "$spec" --target host -o "$out/$name.o"
+echo "compile time: $(echo "$(date +%s.%N) - $start" | bc) s"
+"$bin/attnc" "$spec" --target host --emit=so -o "$out/$name.so"
+echo "== run the compiled kernel and compare with the reference (attnc-run --so)"
+"$bin/attnc-run" "$spec" --so "$out/$name.so" --seq-q "$seq" --seq-kv "$seq"

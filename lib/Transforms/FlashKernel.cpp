@@ -5,22 +5,26 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The tile function computes rows [q0, q0 + rows) of one (batch, head):
+// The tile function computes rows [q0, q0 + rows) of one (batch, head). Query
+// rows run along the vector lanes, so the softmax of a whole vector of rows is
+// a handful of vector ops:
 //
-//   Q  = scale * q[rows]                      (blockQ x Dp, zero padded)
+//   Q^T = scale * q[rows]^T                   (Dp x blockQ, zero padded; once)
 //   for each KV tile [k0, k0 + cols):
 //     classify the tile (TileClassifier); empty tiles are skipped
-//     K^T, V  <- the tile                     (Dp x blockKv, blockKv x Dp)
-//     S = Q K^T                               (vector FMAs over keys)
+//     S^T[j, :] = sum_d k[j, d] * Q^T[d, :]   (k read in place, broadcast;
+//                                              a 4 x 4-vector register block)
 //     partial / edge tiles, or a score_mod:   per element score_mod, mask,
 //                                             mask_mod, invalid keys -> -inf
-//     online softmax: m' = max(m, rowmax S), P = exp(S - m'),
-//                     l = l e^(m - m') + sum P, acc = acc e^(m - m') + P V
+//     online softmax, per vector of rows:     m' = max(m, max_j S^T[j, :]),
+//                                             P^T = exp(S^T - m'),
+//                                             l = l e^(m - m') + sum_j P^T
+//     V <- the tile; acc[i, :] = acc[i, :] e^(m - m') + sum_j P[i, j] V[j, :]
 //   out = acc / l, lse = m + log l; rows with l == 0 give out = 0, lse = -inf
 //
-// Dp is head_dim rounded up to the vector width. Padding is zero, so it never
-// changes a dot product. Integer divisions inside inlined mods are guarded:
-// a zero divisor sets the function's status to 1 instead of trapping.
+// Dp is head_dim rounded up to the vector width; padding is zero, so it never
+// changes a dot product. Integer divisions inside inlined mods are guarded: a
+// zero divisor sets the function's status to 1 instead of trapping.
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,8 +123,8 @@ private:
   Value offset(const Strides &s, Value batch, Value head, Value row);
   void loadQueryTile();
   void zeroFill(Value buffer, ArrayRef<int64_t> shape);
-  void loadKvTile(Value k0, Value cols);
-  void computeScores();
+  void loadValueTile(Value k0, Value cols);
+  void computeScores(Value k0, Value cols);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   Value inlineMod(Region &region, ArrayRef<Value> args);
   void onlineSoftmax();
@@ -137,7 +141,7 @@ private:
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, params, batch, head, kvHead;
   Value seqQ, seqKv, q0, rows;
   Strides qS, kS, vS, outS, lseS;
-  Value Q, KT, V, S, Acc, M, L, status;
+  Value QT, V, ST, Acc, M, L, ALPHA, status;
 };
 
 Value FlashKernelBuilder::readParam(int64_t index) {
@@ -163,50 +167,82 @@ void FlashKernelBuilder::zeroFill(Value buffer, ArrayRef<int64_t> shape) {
   });
 }
 
-/// Q = scale * q rows; rows past the sequence and columns past head_dim stay 0.
+/// Q^T = scale * q rows, transposed; padding rows and columns stay 0.
 void FlashKernelBuilder::loadQueryTile() {
-  zeroFill(Q, {cfg.blockQ, dimPadded});
+  zeroFill(QT, {dimPadded, cfg.blockQ});
   Value scale = f32(op.getScaleAttr().getValueAsDouble());
   loop(0, rows, 1, [&](Value i) {
     Value base = offset(qS, batch, head, add(q0, i));
     loop(0, dim, 1, [&](Value d) {
       Value x = b.create<memref::LoadOp>(qBuf, add(base, d));
-      b.create<memref::StoreOp>(b.create<arith::MulFOp>(x, scale), Q, ValueRange{i, d});
+      b.create<memref::StoreOp>(b.create<arith::MulFOp>(x, scale), QT, ValueRange{d, i});
     });
   });
 }
 
-/// K^T and V of keys [k0, k0 + cols). Entries past `cols` keep the previous
-/// tile's (finite) values; their scores are masked to -inf, so P is 0 there.
-void FlashKernelBuilder::loadKvTile(Value k0, Value cols) {
+/// V rows [k0, k0 + cols) with vector loads; the head_dim tail is a masked
+/// load. Rows past `cols` keep the previous tile's values and get P = 0.
+void FlashKernelBuilder::loadValueTile(Value k0, Value cols) {
+  int64_t w = cfg.vectorWidth;
   loop(0, cols, 1, [&](Value j) {
-    Value kBase = offset(kS, batch, kvHead, add(k0, j));
-    Value vBase = offset(vS, batch, kvHead, add(k0, j));
-    loop(0, dim, 1, [&](Value d) {
-      b.create<memref::StoreOp>(b.create<memref::LoadOp>(kBuf, add(kBase, d)), KT,
-                                ValueRange{d, j});
-      b.create<memref::StoreOp>(b.create<memref::LoadOp>(vBuf, add(vBase, d)), V,
-                                ValueRange{j, d});
-    });
+    Value base = offset(vS, batch, kvHead, add(k0, j));
+    for (int64_t d = 0; d < dim; d += w) {
+      Value at = add(base, idx(d)), col = idx(d);
+      Value x;
+      if (d + w <= dim) {
+        x = b.create<vector::LoadOp>(vecType(), vBuf, ValueRange{at});
+      } else {
+        auto maskType = VectorType::get({w}, b.getI1Type());
+        Value mask = b.create<vector::CreateMaskOp>(maskType, ValueRange{idx(dim - d)});
+        Value zeros = b.create<arith::ConstantOp>(DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
+        x = b.create<vector::MaskedLoadOp>(vecType(), vBuf, ValueRange{at}, mask, zeros);
+      }
+      b.create<vector::StoreOp>(x, V, ValueRange{j, col});
+    }
   });
 }
 
-/// S[i, j..j+W) = sum_d Q[i, d] * K^T[d, j..j+W): one broadcast and one FMA
-/// per step, keys along the vector lanes.
-void FlashKernelBuilder::computeScores() {
-  loop(0, rows, 1, [&](Value i) {
-    loop(0, cfg.blockKv, cfg.vectorWidth, [&](Value j) {
+/// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] for all blockQ rows, as a
+/// block of keyBlock keys x rowVecs vectors of rows: per step of d, rowVecs
+/// loads of Q^T and keyBlock scalar loads of k feed keyBlock * rowVecs FMAs.
+/// Keys past the sequence read its last row (in bounds); they are masked later.
+void FlashKernelBuilder::computeScores(Value k0, Value cols) {
+  int64_t w = cfg.vectorWidth;
+  int64_t keyBlock = w >= 16 ? 4 : 2; // 16 zmm or 8 ymm accumulators
+  int64_t rowVecs = std::min<int64_t>(4, cfg.blockQ / w);
+  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
+  loop(0, cfg.blockKv, keyBlock, [&](Value j0) {
+    SmallVector<Value> keyRows, keyBases;
+    for (int64_t r = 0; r < keyBlock; ++r) {
+      keyRows.push_back(add(j0, idx(r)));
+      keyBases.push_back(offset(kS, batch, kvHead, add(k0, minIdx(keyRows.back(), lastKey))));
+    }
+    loop(0, cfg.blockQ, rowVecs * w, [&](Value i0) {
+      SmallVector<Value> rowCols;
+      for (int64_t c = 0; c < rowVecs; ++c)
+        rowCols.push_back(add(i0, idx(c * w)));
       Value zero = b.create<arith::ConstantOp>(
           DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
+      SmallVector<Value> init(keyBlock * rowVecs, zero);
       auto dot = b.create<scf::ForOp>(
-          idx(0), idx(dimPadded), idx(1), ValueRange{zero},
+          idx(0), idx(dim), idx(1), init,
           [&](OpBuilder &nb, Location loc, Value d, ValueRange acc) {
-            Value qv = nb.create<memref::LoadOp>(loc, Q, ValueRange{i, d});
-            Value qb = nb.create<vector::BroadcastOp>(loc, vecType(), qv);
-            Value kv = nb.create<vector::LoadOp>(loc, vecType(), KT, ValueRange{d, j});
-            nb.create<scf::YieldOp>(loc, nb.create<vector::FMAOp>(loc, qb, kv, acc[0]).getResult());
+            SmallVector<Value> qv, next;
+            for (Value col : rowCols)
+              qv.push_back(nb.create<vector::LoadOp>(loc, vecType(), QT, ValueRange{d, col}));
+            for (int64_t r = 0; r < keyBlock; ++r) {
+              Value at = nb.create<arith::AddIOp>(loc, keyBases[r], d);
+              Value kv = nb.create<memref::LoadOp>(loc, kBuf, ValueRange{at});
+              Value kb = nb.create<vector::BroadcastOp>(loc, vecType(), kv);
+              for (int64_t c = 0; c < rowVecs; ++c)
+                next.push_back(nb.create<vector::FMAOp>(loc, kb, qv[c], acc[r * rowVecs + c]));
+            }
+            nb.create<scf::YieldOp>(loc, next);
           });
-      b.create<vector::StoreOp>(dot.getResult(0), S, ValueRange{i, j});
+      for (int64_t r = 0; r < keyBlock; ++r)
+        for (int64_t c = 0; c < rowVecs; ++c)
+          b.create<vector::StoreOp>(dot.getResult(r * rowVecs + c), ST,
+                                    ValueRange{keyRows[r], rowCols[c]});
     });
   });
 }
@@ -249,7 +285,7 @@ void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
     loop(0, cfg.blockKv, 1, [&](Value j) {
       Value kPos = add(k0, j);
       Value score = select(lt(j, cols), b.getF32Type(), [&] {
-        Value s = b.create<memref::LoadOp>(S, ValueRange{i, j});
+        Value s = b.create<memref::LoadOp>(ST, ValueRange{j, i});
         if (!op.getScoreMod().empty())
           s = inlineMod(op.getScoreMod(), {s, batch, head, qPos, kPos});
         Value keep = select(full, b.getI1Type(),
@@ -263,64 +299,72 @@ void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
             });
         return b.create<arith::SelectOp>(keep, s, negInf()).getResult();
       }, [&] { return negInf(); });
-      b.create<memref::StoreOp>(score, S, ValueRange{i, j});
+      b.create<memref::StoreOp>(score, ST, ValueRange{j, i});
     });
   });
 }
 
-/// m' = max(m, rowmax S); P = exp(S - m') in place of S; l and acc rescaled by
-/// exp(m - m'). A row with nothing kept so far (m' = -inf) gets P = 0.
+/// Per vector of rows: m' = max(m, max_j S^T[j, :]); P^T = exp(S^T - m') in
+/// place; l = l e^(m - m') + sum_j P^T; the factor e^(m - m') is kept in
+/// ALPHA for the accumulator. Lanes with nothing kept so far (m' = -inf) use 0
+/// as their shift, so their P is exp(-inf) = 0, never NaN.
 void FlashKernelBuilder::onlineSoftmax() {
   int64_t w = cfg.vectorWidth;
-  loop(0, rows, 1, [&](Value i) {
-    Value rowMax = negInf();
-    for (int64_t j = 0; j < cfg.blockKv; j += w) {
-      Value s = b.create<vector::LoadOp>(vecType(), S, ValueRange{i, idx(j)});
-      rowMax = b.create<arith::MaximumFOp>(
-          rowMax, b.create<vector::ReductionOp>(vector::CombiningKind::MAXIMUMF, s));
-    }
-    Value mOld = b.create<memref::LoadOp>(M, ValueRange{i});
-    Value mNew = b.create<arith::MaximumFOp>(mOld, rowMax);
-    Value dead = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, negInf());
-    auto ifOp = b.create<scf::IfOp>(dead, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value zeros = b.create<arith::ConstantOp>(DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
-    for (int64_t j = 0; j < cfg.blockKv; j += w)
-      b.create<vector::StoreOp>(zeros, S, ValueRange{i, idx(j)});
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    Value alpha = b.create<math::ExpOp>(b.create<arith::SubFOp>(mOld, mNew));
-    Value mVec = b.create<vector::BroadcastOp>(vecType(), mNew);
-    Value sum = f32(0);
-    for (int64_t j = 0; j < cfg.blockKv; j += w) {
-      Value s = b.create<vector::LoadOp>(vecType(), S, ValueRange{i, idx(j)});
-      Value p = b.create<math::ExpOp>(b.create<arith::SubFOp>(s, mVec));
-      b.create<vector::StoreOp>(p, S, ValueRange{i, idx(j)});
-      sum = b.create<arith::AddFOp>(sum, b.create<vector::ReductionOp>(vector::CombiningKind::ADD, p));
-    }
-    Value lOld = b.create<memref::LoadOp>(L, ValueRange{i});
-    b.create<memref::StoreOp>(b.create<math::FmaOp>(lOld, alpha, sum), L, ValueRange{i});
-    b.create<memref::StoreOp>(mNew, M, ValueRange{i});
-    Value alphaVec = b.create<vector::BroadcastOp>(vecType(), alpha);
-    for (int64_t d = 0; d < dimPadded; d += w) {
-      Value acc = b.create<vector::LoadOp>(vecType(), Acc, ValueRange{i, idx(d)});
-      b.create<vector::StoreOp>(b.create<arith::MulFOp>(acc, alphaVec), Acc, ValueRange{i, idx(d)});
-    }
+  Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
+  Value zeros = b.create<arith::ConstantOp>(DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
+  loop(0, cfg.blockQ, w, [&](Value i) {
+    auto maxLoop = b.create<scf::ForOp>(
+        idx(0), idx(cfg.blockKv), idx(1), ValueRange{negInfVec},
+        [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
+          Value s = nb.create<vector::LoadOp>(loc, vecType(), ST, ValueRange{j, i});
+          nb.create<scf::YieldOp>(loc, nb.create<arith::MaximumFOp>(loc, acc[0], s).getResult());
+        });
+    Value mOld = b.create<vector::LoadOp>(vecType(), M, ValueRange{i});
+    Value mNew = b.create<arith::MaximumFOp>(mOld, maxLoop.getResult(0));
+    Value dead = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, negInfVec);
+    Value shift = b.create<arith::SelectOp>(dead, zeros, mNew);
+    Value alpha = b.create<math::ExpOp>(b.create<arith::SubFOp>(mOld, shift));
+    auto sumLoop = b.create<scf::ForOp>(
+        idx(0), idx(cfg.blockKv), idx(1), ValueRange{zeros},
+        [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
+          Value s = nb.create<vector::LoadOp>(loc, vecType(), ST, ValueRange{j, i});
+          Value p = nb.create<math::ExpOp>(loc, nb.create<arith::SubFOp>(loc, s, shift));
+          nb.create<vector::StoreOp>(loc, p, ST, ValueRange{j, i});
+          nb.create<scf::YieldOp>(loc, nb.create<arith::AddFOp>(loc, acc[0], p).getResult());
+        });
+    Value lOld = b.create<vector::LoadOp>(vecType(), L, ValueRange{i});
+    b.create<vector::StoreOp>(b.create<math::FmaOp>(lOld, alpha, sumLoop.getResult(0)), L, ValueRange{i});
+    b.create<vector::StoreOp>(mNew, M, ValueRange{i});
+    b.create<vector::StoreOp>(alpha, ALPHA, ValueRange{i});
   });
 }
 
-/// Acc[i, d..d+W) += P[i, j] * V[j, d..d+W).
+/// acc[i, :] = acc[i, :] * ALPHA[i] + sum_j P[i, j] V[j, :], with the row held
+/// in registers (head_dim / vectorWidth vectors) across the keys of the tile.
 void FlashKernelBuilder::accumulatePV(Value cols) {
+  int64_t w = cfg.vectorWidth, vecs = dimPadded / w;
   loop(0, rows, 1, [&](Value i) {
-    loop(0, cols, 1, [&](Value j) {
-      Value p = b.create<vector::BroadcastOp>(
-          vecType(), b.create<memref::LoadOp>(S, ValueRange{i, j}));
-      for (int64_t d = 0; d < dimPadded; d += cfg.vectorWidth) {
-        Value acc = b.create<vector::LoadOp>(vecType(), Acc, ValueRange{i, idx(d)});
-        Value v = b.create<vector::LoadOp>(vecType(), V, ValueRange{j, idx(d)});
-        b.create<vector::StoreOp>(b.create<vector::FMAOp>(p, v, acc), Acc, ValueRange{i, idx(d)});
-      }
-    });
+    Value alpha = b.create<vector::BroadcastOp>(
+        vecType(), b.create<memref::LoadOp>(ALPHA, ValueRange{i}));
+    SmallVector<Value> init;
+    for (int64_t c = 0; c < vecs; ++c)
+      init.push_back(b.create<arith::MulFOp>(
+          b.create<vector::LoadOp>(vecType(), Acc, ValueRange{i, idx(c * w)}), alpha));
+    auto sum = b.create<scf::ForOp>(
+        idx(0), cols, idx(1), init,
+        [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
+          Value p = nb.create<vector::BroadcastOp>(
+              loc, vecType(), nb.create<memref::LoadOp>(loc, ST, ValueRange{j, i}));
+          SmallVector<Value> next;
+          for (int64_t c = 0; c < vecs; ++c) {
+            Value col = nb.create<arith::ConstantIndexOp>(loc, c * w);
+            Value v = nb.create<vector::LoadOp>(loc, vecType(), V, ValueRange{j, col});
+            next.push_back(nb.create<vector::FMAOp>(loc, p, v, acc[c]));
+          }
+          nb.create<scf::YieldOp>(loc, next);
+        });
+    for (int64_t c = 0; c < vecs; ++c)
+      b.create<vector::StoreOp>(sum.getResult(c), Acc, ValueRange{i, idx(c * w)});
   });
 }
 
@@ -367,17 +411,16 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   rows = minIdx(idx(cfg.blockQ), b.create<arith::SubIOp>(seqQ, q0));
 
   Type f32Type = b.getF32Type();
-  Q = stackBuffer({cfg.blockQ, dimPadded}, f32Type);
-  KT = stackBuffer({dimPadded, cfg.blockKv}, f32Type);
+  QT = stackBuffer({dimPadded, cfg.blockQ}, f32Type);
   V = stackBuffer({cfg.blockKv, dimPadded}, f32Type);
-  S = stackBuffer({cfg.blockQ, cfg.blockKv}, f32Type);
+  ST = stackBuffer({cfg.blockKv, cfg.blockQ}, f32Type);
   Acc = stackBuffer({cfg.blockQ, dimPadded}, f32Type);
   M = stackBuffer({cfg.blockQ}, f32Type);
   L = stackBuffer({cfg.blockQ}, f32Type);
+  ALPHA = stackBuffer({cfg.blockQ}, f32Type);
   status = stackBuffer({1}, b.getI32Type());
   b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(0, 32), status, ValueRange{idx(0)});
   loadQueryTile();
-  zeroFill(KT, {dimPadded, cfg.blockKv});
   zeroFill(V, {cfg.blockKv, dimPadded});
   zeroFill(Acc, {cfg.blockQ, dimPadded});
   loop(0, cfg.blockQ, 1, [&](Value i) {
@@ -402,14 +445,14 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
                                       b.create<arith::ConstantIntOp>(1, 64), counter,
                                       ValueRange{idx(0)});
       }
-      loadKvTile(k0, cols);
-      computeScores();
+      computeScores(k0, cols);
       Value edge = lt(cols, idx(cfg.blockKv));
       Value elementPass = b.create<arith::OrIOp>(
           b.create<arith::OrIOp>(edge, b.create<arith::XOrIOp>(full, b.create<arith::ConstantIntOp>(1, 1))),
           b.create<arith::ConstantIntOp>(needsElementPass, 1));
       ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
       onlineSoftmax();
+      loadValueTile(k0, cols);
       accumulatePV(cols);
     });
   });

@@ -9,9 +9,9 @@
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
 // GQA: key/value head = head / (4 / 2).
 // CHECK: arith.divui %{{.*}}, %c2
-// Per-tile buffers live on the stack: Q, K^T, V, S, acc (64 x 64), m, l.
-// CHECK-COUNT-5: memref.alloca() : memref<64x64xf32>
-// CHECK: memref.alloca() : memref<64xf32>
+// Per-tile buffers live on the stack: Q^T, V, S^T, acc (64 x 64); m, l, alpha.
+// CHECK-COUNT-4: memref.alloca() : memref<64x64xf32>
+// CHECK-COUNT-3: memref.alloca() : memref<64xf32>
 // The KV-tile loop classifies each tile by index arithmetic on its bounds (causal =
 // window<inf, 0>: full when the last query row reaches the tile's last key; empty when
 // the first key lies past it) and only visits non-empty tiles.
@@ -20,23 +20,26 @@
 // CHECK: arith.cmpi sle
 // CHECK: arith.cmpi slt
 // CHECK: scf.if
-// Scores: broadcast q, FMA with a row of K^T, 16 lanes.
+// Scores S^T: a key of k broadcast, FMA with 16 query rows of Q^T; a register block of
+// 4 keys x 4 vectors (16 accumulators).
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
 // CHECK: vector.fma %{{.*}} : vector<16xf32>
 // Partial and edge tiles run the per-element pass with the mask inlined.
 // CHECK: scf.if
-// Online softmax: row max, exp of the shifted scores, rescaled l and accumulator.
-// CHECK: vector.reduction <maximumf>
+// Online softmax over 16 rows at once: running max, exp of the shifted scores, sum.
+// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
 // CHECK: math.exp %{{.*}} : vector<16xf32>
-// CHECK: vector.reduction <add>
-// P V into the accumulator.
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// V, with a masked load for a head_dim tail, then P V into the accumulator row.
+// CHECK: vector.load
 // CHECK: vector.fma
 // Output: out = acc / l, lse = m + log l, fully masked rows 0 / -inf.
 // CHECK: math.log
 // CHECK: return
 // OPTS: block_q = 32 : i64
 // OPTS: memref.global "public" @causal_tiles_visited : memref<1xi64> = dense<0>
-// OPTS: memref.alloca() : memref<32x64xf32>
+// OPTS: memref.alloca() : memref<64x32xf32>
 // OPTS: memref.atomic_rmw addi
 // OPTS: vector.fma %{{.*}} : vector<8xf32>
 attn.kernel @causal {
@@ -49,9 +52,12 @@ attn.kernel @causal {
 // A block layout becomes one private constant table, looked up per block.
 // CHECK: memref.global "private" constant @attn_block_layout_0 : memref<4xi8> = dense<[1, 0, 1, 1]>
 // CHECK-LABEL: func.func @blocks_tile
-// Head dims that are no multiple of the vector width are padded: 72 -> 80.
-// CHECK: memref.alloca() : memref<64x80xf32>
+// Head dims that are no multiple of the vector width are padded: 72 -> 80, and the tail
+// of each V row is a masked load.
+// CHECK: memref.alloca() : memref<80x64xf32>
 // CHECK: memref.get_global @attn_block_layout_0
+// CHECK: vector.create_mask %c8
+// CHECK: vector.maskedload
 attn.kernel @blocks {
   attn.attention {num_heads = 2, head_dim = 72, dtype = f32, layout = bshd,
                   mask = #attn.block_sparse<block = [64, 64], layout = [[1, 0], [1, 1]]>,
