@@ -288,6 +288,7 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   if (llvm::Error err = run(*module)) {
+    llvm::outs().flush(); // the report first, then the verdict
     llvm::WithColor::error(llvm::errs(), "attnc-run")
         << llvm::toString(std::move(err)) << "\n";
     return 1;

@@ -221,6 +221,7 @@ int main(int argc, char **argv) {
     return 1;
   llvm::Error err = explainCmd ? runExplain(*module) : compile(*module, argv[0]);
   if (err) {
+    llvm::outs().flush();
     llvm::WithColor::error(llvm::errs(), "attnc") << llvm::toString(std::move(err)) << "\n";
     return 1;
   }
