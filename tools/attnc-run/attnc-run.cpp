@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Compiled.h"
+#include "PeakProbe.h"
 
 #include "attnc/InitAll.h"
 #include "attnc/Reference/Evaluator.h"
@@ -34,14 +35,16 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
+#include <thread>
 #include <cmath>
 
 using namespace attnc;
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"),
-                                     cl::Required);
+static cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"));
+static cl::opt<bool> fmaPeak("fma-peak",
+                             cl::desc("Only measure and print the FMA peak (--num-threads)"));
 static cl::opt<bool> reference("reference",
                                cl::desc("Evaluate with the reference evaluator"));
 static cl::opt<std::string> kernelName("kernel",
@@ -266,6 +269,16 @@ llvm::Error run(ModuleOp module) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "attnc-run: run attention specs\n");
+  if (fmaPeak) {
+    int n = threads ? int(threads) : std::max(1u, std::thread::hardware_concurrency());
+    llvm::outs() << llvm::formatv("FMA peak: {0:f1} GFLOPS on {1} threads\n",
+                                  measureFmaPeakGflops(n), n);
+    return 0;
+  }
+  if (specFile.empty()) {
+    llvm::WithColor::error(llvm::errs(), "attnc-run") << "no SPEC given\n";
+    return 2;
+  }
   if (reference == !soFile.empty()) {
     llvm::WithColor::error(llvm::errs(), "attnc-run")
         << "give either --reference (evaluate the spec) or --so K.so (run a "

@@ -1,0 +1,104 @@
+"""Writes report.md (and PNG plots when matplotlib is there) from the harness's records."""
+import collections
+import os
+
+
+def peer_names(records):
+    names = []
+    for r in records:
+        for n in list(r["results"]) + list(r["notes"]):
+            if n not in names:
+                names.append(n)
+    return sorted(names, key=lambda n: (not n.startswith("attnc"), n))
+
+
+def cell(record, name):
+    result = record["results"].get(name)
+    if result is None:
+        return "—"
+    others = [r["gflops"] for n, r in record["results"].items() if not n.startswith("attnc")]
+    text = "%.1f (%.0f%%" % (result["gflops"], 100 * result["gflops"] / record["peak_gflops"])
+    if name.startswith("attnc") and others:
+        text += ", %.2fx" % (result["gflops"] / max(others))
+    if result.get("memory_mib") is not None:
+        text += ", %.0f MiB" % result["memory_mib"]
+    return text + ")"
+
+
+def table(records, names):
+    lines = ["| workload | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for r in records:
+        w = r["workload"]
+        label = "%s h%d/%d d%d seq %d, %d thr" % (w["variant"], w["heads"], w["kv_heads"],
+                                                   w["head_dim"], w["seq"], w["threads"])
+        lines.append("| %s | %s |" % (label, " | ".join(cell(r, n) for n in names)))
+    return lines
+
+
+def reasons(records, names):
+    """Why a peer has no figure, once per (peer, reason)."""
+    seen = collections.OrderedDict()
+    for r in records:
+        for n, why in r["notes"].items():
+            seen.setdefault((n, why), []).append(r["workload"]["variant"])
+    return ["- **%s** (%s): %s" % (n, ", ".join(sorted(set(v))), why) for (n, why), v in seen.items()]
+
+
+def plots(out, records, names):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["(No plots: matplotlib is not installed; benchmarks/peers/install.sh installs it.)"]
+    variants = sorted({r["workload"]["variant"] for r in records})
+    files = []
+    for metric, label, fname in (("gflops", "GFLOPS (useful work)", "gflops"),
+                                 ("percent", "% of FMA peak", "peak"),
+                                 ("memory_mib", "peak memory growth (MiB)", "memory")):
+        for d in sorted({r["workload"]["head_dim"] for r in records}):
+            threads = max(r["workload"]["threads"] for r in records)
+            fig, axes = plt.subplots(2, 3, figsize=(15, 8), squeeze=False)
+            for ax, variant in zip(axes.flat, variants):
+                rows = [r for r in records if r["workload"]["variant"] == variant
+                        and r["workload"]["head_dim"] == d and r["workload"]["threads"] == threads]
+                for n in names:
+                    pts = []
+                    for r in rows:
+                        res = r["results"].get(n)
+                        if res is None:
+                            continue
+                        y = 100 * res["gflops"] / r["peak_gflops"] if metric == "percent" else res.get(metric)
+                        if y is not None:
+                            pts.append((r["workload"]["seq"], y))
+                    if pts:
+                        ax.plot(*zip(*sorted(pts)), marker="o", label=n)
+                ax.set_title("%s, head_dim %d, %d threads" % (variant, d, threads))
+                ax.set_xscale("log", base=2)
+                if metric == "memory_mib":
+                    ax.set_yscale("log")
+                ax.set_xlabel("sequence length")
+                ax.set_ylabel(label)
+                ax.legend(fontsize=7)
+            fig.tight_layout()
+            path = "%s_d%d.png" % (fname, d)
+            fig.savefig(os.path.join(out, path), dpi=80)
+            plt.close(fig)
+            files.append("![%s, head_dim %d](%s)" % (label, d, path))
+    return files
+
+
+def write(out, meta, records):
+    names = peer_names(records)
+    lines = ["# attnc vs peers", "",
+             "Command: `%s`  " % meta["command"], "Date: %s  " % meta["date"],
+             "Machine: %s; FMA peak %s" % (meta["machine"], ", ".join(
+                 "%.1f GFLOPS on %s threads" % (g, t) for t, g in meta["peaks"].items())), "",
+             "Each cell: GFLOPS of useful work (median of the repeats) (% of the FMA peak on "
+             "the same threads[, for attnc: x over the best peer][, peak memory growth of one "
+             "call]). — means no figure; the reasons are listed below the table.", ""]
+    lines += table(records, names)
+    lines += ["", "## Peers without figures", ""] + (reasons(records, names) or ["(none)"])
+    lines += ["", "## Plots", ""] + plots(out, records, names)
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""attnc against the attention implementations a user would pick instead, in one run.
+
+  python3 benchmarks/run.py --out DIR             the full comparison (peers: peers/install.sh)
+  python3 benchmarks/run.py --quick --out DIR     tiny shapes, keeps the harness working (CI)
+
+For every workload (variant x seq x head_dim x threads) each available peer is first checked
+against attnc's reference evaluator on a small problem of the same variant (max abs error
+<= 1e-4 on inputs in [-1, 1): float32 accumulation of a few hundred terms, far below that),
+then timed with its repeats interleaved with the other peers' (so drift hits all alike):
+median and best of --repeats after one warm-up. GFLOPS count useful work only, 4 * head_dim
+per (query, key) pair the mask keeps; % of peak is against the FMA peak measured in the same
+run on the same threads (attnc-run --fma-peak); memory is the growth of a fresh process's
+peak RSS during one call. A peer that cannot run a workload is listed with the reason.
+"""
+import argparse
+import datetime
+import importlib
+import json
+import os
+import platform
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from peers import attnc_peer  # noqa: E402
+from peers.base import VARIANTS, Unsupported, Workload  # noqa: E402
+
+# Peer modules and the peers each provides (named in the report when not installed).
+PEER_MODULES = {"torch_peers": ("torch-sdpa", "torch-flex"), "iree_peer": ("iree",),
+                "unfused_peers": ("openblas-unfused", "onednn-unfused")}
+AGREEMENT_ATOL = 1e-4
+CHECK_SEQ = 192
+
+
+def workloads(args):
+    for variant in args.variants:
+        heads, kv = (32, 8) if variant == "gqa" else (args.heads, args.heads)
+        if args.quick and variant == "gqa":
+            heads, kv = 8, 2
+        for d in args.head_dims:
+            for s in args.seqs:
+                for t in args.threads:
+                    yield Workload(variant, 1, heads, kv, s, d, t)
+
+
+def inputs(w, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(-1, 1, (w.batch, w.heads, w.seq, w.head_dim)).astype(np.float32)
+    k = rng.uniform(-1, 1, (w.batch, w.kv_heads, w.seq, w.head_dim)).astype(np.float32)
+    v = rng.uniform(-1, 1, (w.batch, w.kv_heads, w.seq, w.head_dim)).astype(np.float32)
+    return q, k, v
+
+
+def load_peers(work, target):
+    peers, missing = attnc_peer.make(work, (target,)), {}
+    for module in PEER_MODULES:
+        try:
+            peers += importlib.import_module("peers." + module).make()
+        except ImportError as e:
+            for name in PEER_MODULES[module]:
+                missing[name] = "not installed (benchmarks/peers/install.sh): %s" % e
+        except Exception as e:  # a broken peer is reported, not fatal
+            for name in PEER_MODULES[module]:
+                missing[name] = "could not be loaded: %s: %s" % (type(e).__name__, e)
+    return peers, missing
+
+
+def reference(w, q, k, v, work):
+    """attnc's reference evaluator on q, k, v (via attnc-run --reference)."""
+    name, text = w.spec()
+    directory = tempfile.mkdtemp(dir=work)
+    spec = os.path.join(directory, "spec.mlir")
+    with open(spec, "w") as f:
+        f.write(text)
+    for n, a in (("q", q), ("k", k), ("v", v)):
+        np.save(os.path.join(directory, n + ".npy"), a)
+    subprocess.run([os.path.join(attnc_peer.BUILD, "bin", "attnc-run"), "--reference", spec,
+                    "--q", os.path.join(directory, "q.npy"), "--k", os.path.join(directory, "k.npy"),
+                    "--v", os.path.join(directory, "v.npy"), "-o", directory],
+                   check=True, stdout=subprocess.DEVNULL)
+    return np.load(os.path.join(directory, "out.npy"))
+
+
+def check_agreement(peers, w, work):
+    """Per peer: None if it agrees with the reference on a small problem, else the reason."""
+    small = Workload(w.variant, 1, w.heads, w.kv_heads, CHECK_SEQ, w.head_dim, w.threads)
+    q, k, v = inputs(small, seed=1)
+    want = reference(small, q, k, v, work)
+    verdicts = {}
+    for peer in peers:
+        try:
+            got = np.asarray(peer.prepare(small, q, k, v)())
+            err = float(np.max(np.abs(got - want)))
+            verdicts[peer.name] = None if err <= AGREEMENT_ATOL else \
+                "disagrees with the reference: max abs err %.2e > %.0e" % (err, AGREEMENT_ATOL)
+        except Unsupported as e:
+            verdicts[peer.name] = "unsupported: %s" % e
+        except Exception as e:  # a peer failing is a result, not a harness crash
+            verdicts[peer.name] = "failed: %s" % (str(e).splitlines() or ["?"])[0][:200]
+    return verdicts
+
+
+def time_workload(peers, w, repeats):
+    q, k, v = inputs(w)
+    runs, notes = {}, {}
+    for peer in peers:
+        try:
+            runs[peer.name] = peer.prepare(w, q, k, v)
+        except Unsupported as e:
+            notes[peer.name] = "unsupported: %s" % e
+        except Exception as e:
+            notes[peer.name] = "failed: %s" % (str(e).splitlines() or ["?"])[0][:200]
+    times = {name: [] for name in runs}
+    for r in range(repeats + 1):  # round 0 warms up
+        for name, fn in list(runs.items()):
+            start = time.perf_counter()
+            try:
+                fn()
+            except Exception as e:
+                notes[name] = "failed: %s" % (str(e).splitlines() or ["?"])[0][:200]
+                del runs[name]
+                continue
+            if r:
+                times[name].append(time.perf_counter() - start)
+    results = {}
+    for name, ts in times.items():
+        if name in notes or not ts:
+            continue
+        median = statistics.median(ts)
+        results[name] = {"median_s": median, "best_s": min(ts),
+                         "gflops": w.useful_flops() / median * 1e-9}
+    return results, notes
+
+
+def memory_child(args):
+    """Run in a fresh process: prepare one peer, report its peak RSS growth over one call."""
+    import resource
+    spec = json.loads(args.memory_child)
+    w = Workload(**spec["workload"])
+    peers, _ = load_peers(spec["work"], spec["target"])
+    peer = next(p for p in peers if p.name == spec["peer"])
+    fn = peer.prepare(w, *inputs(w))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    fn()
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"mib": (after - before) / 1024.0}))
+
+
+def measure_memory(peer, w, work, target):
+    spec = json.dumps({"workload": w.__dict__, "peer": peer, "work": work, "target": target})
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", spec],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])["mib"]
+
+
+def fma_peak(threads):
+    out = subprocess.run([os.path.join(attnc_peer.BUILD, "bin", "attnc-run"), "--fma-peak",
+                          "--num-threads", str(threads)], capture_output=True, text=True,
+                         check=True).stdout
+    return float(re.search(r"FMA peak: ([0-9.]+) GFLOPS", out).group(1))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny shapes, one repeat")
+    parser.add_argument("--out", required="--memory-child" not in sys.argv)
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
+    parser.add_argument("--seqs", nargs="+", type=int, default=[512, 1024, 2048, 4096, 8192, 16384])
+    parser.add_argument("--head-dims", nargs="+", type=int, default=[64, 128])
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--target", default="x86-64-avx512" if "avx512f" in open("/proc/cpuinfo").read() else "x86-64-avx2")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
+    parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_child:
+        return memory_child(args)
+    if args.quick:
+        args.seqs, args.head_dims, args.threads, args.heads, args.repeats = [128, 256], [64], [1, 2], 2, 1
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="attnc-bench-")  # specs, kernels, reference runs
+
+    peers, missing = load_peers(work, args.target)
+    peaks = {t: fma_peak(t) for t in sorted(set(args.threads))}
+    print("peers: %s; not installed: %s; FMA peak: %s" % (
+        ", ".join(p.name for p in peers), ", ".join(missing) or "none",
+        ", ".join("%.1f GFLOPS on %d threads" % (g, t) for t, g in peaks.items())), flush=True)
+    agreement, records = {}, []
+    for w in workloads(args):
+        key = (w.variant, w.heads, w.kv_heads, w.head_dim)
+        if key not in agreement:
+            agreement[key] = check_agreement(peers, w, work)
+        ok = [p for p in peers if agreement[key][p.name] is None]
+        results, notes = time_workload(ok, w, args.repeats)
+        notes.update({p.name: agreement[key][p.name] for p in peers if p not in ok})
+        notes.update(missing)
+        if not args.no_memory and not args.quick:
+            for name in results:
+                results[name]["memory_mib"] = measure_memory(name, w, work, args.target)
+        records.append({"workload": w.__dict__, "results": results, "notes": notes,
+                        "peak_gflops": peaks[w.threads], "useful_gflop": w.useful_flops() * 1e-9})
+        print("%-32s %s" % (w.name, "  ".join("%s %.1f GFLOPS" % (n, r["gflops"])
+                                              for n, r in results.items())), flush=True)
+    meta = {"command": " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv),
+            "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "machine": "%s, %d CPUs (%s)" % (platform.processor() or platform.machine(),
+                                            os.cpu_count(), args.target),
+            "peaks": peaks}
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "records": records}, f, indent=1)
+    import report
+    report.write(args.out, meta, records)
+    print("wrote %s" % os.path.join(args.out, "report.md"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
