@@ -17,9 +17,9 @@ echo "== normalized spec: $spec"
 echo "== attnc explain (seq $seq)"
 "$bin/attnc" explain "$spec" --seq-q "$seq" --seq-kv "$seq"
 echo "== compile: $out/$name.o + $out/$name.h, and $out/$name.so"
-start=$(date +%s.%N)
+start=$(date +%s%N)
 "$bin/attnc" "$spec" --target host -o "$out/$name.o"
-echo "compile time: $(echo "$(date +%s.%N) - $start" | bc) s"
+echo "compile time: $((($(date +%s%N) - start) / 1000000)) ms"
 "$bin/attnc" "$spec" --target host --emit=so -o "$out/$name.so"
 echo "== run the compiled kernel and compare with the reference (attnc-run --so)"
 "$bin/attnc-run" "$spec" --so "$out/$name.so" --seq-q "$seq" --seq-kv "$seq"

@@ -18,21 +18,12 @@ LLVM_VERSION=22
 export ATTNC_ROOT ATTNC_BUILD ATTNC_VENV
 
 step() { printf '[setup %s] %s\n' "$(date +%T)" "$*"; }
+source "$ATTNC_ROOT/scripts/apt.sh"
 
 install_apt() {
-  local pkgs=(llvm-$LLVM_VERSION-dev libmlir-$LLVM_VERSION-dev mlir-$LLVM_VERSION-tools
-              llvm-$LLVM_VERSION-tools ccache ninja-build libdlpack-dev pocl-opencl-icd
-              ocl-icd-opencl-dev python3-venv python3-numpy libgtest-dev)
-  local missing=() p
-  for p in "${pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-  done
-  if ((${#missing[@]} == 0)); then step "apt: all ${#pkgs[@]} packages present"; return; fi
-  step "apt: installing ${missing[*]}"
-  local sudo=(); [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+  attnc_apt_install llvm-$LLVM_VERSION-dev libmlir-$LLVM_VERSION-dev mlir-$LLVM_VERSION-tools \
+    llvm-$LLVM_VERSION-tools ccache ninja-build libdlpack-dev libgtest-dev pocl-opencl-icd \
+    ocl-icd-opencl-dev python3-venv python3-numpy
 }
 
 install_venv() {
