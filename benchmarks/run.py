@@ -50,6 +50,8 @@ def workloads(args):
         for d in args.head_dims:
             for s in args.seqs:
                 for t in args.threads:
+                    if t == 1 and args.one_thread_seqs and s not in args.one_thread_seqs:
+                        continue
                     yield Workload(variant, 1, heads, kv, s, d, t)
 
 
@@ -110,10 +112,19 @@ def check_agreement(peers, w, work):
     return verdicts
 
 
-def time_workload(peers, w, repeats):
+def time_workload(peers, w, repeats, budget, history):
+    """Interleaved repeats. A peer whose previous (smaller) run of the same series predicts
+    more than `budget` seconds per call is skipped, with the prediction as the reason."""
     q, k, v = inputs(w)
     runs, notes = {}, {}
+    series = (w.variant, w.head_dim, w.threads)
     for peer in peers:
+        last = history.get((peer.name, series))
+        if last:
+            predicted = last[0] * w.useful_flops() / last[1]
+            if predicted > budget:
+                notes[peer.name] = "skipped: predicted %.0f s per call (budget %.0f s)" % (predicted, budget)
+                continue
         try:
             runs[peer.name] = peer.prepare(w, q, k, v)
         except Unsupported as e:
@@ -139,6 +150,7 @@ def time_workload(peers, w, repeats):
         median = statistics.median(ts)
         results[name] = {"median_s": median, "best_s": min(ts),
                          "gflops": w.useful_flops() / median * 1e-9}
+        history[(name, series)] = (median, w.useful_flops())
     return results, notes
 
 
@@ -183,6 +195,12 @@ def main():
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--target", default="x86-64-avx512" if "avx512f" in open("/proc/cpuinfo").read() else "x86-64-avx2")
+    parser.add_argument("--one-thread-seqs", nargs="*", type=int, default=[],
+                        help="measure 1 thread only at these lengths (default: all)")
+    parser.add_argument("--budget", type=float, default=30.0,
+                        help="skip a peer whose predicted time per call exceeds this (s)")
+    parser.add_argument("--memory-head-dims", nargs="*", type=int, default=None,
+                        help="measure memory only for these head_dims (default: all)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -198,16 +216,18 @@ def main():
     print("peers: %s; not installed: %s; FMA peak: %s" % (
         ", ".join(p.name for p in peers), ", ".join(missing) or "none",
         ", ".join("%.1f GFLOPS on %d threads" % (g, t) for t, g in peaks.items())), flush=True)
-    agreement, records = {}, []
+    agreement, records, history = {}, [], {}
     for w in workloads(args):
         key = (w.variant, w.heads, w.kv_heads, w.head_dim)
         if key not in agreement:
             agreement[key] = check_agreement(peers, w, work)
         ok = [p for p in peers if agreement[key][p.name] is None]
-        results, notes = time_workload(ok, w, args.repeats)
+        results, notes = time_workload(ok, w, args.repeats, args.budget, history)
         notes.update({p.name: agreement[key][p.name] for p in peers if p not in ok})
         notes.update(missing)
-        if not args.no_memory and not args.quick:
+        memory = not args.no_memory and not args.quick and (
+            args.memory_head_dims is None or w.head_dim in args.memory_head_dims)
+        if memory:
             for name in results:
                 results[name]["memory_mib"] = measure_memory(name, w, work, args.target)
         records.append({"workload": w.__dict__, "results": results, "notes": notes,
