@@ -59,6 +59,7 @@ def plots(out, records, names):
         for d in sorted({r["workload"]["head_dim"] for r in records}):
             threads = max(r["workload"]["threads"] for r in records)
             fig, axes = plt.subplots(2, 3, figsize=(15, 8), squeeze=False)
+            drawn = False
             for ax, variant in zip(axes.flat, variants):
                 rows = [r for r in records if r["workload"]["variant"] == variant
                         and r["workload"]["head_dim"] == d and r["workload"]["threads"] == threads]
@@ -73,6 +74,7 @@ def plots(out, records, names):
                             pts.append((r["workload"]["seq"], y))
                     if pts:
                         ax.plot(*zip(*sorted(pts)), marker="o", label=n)
+                        drawn = True
                 ax.set_title("%s, head_dim %d, %d threads" % (variant, d, threads))
                 ax.set_xscale("log", base=2)
                 if metric == "memory_mib":
@@ -80,6 +82,9 @@ def plots(out, records, names):
                 ax.set_xlabel("sequence length")
                 ax.set_ylabel(label)
                 ax.legend(fontsize=7)
+            if not drawn:  # e.g. memory measured for one head_dim only
+                plt.close(fig)
+                continue
             fig.tight_layout()
             path = "%s_d%d.png" % (fname, d)
             fig.savefig(os.path.join(out, path), dpi=80)

@@ -114,14 +114,16 @@ def check_agreement(peers, w, work):
 
 def time_workload(peers, w, repeats, budget, history):
     """Interleaved repeats. A peer whose previous (smaller) run of the same series predicts
-    more than `budget` seconds per call is skipped, with the prediction as the reason."""
+    more than `budget` seconds per call is skipped, with the prediction as the reason. The
+    prediction scales with seq^2 whatever the mask: conservative for peers that skip masked
+    work, right for those that compute everything."""
     q, k, v = inputs(w)
     runs, notes = {}, {}
     series = (w.variant, w.head_dim, w.threads)
     for peer in peers:
         last = history.get((peer.name, series))
         if last:
-            predicted = last[0] * w.useful_flops() / last[1]
+            predicted = last[0] * (w.seq / last[1]) ** 2
             if predicted > budget:
                 notes[peer.name] = "skipped: predicted %.0f s per call (budget %.0f s)" % (predicted, budget)
                 continue
@@ -150,22 +152,33 @@ def time_workload(peers, w, repeats, budget, history):
         median = statistics.median(ts)
         results[name] = {"median_s": median, "best_s": min(ts),
                          "gflops": w.useful_flops() / median * 1e-9}
-        history[(name, series)] = (median, w.useful_flops())
+        history[(name, series)] = (median, w.seq)
     return results, notes
 
 
+def rss_mib(field):
+    """VmRSS (now) or VmHWM (peak since the last reset) of this process, in MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    raise RuntimeError("no %s in /proc/self/status" % field)
+
+
 def memory_child(args):
-    """Run in a fresh process: prepare one peer, report its peak RSS growth over one call."""
-    import resource
+    """Run in a fresh process: prepare one peer, then report how far one call raises the
+    resident set above what preparation left resident. The kernel's high-water mark is
+    reset first (clear_refs 5), so peaks of preparation (imports, compilation) do not count."""
     spec = json.loads(args.memory_child)
     w = Workload(**spec["workload"])
     peers, _ = load_peers(spec["work"], spec["target"])
     peer = next(p for p in peers if p.name == spec["peer"])
     fn = peer.prepare(w, *inputs(w))
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = rss_mib("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
     fn()
-    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"mib": (after - before) / 1024.0}))
+    print(json.dumps({"mib": max(0.0, rss_mib("VmHWM") - before)}))
 
 
 def measure_memory(peer, w, work, target):
@@ -173,8 +186,32 @@ def measure_memory(peer, w, work, target):
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", spec],
                           capture_output=True, text=True)
     if proc.returncode:
+        print("memory of %s on %s not measured: %s" % (peer, w.name, proc.stderr.strip()[-300:]),
+              file=sys.stderr)
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])["mib"]
+
+
+def remeasure_memory(args):
+    with open(args.remeasure_memory) as f:
+        data = json.load(f)
+    work = tempfile.mkdtemp(prefix="attnc-bench-")
+    threads = max(r["workload"]["threads"] for r in data["records"])
+    for r in data["records"]:
+        w = Workload(**r["workload"])
+        for result in r["results"].values():
+            result.pop("memory_mib", None)
+        if w.threads != threads or (args.memory_head_dims and w.head_dim not in args.memory_head_dims):
+            continue
+        for name, result in r["results"].items():
+            result["memory_mib"] = measure_memory(name, w, work, args.target)
+        print(w.name, {n: x.get("memory_mib") for n, x in r["results"].items()}, flush=True)
+    data["meta"]["command"] += "; memory: " + " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(data, f, indent=1)
+    import report
+    report.write(args.out, data["meta"], data["records"])
 
 
 def fma_peak(threads):
@@ -203,9 +240,14 @@ def main():
                         help="measure memory only for these head_dims (default: all)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
+    parser.add_argument("--remeasure-memory", metavar="RESULTS_JSON",
+                        help="measure memory again for the records of an earlier run "
+                             "(--memory-head-dims, threads = max) and rewrite its report in --out")
     args = parser.parse_args()
     if args.memory_child:
         return memory_child(args)
+    if args.remeasure_memory:
+        return remeasure_memory(args)
     if args.quick:
         args.seqs, args.head_dims, args.threads, args.heads, args.repeats = [128, 256], [64], [1, 2], 2, 1
     os.makedirs(args.out, exist_ok=True)

@@ -65,11 +65,12 @@ class AttncPeer(Peer):
     def prepare(self, w, q, k, v):
         library, entry = self.kernel(w)
         out = np.zeros_like(q)
-        tensors = [dl_tensor(a) for a in (q, k, v, out)]
+        arrays = (q, k, v, out)  # the DLTensors point into these: keep them alive with run()
+        tensors = [dl_tensor(a) for a in arrays]
         options = Options(w.threads)
         args = [ctypes.byref(t) for t in tensors] + [None, ctypes.byref(options)]
 
-        def run():
+        def run(arrays=arrays):
             if entry(*args) != 0:
                 raise RuntimeError(library.attnc_last_error().decode())
             return out
