@@ -206,7 +206,7 @@ def remeasure_memory(args):
         for name, result in r["results"].items():
             result["memory_mib"] = measure_memory(name, w, work, args.target)
         print(w.name, {n: x.get("memory_mib") for n, x in r["results"].items()}, flush=True)
-    data["meta"]["command"] += "; memory: " + " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv)
+    data["meta"]["command"] += "; memory: " + command_line()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(data, f, indent=1)
@@ -219,6 +219,13 @@ def fma_peak(threads):
                           "--num-threads", str(threads)], capture_output=True, text=True,
                          check=True).stdout
     return float(re.search(r"FMA peak: ([0-9.]+) GFLOPS", out).group(1))
+
+
+def command_line():
+    """This run's command line, with paths under the working directory made relative."""
+    cwd = os.getcwd() + os.sep
+    return " ".join(shlex.quote(a[len(cwd):] if a.startswith(cwd) else a)
+                    for a in [sys.executable] + sys.argv)
 
 
 def main():
@@ -276,7 +283,7 @@ def main():
                         "peak_gflops": peaks[w.threads], "useful_gflop": w.useful_flops() * 1e-9})
         print("%-32s %s" % (w.name, "  ".join("%s %.1f GFLOPS" % (n, r["gflops"])
                                               for n, r in results.items())), flush=True)
-    meta = {"command": " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv),
+    meta = {"command": command_line(),
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": "%s, %d CPUs (%s)" % (platform.processor() or platform.machine(),
                                             os.cpu_count(), args.target),
