@@ -92,6 +92,18 @@ bool compareInts(arith::CmpIPredicate pred, const APInt &a, const APInt &b) {
   llvm_unreachable("unknown cmpi predicate");
 }
 
+/// The integer division or remainder `op` stands for; `b` is non-zero.
+APInt divide(Operation &op, const APInt &a, const APInt &b) {
+  using llvm::APIntOps::RoundingSDiv;
+  return llvm::TypeSwitch<Operation *, APInt>(&op)
+      .Case([&](arith::DivSIOp) { return a.sdiv(b); })
+      .Case([&](arith::DivUIOp) { return a.udiv(b); })
+      .Case([&](arith::RemSIOp) { return a.srem(b); })
+      .Case([&](arith::RemUIOp) { return a.urem(b); })
+      .Case([&](arith::FloorDivSIOp) { return RoundingSDiv(a, b, APInt::Rounding::DOWN); })
+      .Default([&](Operation *) { return RoundingSDiv(a, b, APInt::Rounding::UP); });
+}
+
 /// Rounds to the precision of a float type narrower than double.
 double roundToType(double value, Type type) {
   auto floatType = cast<FloatType>(type);
@@ -137,7 +149,6 @@ llvm::Expected<Scalar> ModInterpreter::eval(Operation &op) {
                                    op.getName().getStringRef().str().c_str(),
                                    what);
   };
-  auto divisor = [&](unsigned n) { return i(n).isZero(); };
   Type resultType = op.getResult(0).getType();
 
   return llvm::TypeSwitch<Operation *, llvm::Expected<Scalar>>(&op)
@@ -186,36 +197,15 @@ llvm::Expected<Scalar> ModInterpreter::eval(Operation &op) {
       .Case([&](arith::AddIOp) { return in(i(0) + i(1)); })
       .Case([&](arith::SubIOp) { return in(i(0) - i(1)); })
       .Case([&](arith::MulIOp) { return in(i(0) * i(1)); })
-      .Case([&](arith::DivSIOp) -> llvm::Expected<Scalar> {
-        if (divisor(1))
-          return fail("integer division by zero");
-        return in(i(0).sdiv(i(1)));
-      })
-      .Case([&](arith::DivUIOp) -> llvm::Expected<Scalar> {
-        if (divisor(1))
-          return fail("integer division by zero");
-        return in(i(0).udiv(i(1)));
-      })
-      .Case([&](arith::RemSIOp) -> llvm::Expected<Scalar> {
-        if (divisor(1))
-          return fail("integer remainder by zero");
-        return in(i(0).srem(i(1)));
-      })
-      .Case([&](arith::RemUIOp) -> llvm::Expected<Scalar> {
-        if (divisor(1))
-          return fail("integer remainder by zero");
-        return in(i(0).urem(i(1)));
-      })
-      .Case([&](arith::FloorDivSIOp) -> llvm::Expected<Scalar> {
-        if (divisor(1))
-          return fail("integer division by zero");
-        return in(llvm::APIntOps::RoundingSDiv(i(0), i(1), APInt::Rounding::DOWN));
-      })
-      .Case([&](arith::CeilDivSIOp) -> llvm::Expected<Scalar> {
-        if (divisor(1))
-          return fail("integer division by zero");
-        return in(llvm::APIntOps::RoundingSDiv(i(0), i(1), APInt::Rounding::UP));
-      })
+      .Case<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+            arith::FloorDivSIOp, arith::CeilDivSIOp>(
+          [&](auto) -> llvm::Expected<Scalar> {
+            if (i(1).isZero())
+              return fail(isa<arith::RemSIOp, arith::RemUIOp>(op)
+                              ? "integer remainder by zero"
+                              : "integer division by zero");
+            return in(divide(op, i(0), i(1)));
+          })
       .Case([&](arith::AndIOp) { return in(i(0) & i(1)); })
       .Case([&](arith::OrIOp) { return in(i(0) | i(1)); })
       .Case([&](arith::XOrIOp) { return in(i(0) ^ i(1)); })

@@ -18,6 +18,7 @@
 #include "PeakProbe.h"
 
 #include "attnc/InitAll.h"
+#include "attnc/Tools/SpecFile.h"
 #include "attnc/Reference/Evaluator.h"
 #include "attnc/Reference/Npy.h"
 #include "attnc/Reference/WeightsSvg.h"
@@ -290,14 +291,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string errorMessage;
-  auto file = openInputFile(specFile, &errorMessage);
-  if (!file) {
-    llvm::WithColor::error(llvm::errs(), "attnc-run") << errorMessage << "\n";
-    return 1;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      attnc::parseSpecFile(specFile, context, sourceMgr, "attnc-run");
   if (!module)
     return 1;
   if (llvm::Error err = run(*module)) {

@@ -19,6 +19,7 @@
 
 #include "attnc/Conversion/Pipelines.h"
 #include "attnc/InitAll.h"
+#include "attnc/Tools/SpecFile.h"
 #include "attnc/Target/CPU/CpuTarget.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -209,14 +210,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string message;
-  auto file = openInputFile(specFile, &message);
-  if (!file) {
-    llvm::WithColor::error(llvm::errs(), "attnc") << message << "\n";
-    return 1;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      attnc::parseSpecFile(specFile, context, sourceMgr, "attnc");
   if (!module)
     return 1;
   llvm::Error err = explainCmd ? runExplain(*module) : compile(*module, argv[0]);
