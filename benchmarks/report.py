@@ -1,6 +1,12 @@
-"""Writes report.md (and PNG plots when matplotlib is there) from the harness's records."""
+"""Writes report.md (and PNG plots when matplotlib is there) from the harness's records.
+
+  python3 benchmarks/report.py DIR     renders DIR/report.md again from DIR/results.json
+"""
 import collections
+import json
 import os
+import re
+import sys
 
 
 def peer_names(records):
@@ -17,7 +23,8 @@ def cell(record, name):
     if result is None:
         return "—"
     others = [r["gflops"] for n, r in record["results"].items() if not n.startswith("attnc")]
-    text = "%.1f (%.0f%%" % (result["gflops"], 100 * result["gflops"] / record["peak_gflops"])
+    best = record["useful_gflop"] / result["best_s"]
+    text = "%.1f (best %.1f; %.0f%%" % (result["gflops"], best, 100 * result["gflops"] / record["peak_gflops"])
     if name.startswith("attnc") and others:
         text += ", %.2fx" % (result["gflops"] / max(others))
     if result.get("memory_mib") is not None:
@@ -36,12 +43,24 @@ def table(records, names):
 
 
 def reasons(records, names):
-    """Why a peer has no figure, once per (peer, reason)."""
+    """Why a peer has no figure: one line per (peer, reason), naming the workloads. Time-budget
+    skips share a line per peer, each workload with its predicted time."""
     seen = collections.OrderedDict()
     for r in records:
+        w = r["workload"]
+        label = "%s d%d seq %d %d thr" % (w["variant"], w["head_dim"], w["seq"], w["threads"])
         for n, why in r["notes"].items():
-            seen.setdefault((n, why), []).append(r["workload"]["variant"])
-    return ["- **%s** (%s): %s" % (n, ", ".join(sorted(set(v))), why) for (n, why), v in seen.items()]
+            skip = re.match(r"skipped: predicted (\d+) s per call \(budget (\d+) s\)", why)
+            if skip:
+                why = "skipped: predicted time per call over the %s s budget" % skip.group(2)
+                label = "%s (%s s)" % (label, skip.group(1))
+            elif "not installed" not in why:
+                label = w["variant"]
+            items = seen.setdefault((n, why), [])
+            if label not in items and ("not installed" not in why or not items):
+                items.append(label)
+    return ["- **%s**: %s%s" % (n, why, "" if "not installed" in why else ": " + ", ".join(v))
+            for (n, why), v in seen.items()]
 
 
 def plots(out, records, names):
@@ -81,7 +100,8 @@ def plots(out, records, names):
                     ax.set_yscale("log")
                 ax.set_xlabel("sequence length")
                 ax.set_ylabel(label)
-                ax.legend(fontsize=7)
+                if ax.lines:
+                    ax.legend(fontsize=7)
             if not drawn:  # e.g. memory measured for one head_dim only
                 plt.close(fig)
                 continue
@@ -99,11 +119,18 @@ def write(out, meta, records):
              "Command: `%s`  " % meta["command"], "Date: %s  " % meta["date"],
              "Machine: %s; FMA peak %s" % (meta["machine"], ", ".join(
                  "%.1f GFLOPS on %s threads" % (g, t) for t, g in meta["peaks"].items())), "",
-             "Each cell: GFLOPS of useful work (median of the repeats) (% of the FMA peak on "
-             "the same threads[, for attnc: x over the best peer][, peak memory growth of one "
-             "call]). — means no figure; the reasons are listed below the table.", ""]
+             "Each cell: GFLOPS of useful work, median of the repeats (best: of the fastest repeat; "
+             "% of the FMA peak on the same threads, from the median[; for attnc: x over the "
+             "best peer, medians][; peak memory growth of one call]). — means no figure; the "
+             "reasons are listed below the table.", ""]
     lines += table(records, names)
     lines += ["", "## Peers without figures", ""] + (reasons(records, names) or ["(none)"])
     lines += ["", "## Plots", ""] + plots(out, records, names)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    with open(os.path.join(sys.argv[1], "results.json")) as f:
+        data = json.load(f)
+    write(sys.argv[1], data["meta"], data["records"])
