@@ -117,8 +117,12 @@ def write(out, meta, records):
     names = peer_names(records)
     lines = ["# attnc vs peers", "",
              "Command: `%s`  " % meta["command"], "Date: %s  " % meta["date"],
-             "Machine: %s; FMA peak %s" % (meta["machine"], ", ".join(
-                 "%.1f GFLOPS on %s threads" % (g, t) for t, g in meta["peaks"].items())), "",
+             "Machine: %s; FMA peak %s  " % (meta["machine"], ", ".join(
+                 "%.1f GFLOPS on %s threads" % (g, t) for t, g in meta["peaks"].items())),
+             "Timed samples: one call each (the harness before --min-sample)." if "min_sample_s"
+             not in meta else "Timed samples: back-to-back calls filling at least %g s, divided "
+             "by their number." % meta["min_sample_s"],
+             "",
              "Each cell: GFLOPS of useful work, median of the repeats (best: of the fastest repeat; "
              "% of the FMA peak on the same threads, from the median[; for attnc: x over the "
              "best peer, medians][; peak memory growth of one call]). — means no figure; the "

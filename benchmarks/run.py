@@ -8,7 +8,8 @@ For every workload (variant x seq x head_dim x threads) each available peer is f
 against attnc's reference evaluator on a small problem of the same variant (max abs error
 <= 1e-4 on inputs in [-1, 1): float32 accumulation of a few hundred terms, far below that),
 then timed with its repeats interleaved with the other peers' (so drift hits all alike):
-median and best of --repeats after one warm-up. GFLOPS count useful work only, 4 * head_dim
+median and best of --repeats after one warm-up; a sample is as many back-to-back calls as
+fill --min-sample seconds, divided by their number. GFLOPS count useful work only, 4 * head_dim
 per (query, key) pair the mask keeps; % of peak is against the FMA peak measured in the same
 run on the same threads (attnc-run --fma-peak); memory is the growth of a fresh process's
 peak RSS during one call. A peer that cannot run a workload is listed with the reason.
@@ -112,11 +113,16 @@ def check_agreement(peers, w, work):
     return verdicts
 
 
-def time_workload(peers, w, repeats, budget, history):
+def time_workload(peers, w, repeats, budget, history, min_sample):
     """Interleaved repeats. A peer whose previous (smaller) run of the same series predicts
     more than `budget` seconds per call is skipped, with the prediction as the reason. The
     prediction scales with seq^2 whatever the mask: conservative for peers that skip masked
-    work, right for those that compute everything."""
+    work, right for those that compute everything.
+
+    A sample is as many back-to-back calls as fill `min_sample` seconds (from the warm-up
+    call), divided by their number: on a machine whose idle cores take milliseconds to wake
+    (a VM's halted vCPUs), or whose cores still run the previous peer's spinning OpenMP
+    threads, a single call of a few milliseconds measures that latency, not the kernel."""
     q, k, v = inputs(w)
     runs, notes = {}, {}
     series = (w.variant, w.head_dim, w.threads)
@@ -134,17 +140,22 @@ def time_workload(peers, w, repeats, budget, history):
         except Exception as e:
             notes[peer.name] = "failed: %s" % (str(e).splitlines() or ["?"])[0][:200]
     times = {name: [] for name in runs}
-    for r in range(repeats + 1):  # round 0 warms up
+    calls = {name: 1 for name in runs}
+    for r in range(repeats + 1):  # round 0 warms up and sizes the samples
         for name, fn in list(runs.items()):
             start = time.perf_counter()
             try:
-                fn()
+                for _ in range(calls[name]):
+                    fn()
             except Exception as e:
                 notes[name] = "failed: %s" % (str(e).splitlines() or ["?"])[0][:200]
                 del runs[name]
                 continue
+            elapsed = time.perf_counter() - start
             if r:
-                times[name].append(time.perf_counter() - start)
+                times[name].append(elapsed / calls[name])
+            else:
+                calls[name] = max(1, min(1000, int(min_sample / max(elapsed, 1e-6))))
     results = {}
     for name, ts in times.items():
         if name in notes or not ts:
@@ -238,6 +249,8 @@ def main():
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--min-sample", type=float, default=0.1,
+                        help="a timed sample is as many back-to-back calls as fill this (s)")
     parser.add_argument("--target", default="x86-64-avx512" if "avx512f" in open("/proc/cpuinfo").read() else "x86-64-avx2")
     parser.add_argument("--one-thread-seqs", nargs="*", type=int, default=[],
                         help="measure 1 thread only at these lengths (default: all)")
@@ -257,6 +270,7 @@ def main():
         return remeasure_memory(args)
     if args.quick:
         args.seqs, args.head_dims, args.threads, args.heads, args.repeats = [128, 256], [64], [1, 2], 2, 1
+        args.min_sample = 0.01
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="attnc-bench-")  # specs, kernels, reference runs
 
@@ -271,7 +285,8 @@ def main():
         if key not in agreement:
             agreement[key] = check_agreement(peers, w, work)
         ok = [p for p in peers if agreement[key][p.name] is None]
-        results, notes = time_workload(ok, w, args.repeats, args.budget, history)
+        results, notes = time_workload(ok, w, args.repeats, args.budget, history,
+                                       args.min_sample)
         notes.update({p.name: agreement[key][p.name] for p in peers if p not in ok})
         notes.update(missing)
         memory = not args.no_memory and not args.quick and (
@@ -287,7 +302,7 @@ def main():
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": "%s, %d CPUs (%s)" % (platform.processor() or platform.machine(),
                                             os.cpu_count(), args.target),
-            "peaks": peaks}
+            "peaks": peaks, "min_sample_s": args.min_sample}
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
     import report
