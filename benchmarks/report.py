@@ -48,16 +48,15 @@ def reasons(records, names):
     seen = collections.OrderedDict()
     for r in records:
         w = r["workload"]
-        label = "%s d%d seq %d %d thr" % (w["variant"], w["head_dim"], w["seq"], w["threads"])
         for n, why in r["notes"].items():
+            label = w["variant"]
             skip = re.match(r"skipped: predicted (\d+) s per call \(budget (\d+) s\)", why)
             if skip:
                 why = "skipped: predicted time per call over the %s s budget" % skip.group(2)
-                label = "%s (%s s)" % (label, skip.group(1))
-            elif "not installed" not in why:
-                label = w["variant"]
+                label = "%s d%d seq %d %d thr (%s s)" % (w["variant"], w["head_dim"], w["seq"],
+                                                        w["threads"], skip.group(1))
             items = seen.setdefault((n, why), [])
-            if label not in items and ("not installed" not in why or not items):
+            if label not in items:
                 items.append(label)
     return ["- **%s**: %s%s" % (n, why, "" if "not installed" in why else ": " + ", ".join(v))
             for (n, why), v in seen.items()]
