@@ -42,7 +42,7 @@ def table(records, names):
     return lines
 
 
-def reasons(records, names):
+def reasons(records):
     """Why a peer has no figure: one line per (peer, reason), naming the workloads. Time-budget
     skips share a line per peer, each workload with its predicted time."""
     seen = collections.OrderedDict()
@@ -127,7 +127,7 @@ def write(out, meta, records):
              "best peer, medians][; peak memory growth of one call]). — means no figure; the "
              "reasons are listed below the table.", ""]
     lines += table(records, names)
-    lines += ["", "## Peers without figures", ""] + (reasons(records, names) or ["(none)"])
+    lines += ["", "## Peers without figures", ""] + (reasons(records) or ["(none)"])
     lines += ["", "## Plots", ""] + plots(out, records, names)
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -128,3 +128,13 @@ def spec_text(case):
         text += ("    mask_mod {\n    ^bb0(%b: index, %h: index, %q: index, %kv: index):"
                  + MASK_MODS[case["mask_mod"]] + "\n      attn.yield %keep : i1\n    }\n")
     return text + "}\n"
+
+
+def write_spec(case, work):
+    """Writes the case's spec to WORK/<name>/spec.mlir; returns (that directory, the spec)."""
+    directory = os.path.join(work, case["name"])
+    os.makedirs(directory, exist_ok=True)
+    spec = os.path.join(directory, "spec.mlir")
+    with open(spec, "w") as f:
+        f.write(spec_text(case))
+    return directory, spec

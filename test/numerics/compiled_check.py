@@ -43,11 +43,7 @@ def main():
             continue
         case = copy.deepcopy(case)
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
-        directory = os.path.join(args.work, case["name"])
-        os.makedirs(directory, exist_ok=True)
-        spec = os.path.join(directory, "spec.mlir")
-        with open(spec, "w") as f:
-            f.write(attnc_matrix.spec_text(case))
+        directory, spec = attnc_matrix.write_spec(case, args.work)
         so = os.path.join(directory, "kernel.so")
         start = time.monotonic()
         rc, out = run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so])

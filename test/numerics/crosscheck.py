@@ -213,11 +213,7 @@ def compare(name, got, want, dtype):
 
 
 def check_case(case, args):
-    directory = os.path.join(args.work, case["name"])
-    os.makedirs(directory, exist_ok=True)
-    spec = os.path.join(directory, "spec.mlir")
-    with open(spec, "w") as f:
-        f.write(attnc_matrix.spec_text(case))
+    directory, spec = attnc_matrix.write_spec(case, args.work)
     normalized = os.path.join(directory, "normalized.mlir")
     run([args.attnc_opt, spec, "--attn-normalize", "-o", normalized])
 

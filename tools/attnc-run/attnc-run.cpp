@@ -286,13 +286,8 @@ int main(int argc, char **argv) {
            "kernel built with attnc --emit=so)\n";
     return 2;
   }
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  MLIRContext context(registry);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      attnc::parseSpecFile(specFile, context, sourceMgr, "attnc-run");
+  attnc::SpecFile spec;
+  OwningOpRef<ModuleOp> module = spec.parse(specFile, "attnc-run");
   if (!module)
     return 1;
   if (llvm::Error err = run(*module)) {

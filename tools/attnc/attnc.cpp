@@ -205,13 +205,8 @@ llvm::Error runExplain(ModuleOp module) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "attnc: ahead-of-time attention kernel compiler\n");
-  DialectRegistry registry;
-  attnc::registerAllDialects(registry);
-  MLIRContext context(registry);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      attnc::parseSpecFile(specFile, context, sourceMgr, "attnc");
+  attnc::SpecFile spec;
+  OwningOpRef<ModuleOp> module = spec.parse(specFile, "attnc");
   if (!module)
     return 1;
   llvm::Error err = explainCmd ? runExplain(*module) : compile(*module, argv[0]);

@@ -6,13 +6,14 @@
 //===----------------------------------------------------------------------===//
 //
 // Opens, parses and verifies a spec, with diagnostics printed against the
-// source (file:line:col and the line itself). Shared by attnc and attnc-run.
+// source. Shared by attnc and attnc-run.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTNC_TOOLS_SPECFILE_H
 #define ATTNC_TOOLS_SPECFILE_H
 
+#include "attnc/InitAll.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -22,20 +23,38 @@
 
 namespace attnc {
 
-/// Null (after printing why) when the file is missing or the spec is invalid.
-/// `sourceMgr` must outlive the diagnostics of later passes on the module.
-inline mlir::OwningOpRef<mlir::ModuleOp>
-parseSpecFile(llvm::StringRef path, mlir::MLIRContext &context,
-              llvm::SourceMgr &sourceMgr, llvm::StringRef tool) {
-  std::string message;
-  auto file = mlir::openInputFile(path, &message);
-  if (!file) {
-    llvm::WithColor::error(llvm::errs(), tool) << message << "\n";
-    return nullptr;
+/// A spec as attnc's tools read it: a context with attnc's dialects, the
+/// source manager that diagnostics print against (file:line:col and the line
+/// itself), and the parsed, verified module. The diagnostics of passes run
+/// later on the module print against the same source, so they live together.
+class SpecFile {
+public:
+  SpecFile() : context(dialects()), diagnostics(sourceMgr, &context) {}
+
+  /// Null (after printing why) when the file is missing or the spec invalid.
+  mlir::OwningOpRef<mlir::ModuleOp> parse(llvm::StringRef path,
+                                          llvm::StringRef tool) {
+    std::string message;
+    auto file = mlir::openInputFile(path, &message);
+    if (!file) {
+      llvm::WithColor::error(llvm::errs(), tool) << message << "\n";
+      return nullptr;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-}
+
+private:
+  static mlir::DialectRegistry dialects() {
+    mlir::DialectRegistry registry;
+    registerAllDialects(registry);
+    return registry;
+  }
+
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics;
+};
 
 } // namespace attnc
 
