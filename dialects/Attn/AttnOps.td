@@ -19,7 +19,8 @@ def Attn_KernelOp : Attn_Op<"kernel", [
   let summary = "one generated kernel: an exported C symbol wrapping one attention";
   let description = [{
     A kernel becomes one exported function (named after the symbol) in the object file and
-    one declaration in the generated C header. Its body holds exactly one `attn.attention`.
+    one declaration in the generated C header. Its body holds exactly one `attn.attention`
+    (the spec) or, after `attn-tile-flash`, exactly one `attn.flash` (its tiled form).
 
     Example:
 
@@ -35,12 +36,81 @@ def Attn_KernelOp : Attn_Op<"kernel", [
   let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The attention of the body, or null when it holds an attn.flash.
     class AttentionOp getAttention();
+    /// The tiled form of the body, or null when it holds an attn.attention.
+    class FlashOp getFlash();
+    /// Whichever of the two the body holds.
+    class AttentionSpecOpInterface getSpec();
   }];
 }
 
-def Attn_AttentionOp : Attn_Op<"attention", [
-    HasParent<"KernelOp">, IsolatedFromAbove]> {
+def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    The static parameters and mod regions shared by `attn.attention` (the spec) and
+    `attn.flash` (its tiled form): what the reference evaluator, the header writer and
+    `explain` read, whichever of the two a kernel holds.
+  }];
+  let methods = [
+    InterfaceMethod<"query heads", "int64_t", "getHeads">,
+    InterfaceMethod<"key/value heads (num_heads when not given)", "int64_t", "getKvHeads">,
+    InterfaceMethod<"head size", "int64_t", "getDim">,
+    InterfaceMethod<"storage element type of q, k, v, out", "::mlir::Type", "getDtype">,
+    InterfaceMethod<"tensor layout", "::mlir::attn::Layout", "getLayout">,
+    InterfaceMethod<"the mask attribute", "::mlir::attn::MaskAttrInterface", "getMask">,
+    InterfaceMethod<"the scale, when given", "::mlir::FloatAttr", "getScaleAttr">,
+    InterfaceMethod<"[seq_q, seq_kv] bound, when given",
+                    "std::optional<::llvm::ArrayRef<int64_t>>", "getMaxSeq">,
+    InterfaceMethod<"what the kernel writes", "::mlir::attn::OutputKind", "getOutputs">,
+    InterfaceMethod<"the score_mod region (empty when absent)", "::mlir::Region &",
+                    "getScoreMod">,
+    InterfaceMethod<"the mask_mod region (empty when absent)", "::mlir::Region &",
+                    "getMaskMod">,
+  ];
+  let extraSharedClassDeclaration = [{
+    bool hasOutput(::mlir::attn::OutputKind kind) {
+      return ::mlir::attn::bitEnumContainsAll($_op.getOutputs(), kind);
+    }
+    /// scale, or its default 1/sqrt(head_dim) when not given.
+    double getScaleOrDefault() {
+      ::mlir::FloatAttr scale = $_op.getScaleAttr();
+      return scale ? scale.getValueAsDouble() : 1.0 / std::sqrt(double($_op.getDim()));
+    }
+  }];
+}
+
+// The parameters attn.attention and attn.flash share.
+defvar Attn_SpecArguments = (ins
+    I64Attr:$num_heads,
+    OptionalAttr<I64Attr>:$num_kv_heads,
+    I64Attr:$head_dim,
+    TypeAttr:$dtype,
+    Attn_Layout:$layout,
+    Attn_MaskAttrInterface:$mask,
+    OptionalAttr<F64Attr>:$scale,
+    OptionalAttr<DenseI64ArrayAttr>:$max_seq,
+    Attn_OutputKind:$outputs);
+
+class Attn_SpecOp<string mnemonic> : Attn_Op<mnemonic, [
+    HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface]> {
+  let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  code specClassDeclaration = [{
+    /// num_kv_heads, or num_heads when it is not given (plain multi-head attention).
+    int64_t getKvHeads() {
+      return getNumKvHeadsAttr() ? getNumKvHeadsAttr().getInt() : getHeads();
+    }
+    /// The integer parameters, signed (I64Attr's accessors are unsigned).
+    int64_t getHeads() { return getNumHeadsAttr().getInt(); }
+    int64_t getDim() { return getHeadDimAttr().getInt(); }
+    ::mlir::LogicalResult verifySequenceBounds();
+  }];
+}
+
+def Attn_AttentionOp : Attn_SpecOp<"attention"> {
   let summary = "softmax(score_mod(scale * Q K^T) masked) V for one variant";
   let description = [{
     The whole variant as static parameters, between braces, in any order:
@@ -97,37 +167,67 @@ def Attn_AttentionOp : Attn_Op<"attention", [
       }
     ```
   }];
-  let arguments = (ins
-    I64Attr:$num_heads,
-    OptionalAttr<I64Attr>:$num_kv_heads,
-    I64Attr:$head_dim,
-    TypeAttr:$dtype,
-    Attn_Layout:$layout,
-    Attn_MaskAttrInterface:$mask,
-    OptionalAttr<F64Attr>:$scale,
-    OptionalAttr<DenseI64ArrayAttr>:$max_seq,
-    Attn_OutputKind:$outputs);
-  let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
-  let hasCustomAssemblyFormat = 1;
-  let hasVerifier = 1;
-  let hasRegionVerifier = 1;
-  let extraClassDeclaration = [{
-    /// num_kv_heads, or num_heads when it is not given (plain multi-head attention).
-    int64_t getKvHeads() {
-      return getNumKvHeadsAttr() ? getNumKvHeadsAttr().getInt() : getHeads();
+  let arguments = Attn_SpecArguments;
+  let extraClassDeclaration = specClassDeclaration;
+}
+
+def Attn_FlashOp : Attn_SpecOp<"flash"> {
+  let summary = "the tiled Flash form of one attention: Q tiles x KV tiles, online softmax";
+  let description = [{
+    The target-neutral tiled form every backend starts from (`--emit=tiled`). It holds the
+    normalized spec (`num_kv_heads` and `scale` filled in, causal written as a window, masks
+    simplified: see `attn-normalize`) plus the tile sizes `block_q` and `block_kv`, and
+    means the following computation, for every batch `b`, head `h` with key/value head
+    `g = h / (num_heads / num_kv_heads)`, and query tile `Q_t` (rows
+    `[t * block_q, min(seq_q, (t + 1) * block_q))`):
+
+    ```
+    m_i = -inf, l_i = 0, acc_i = 0                      for every row i of Q_t
+    for each KV tile K_u = [u * block_kv, min(seq_kv, (u + 1) * block_kv)):
+      class = mask.classifyTile(Q_t x K_u)             full / partial / empty
+      if class == empty: continue                       never computed
+      s_ij = score_mod(scale * q_i . k_j, b, h, i, j)
+      if class == partial: s_ij = keep(i, j) ? s_ij : -inf
+                           (mask attribute and mask_mod, per element)
+      m'_i  = max(m_i, max_j s_ij)
+      c_i   = m'_i == -inf ? 0 : m'_i                  (rows with nothing kept yet)
+      p_ij  = exp(s_ij - c_i)
+      l_i   = l_i * exp(m_i - c_i) + sum_j p_ij
+      acc_i = acc_i * exp(m_i - c_i) + sum_j p_ij v_j
+      m_i   = m'_i
+    out_i = l_i == 0 ? 0 : acc_i / l_i
+    lse_i = l_i == 0 ? -inf : m_i + log(l_i)
+    ```
+
+    A tile is `full` when the mask keeps every pair of it and there is no `mask_mod`,
+    `empty` when the mask keeps none, `partial` otherwise; the class comes from the mask
+    attribute's tile rule (index arithmetic on the tile bounds, `MaskAttrInterface`), so
+    no `seq_q x seq_kv` mask ever exists. The result equals `attn.attention`'s up to
+    rounding: the reference evaluator executes this op tile by tile to check exactly that.
+    Tiles at the end of a sequence are shorter; `block_q` and `block_kv` need not divide
+    the lengths. Only `out` and `lse` are outputs of the tiled form (`weights` is the
+    reference's alone).
+
+    Example:
+
+    ```mlir
+    attn.kernel @causal {
+      attn.flash {num_heads = 8, num_kv_heads = 8, head_dim = 64, dtype = f32,
+                  layout = bhsd, mask = #attn.sliding_window<left = inf, right = 0>,
+                  scale = 0.125, outputs = [out, lse], block_q = 64, block_kv = 64}
     }
-    /// The integer parameters, signed (I64Attr's accessors are unsigned).
-    int64_t getHeads() { return getNumHeadsAttr().getInt(); }
-    int64_t getDim() { return getHeadDimAttr().getInt(); }
-    ::mlir::LogicalResult verifySequenceBounds();
-    bool hasOutput(OutputKind kind) {
-      return ::mlir::attn::bitEnumContainsAll(getOutputs(), kind);
-    }
+    ```
+  }];
+  let arguments = !con(Attn_SpecArguments, (ins I64Attr:$block_q, I64Attr:$block_kv));
+  let extraClassDeclaration = specClassDeclaration # [{
+    /// The tile sizes, signed.
+    int64_t getTileQ() { return getBlockQAttr().getInt(); }
+    int64_t getTileKv() { return getBlockKvAttr().getInt(); }
   }];
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [
-    Pure, ReturnLike, Terminator, HasParent<"AttentionOp">]> {
+    Pure, ReturnLike, Terminator, ParentOneOf<["AttentionOp", "FlashOp"]>]> {
   let summary = "returns the value of a score_mod or mask_mod region";
   let description = [{
     Example: `attn.yield %keep : i1`

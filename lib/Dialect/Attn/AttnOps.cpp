@@ -23,6 +23,8 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+#include "Attn/AttnOpInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "Attn/AttnOps.cpp.inc"
 
@@ -30,20 +32,29 @@ using namespace mlir::attn;
 // KernelOp
 //===----------------------------------------------------------------------===//
 
-AttentionOp KernelOp::getAttention() {
-  return dyn_cast_or_null<AttentionOp>(
+AttentionSpecOpInterface KernelOp::getSpec() {
+  return dyn_cast_or_null<AttentionSpecOpInterface>(
       getBody().front().empty() ? nullptr : &getBody().front().front());
+}
+
+AttentionOp KernelOp::getAttention() {
+  return dyn_cast_or_null<AttentionOp>(getSpec().getOperation());
+}
+
+FlashOp KernelOp::getFlash() {
+  return dyn_cast_or_null<FlashOp>(getSpec().getOperation());
 }
 
 LogicalResult KernelOp::verify() {
   Block &body = getBody().front();
   size_t count = body.getOperations().size();
-  if (count == 1 && isa<AttentionOp>(body.front()))
+  if (count == 1 && isa<AttentionSpecOpInterface>(body.front()))
     return success();
   for (Operation &op : body)
-    if (!isa<AttentionOp>(op))
+    if (!isa<AttentionSpecOpInterface>(op))
       return op.emitOpError("cannot appear in an attn.kernel body; a kernel "
-                            "holds exactly one attn.attention");
+                            "holds exactly one attn.attention (or its tiled "
+                            "form, attn.flash)");
   return emitOpError("must hold exactly one attn.attention, found ") << count;
 }
 
@@ -55,11 +66,35 @@ namespace {
 constexpr StringLiteral kParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
     "outputs";
+constexpr StringLiteral kFlashParameterNames =
+    "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
+    "outputs, block_q, block_kv";
 
-/// Parses one `name = value` parameter into the op's properties.
-class ParameterParser {
+/// The tile sizes only attn.flash has; a no-op for attn.attention.
+template <typename Props>
+ParseResult parseTileSize(Props &, StringRef, function_ref<ParseResult(IntegerAttr &)>,
+                          bool &handled) {
+  handled = false;
+  return success();
+}
+template <>
+ParseResult parseTileSize(FlashOp::Properties &props, StringRef name,
+                          function_ref<ParseResult(IntegerAttr &)> parseI64,
+                          bool &handled) {
+  handled = name == "block_q" || name == "block_kv";
+  if (!handled)
+    return success();
+  return parseI64(name == "block_q" ? props.block_q : props.block_kv);
+}
+
+/// Parses one `name = value` parameter into the op's properties (those of
+/// attn.attention or attn.flash).
+template <typename OpT> class ParameterParser {
+  static constexpr bool isFlash = std::is_same_v<OpT, FlashOp>;
+  static constexpr StringLiteral names = isFlash ? kFlashParameterNames : kParameterNames;
+
 public:
-  ParameterParser(OpAsmParser &parser, AttentionOp::Properties &props)
+  ParameterParser(OpAsmParser &parser, typename OpT::Properties &props)
       : parser(parser), b(parser.getBuilder()), props(props) {}
 
   ParseResult parseOne() {
@@ -68,7 +103,7 @@ public:
     if (failed(parser.parseOptionalKeyword(&name)))
       return parser.emitError(loc, "expected an attention parameter name, one "
                                    "of ")
-             << kParameterNames;
+             << names;
     if (parser.parseEqual())
       return failure();
     if (!seen.insert(name).second)
@@ -92,13 +127,21 @@ public:
       return parseMaxSeq();
     if (name == "outputs")
       return parseOutputs();
+    bool handled;
+    ParseResult tile = parseTileSize(
+        props, name, [&](IntegerAttr &attr) { return parseI64(attr); }, handled);
+    if (handled)
+      return tile;
     return parser.emitError(loc, "unknown attention parameter '")
-           << name << "'; expected one of " << kParameterNames;
+           << name << "'; expected one of " << names;
   }
 
   ParseResult checkRequired(SMLoc loc) {
-    for (StringRef name :
-         {"num_heads", "head_dim", "dtype", "layout", "mask", "outputs"})
+    SmallVector<StringRef> required{"num_heads", "head_dim", "dtype", "layout", "mask",
+                                    "outputs"};
+    if (isFlash)
+      required.append({"block_q", "block_kv"});
+    for (StringRef name : required)
       if (!seen.contains(name))
         return parser.emitError(loc, "attention parameter '")
                << name << "' is required";
@@ -192,13 +235,14 @@ private:
 
   OpAsmParser &parser;
   Builder b;
-  AttentionOp::Properties &props;
+  typename OpT::Properties &props;
   llvm::StringSet<> seen;
 };
-} // namespace
 
-ParseResult AttentionOp::parse(OpAsmParser &parser, OperationState &result) {
-  ParameterParser params(parser, result.getOrAddProperties<Properties>());
+template <typename OpT>
+ParseResult parseSpecOp(OpAsmParser &parser, OperationState &result) {
+  ParameterParser<OpT> params(parser,
+                              result.getOrAddProperties<typename OpT::Properties>());
   SMLoc loc = parser.getCurrentLocation();
   if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Braces,
                                      [&] { return params.parseOne(); }) ||
@@ -213,31 +257,58 @@ ParseResult AttentionOp::parse(OpAsmParser &parser, OperationState &result) {
   return parser.parseOptionalAttrDictWithKeyword(result.attributes);
 }
 
-void AttentionOp::print(OpAsmPrinter &p) {
-  p << " {num_heads = " << getHeads();
-  if (IntegerAttr kv = getNumKvHeadsAttr())
-    p << ", num_kv_heads = " << kv.getInt();
-  p << ", head_dim = " << getDim() << ", dtype = " << getDtype()
-    << ", layout = " << stringifyLayout(getLayout()) << ", mask = ";
-  p.printAttribute(getMask());
-  if (FloatAttr scale = getScaleAttr()) {
+/// Prints the parameters up to `outputs`, without the closing brace.
+void printSpecParameters(OpAsmPrinter &p, AttentionSpecOpInterface op,
+                         IntegerAttr kvHeads) {
+  p << " {num_heads = " << op.getHeads();
+  if (kvHeads)
+    p << ", num_kv_heads = " << kvHeads.getInt();
+  p << ", head_dim = " << op.getDim() << ", dtype = " << op.getDtype()
+    << ", layout = " << stringifyLayout(op.getLayout()) << ", mask = ";
+  p.printAttribute(op.getMask());
+  if (FloatAttr scale = op.getScaleAttr()) {
     p << ", scale = ";
     p.printFloat(scale.getValue());
   }
-  if (std::optional<ArrayRef<int64_t>> maxSeq = getMaxSeq()) {
+  if (std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq()) {
     p << ", max_seq = [";
     llvm::interleaveComma(*maxSeq, p);
     p << ']';
   }
-  p << ", outputs = [" << stringifyOutputKind(getOutputs()) << "]}";
-  if (!getScoreMod().empty()) {
+  p << ", outputs = [" << stringifyOutputKind(op.getOutputs()) << "]";
+}
+
+void printModRegions(OpAsmPrinter &p, AttentionSpecOpInterface op) {
+  if (!op.getScoreMod().empty()) {
     p << " score_mod ";
-    p.printRegion(getScoreMod());
+    p.printRegion(op.getScoreMod());
   }
-  if (!getMaskMod().empty()) {
+  if (!op.getMaskMod().empty()) {
     p << " mask_mod ";
-    p.printRegion(getMaskMod());
+    p.printRegion(op.getMaskMod());
   }
+}
+} // namespace
+
+ParseResult AttentionOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseSpecOp<AttentionOp>(parser, result);
+}
+
+ParseResult FlashOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseSpecOp<FlashOp>(parser, result);
+}
+
+void AttentionOp::print(OpAsmPrinter &p) {
+  printSpecParameters(p, *this, getNumKvHeadsAttr());
+  p << "}";
+  printModRegions(p, *this);
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), getAttributeNames());
+}
+
+void FlashOp::print(OpAsmPrinter &p) {
+  printSpecParameters(p, *this, getNumKvHeadsAttr());
+  p << ", block_q = " << getTileQ() << ", block_kv = " << getTileKv() << "}";
+  printModRegions(p, *this);
   p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), getAttributeNames());
 }
 
@@ -245,58 +316,83 @@ void AttentionOp::print(OpAsmPrinter &p) {
 // AttentionOp verifier
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::verify() {
-  int64_t heads = getHeads(), kvHeads = getKvHeads(), dim = getDim();
+namespace {
+/// Checks shared by attn.attention and attn.flash.
+template <typename OpT> LogicalResult verifySpec(OpT op) {
+  int64_t heads = op.getHeads(), kvHeads = op.getKvHeads(), dim = op.getDim();
   if (heads <= 0)
-    return emitOpError("num_heads must be positive, got ") << heads;
+    return op.emitOpError("num_heads must be positive, got ") << heads;
   if (kvHeads <= 0)
-    return emitOpError("num_kv_heads must be positive, got ") << kvHeads;
+    return op.emitOpError("num_kv_heads must be positive, got ") << kvHeads;
   if (heads % kvHeads != 0)
-    return emitOpError("num_heads (")
+    return op.emitOpError("num_heads (")
            << heads << ") must be a multiple of num_kv_heads (" << kvHeads
            << "): each key/value head serves the same number of query heads";
   if (dim <= 0)
-    return emitOpError("head_dim must be positive, got ") << dim;
-  Type dtype = getDtype();
+    return op.emitOpError("head_dim must be positive, got ") << dim;
+  Type dtype = op.getDtype();
   if (!dtype.isF32() && !dtype.isF16() && !dtype.isBF16())
-    return emitOpError("dtype must be f32, f16 or bf16, got ") << dtype;
-  if (FloatAttr scale = getScaleAttr()) {
+    return op.emitOpError("dtype must be f32, f16 or bf16, got ") << dtype;
+  if (FloatAttr scale = op.getScaleAttr()) {
     double value = scale.getValueAsDouble();
     if (!(std::isfinite(value) && value > 0))
-      return emitOpError("scale must be a finite number > 0, got ") << value;
+      return op.emitOpError("scale must be a finite number > 0, got ") << value;
   }
-  if (getOutputs() == OutputKind::none)
-    return emitOpError("outputs must name at least one of out, lse, weights");
-  return verifySequenceBounds();
+  if (op.getOutputs() == OutputKind::none)
+    return op.emitOpError("outputs must name at least one of out, lse, weights");
+  return op.verifySequenceBounds();
 }
 
 /// max_seq, and everything that needs a bound on the sequence lengths.
-LogicalResult AttentionOp::verifySequenceBounds() {
-  std::optional<ArrayRef<int64_t>> maxSeq = getMaxSeq();
+template <typename OpT> LogicalResult verifyBounds(OpT op) {
+  std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq();
   if (!maxSeq) {
-    if (hasOutput(OutputKind::weights))
-      return emitOpError("output 'weights' is seq_q x seq_kv per head and "
-                         "needs a bound: add max_seq = [seq_q, seq_kv] with "
-                         "seq_q * seq_kv <= ")
+    if (op.hasOutput(OutputKind::weights))
+      return op.emitOpError("output 'weights' is seq_q x seq_kv per head and "
+                            "needs a bound: add max_seq = [seq_q, seq_kv] with "
+                            "seq_q * seq_kv <= ")
              << kMaxWeightsElements;
     return success();
   }
   if (maxSeq->size() != 2 || (*maxSeq)[0] <= 0 || (*maxSeq)[1] <= 0)
-    return emitOpError("max_seq must be [seq_q, seq_kv] with both > 0");
+    return op.emitOpError("max_seq must be [seq_q, seq_kv] with both > 0");
   int64_t maxQ = (*maxSeq)[0], maxKv = (*maxSeq)[1];
-  if (hasOutput(OutputKind::weights) && maxQ > kMaxWeightsElements / maxKv)
-    return emitOpError("output 'weights' with max_seq = [")
+  if (op.hasOutput(OutputKind::weights) && maxQ > kMaxWeightsElements / maxKv)
+    return op.emitOpError("output 'weights' with max_seq = [")
            << maxQ << ", " << maxKv << "] would hold " << maxQ * maxKv
            << " entries per head; the limit is " << kMaxWeightsElements;
-  if (auto blocks = dyn_cast<BlockSparseMaskAttr>(getMask())) {
+  if (auto blocks = dyn_cast<BlockSparseMaskAttr>(op.getMask())) {
     int64_t coverQ = blocks.getNumQBlocks() * blocks.getBlockQ();
     int64_t coverKv = blocks.getNumKvBlocks() * blocks.getBlockKv();
     if (coverQ < maxQ || coverKv < maxKv)
-      return emitOpError("block layout covers [")
+      return op.emitOpError("block layout covers [")
              << coverQ << ", " << coverKv << "] positions but max_seq allows ["
              << maxQ << ", " << maxKv << "]; add blocks or lower max_seq";
   }
   return success();
+}
+} // namespace
+
+LogicalResult AttentionOp::verify() { return verifySpec(*this); }
+LogicalResult AttentionOp::verifySequenceBounds() { return verifyBounds(*this); }
+LogicalResult FlashOp::verifySequenceBounds() { return verifyBounds(*this); }
+
+/// The tiled form holds a normalized spec and computes out / lse only.
+LogicalResult FlashOp::verify() {
+  if (getTileQ() <= 0 || getTileKv() <= 0)
+    return emitOpError("block_q and block_kv must be positive, got ")
+           << getTileQ() << " and " << getTileKv();
+  if (!getNumKvHeadsAttr() || !getScaleAttr())
+    return emitOpError("holds a normalized spec: num_kv_heads and scale must be "
+                       "given (attn-normalize fills them in)");
+  if (isa<CausalMaskAttr>(getMask()))
+    return emitOpError("holds a normalized spec: write #attn.causal<a> as "
+                       "#attn.sliding_window<left = inf, right = 0, align = a> "
+                       "(attn-normalize does)");
+  if (hasOutput(OutputKind::weights))
+    return emitOpError("computes out and lse only; output 'weights' is produced "
+                       "by the untiled reference (attnc-run --reference)");
+  return verifySpec(*this);
 }
 
 bool mlir::attn::isModRegionOp(Operation *op) {
@@ -339,14 +435,14 @@ static LogicalResult verifyModOps(Block &block, StringRef name) {
 
 /// Checks a score_mod / mask_mod body: its block arguments, and that it yields
 /// one value of `yieldType`.
-static LogicalResult verifyModRegion(AttentionOp op, Region &region,
+static LogicalResult verifyModRegion(Operation *op, Region &region,
                                      StringRef name, TypeRange argTypes,
                                      Type yieldType, StringRef signature) {
   if (region.empty())
     return success();
   Block &block = region.front();
   if (block.getNumArguments() != argTypes.size())
-    return op.emitOpError()
+    return op->emitOpError()
            << name << " takes " << argTypes.size() << " arguments " << signature
            << ", got " << block.getNumArguments();
   for (auto [arg, type] : llvm::zip(block.getArguments(), argTypes))
@@ -369,15 +465,19 @@ static LogicalResult verifyModRegion(AttentionOp op, Region &region,
   return success();
 }
 
-LogicalResult AttentionOp::verifyRegions() {
-  Builder b(getContext());
+static LogicalResult verifyModRegions(AttentionSpecOpInterface spec) {
+  Operation *op = spec.getOperation();
+  Builder b(op->getContext());
   Type index = b.getIndexType();
-  if (failed(verifyModRegion(*this, getScoreMod(), "score_mod",
+  if (failed(verifyModRegion(op, spec.getScoreMod(), "score_mod",
                              {b.getF32Type(), index, index, index, index},
                              b.getF32Type(),
                              "(score: f32, b, h, q_idx, kv_idx: index)")))
     return failure();
-  return verifyModRegion(*this, getMaskMod(), "mask_mod",
+  return verifyModRegion(op, spec.getMaskMod(), "mask_mod",
                          {index, index, index, index}, b.getI1Type(),
                          "(b, h, q_idx, kv_idx: index)");
 }
+
+LogicalResult AttentionOp::verifyRegions() { return verifyModRegions(*this); }
+LogicalResult FlashOp::verifyRegions() { return verifyModRegions(*this); }

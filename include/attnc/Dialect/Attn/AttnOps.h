@@ -15,6 +15,10 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cmath>
+
+#include "Attn/AttnOpInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "Attn/AttnOps.h.inc"
 
