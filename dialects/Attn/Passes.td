@@ -31,30 +31,50 @@ def AttnNormalizePass : Pass<"attn-normalize", "::mlir::ModuleOp"> {
 }
 
 def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
-  let summary = "Lowers each attn.kernel to its tiled Flash form (the `tiled` stage)";
+  let summary = "Rewrites each attn.attention into attn.flash, its tiled form (the `tiled` stage)";
   let description = [{
-    Replaces every `attn.kernel` (normalized, f32) with `func.func @<name>_tile`, the tile
-    function of `attnc_runtime.h`: one call computes `block-q` query rows of one (batch,
-    head) with an online softmax over KV tiles of `block-kv` keys. Each KV tile is
-    classified full / partial / empty from the mask by index arithmetic on its bounds
-    (TileClassifier); empty tiles are never visited, full tiles skip mask evaluation,
-    partial tiles evaluate the mask and the inlined `mask_mod` per element. `score_mod` is
-    inlined into the per-element pass. Scores are computed with `vector-width`-lane FMAs.
+    Replaces the `attn.attention` of every kernel by an `attn.flash` with the same
+    (normalized) parameters and regions and the tile sizes `block_q` x `block_kv`: the
+    target-neutral Flash form every backend lowers. Nothing target-specific is decided
+    here; the tile sizes are the backend's tunables (`attnc --schedule`), passed as options.
 
-    The kernel's static facts (heads, head_dim, layout, outputs, tile size, max_seq) are
-    recorded in the module attribute `attn.cpu_kernels` for `attn-emit-cpu-entry`.
-    Preconditions: `attn-normalize` has run. Leaves func / scf / memref / vector / arith /
-    math ops for `attn-lower-to-llvm`.
+    Preconditions: `attn-normalize` has run. Rejects the `weights` output, which only the
+    untiled reference computes.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
-           "Query rows per tile and work item (0: 64, or 32 for head_dim > 128)">,
-    Option<"blockKv", "block-kv", "int64_t", /*default=*/"64",
-           "Keys per KV tile (a multiple of vector-width)">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector: 16 for AVX-512, 8 for AVX2">,
+           "Query rows per tile (0: 64, or 32 for head_dim > 128)">,
+    Option<"blockKv", "block-kv", "int64_t", /*default=*/"64", "Keys per KV tile">
+  ];
+}
+
+def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Lowers each attn.flash to an x86-64 SIMD tile function (scf / vector / memref)";
+  let description = [{
+    Replaces every `attn.kernel` holding an `attn.flash` (f32) with `func.func
+    @<name>_tile`, the tile function of `attnc_runtime.h`: one call computes `block_q`
+    query rows of one (batch, head) with the online softmax of `attn.flash` over KV tiles
+    of `block_kv` keys. Query rows run along the vector lanes; each KV tile is classified
+    full / partial / empty by the mask's tile rule (index arithmetic on its bounds); empty
+    tiles are never visited, full tiles skip mask evaluation, partial tiles evaluate the
+    mask and the inlined `mask_mod` per element; `score_mod` is inlined.
+
+    The vector width and the Q K^T register block come from the CPU target description
+    (`target`); `qk-keys` / `qk-row-vectors` override the block (0: the target's choice).
+    The kernel's static facts (heads, head_dim, dtype, layout, outputs, tile size,
+    max_seq) are recorded in the module attribute `attn.cpu_kernels` for
+    `attn-emit-cpu-entry`. Leaves func / scf / memref / vector / arith / math ops.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"x86-64-avx512\"",
+           "CPU target description: x86-64-avx512, x86-64-avx2 or host">,
+    Option<"qkKeys", "qk-keys", "int64_t", /*default=*/"0",
+           "Keys per Q K^T register block (0: from the target)">,
+    Option<"qkRowVectors", "qk-row-vectors", "int64_t", /*default=*/"0",
+           "Vectors of query rows per Q K^T register block (0: from the target)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
-           "Count visited KV tiles in a global `<kernel>_tiles_visited` (tests)">
+           "Test instrumentation: count visited KV tiles in a global "
+           "`<kernel>_tiles_visited` (never set by attnc's production pipeline)">
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",

@@ -14,7 +14,7 @@
 
 #include "Driver.h"
 
-#include "attnc/Transforms/FlashKernel.h"
+#include "attnc/Transforms/TileSizes.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"

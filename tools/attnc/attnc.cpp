@@ -132,12 +132,15 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
   attn::AttnTileFlashPassOptions options;
   options.blockQ = blockQ;
   options.blockKv = blockKv;
-  options.vectorWidth = target->vectorWidth;
-  options.countTiles = countTiles;
   if (failed(runPasses(module, [&](OpPassManager &pm) { pm.addPass(attn::createAttnTileFlashPass(options)); })))
     return error("attn-tile-flash failed");
   if (emit == Stage::tiled)
     return writeText(outputPath(""), [&](auto &os) { module.print(os); });
+  attn::AttnLowerFlashToCPUPassOptions lowering;
+  lowering.target = target->name;
+  lowering.countTiles = countTiles;
+  if (failed(runPasses(module, [&](OpPassManager &pm) { pm.addPass(attn::createAttnLowerFlashToCPUPass(lowering)); })))
+    return error("attn-lower-flash-to-cpu failed");
   if (failed(runPasses(module, attnc::buildPrepareLoopsPipeline)))
     return error("preparing the loops stage failed");
   if (emit == Stage::loops)

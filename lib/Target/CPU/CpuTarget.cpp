@@ -34,21 +34,41 @@ static llvm::Error error(const llvm::Twine &message) {
 
 llvm::StringRef attnc::cpuTargetNames() { return "x86-64-avx512, x86-64-avx2, host"; }
 
+/// The x86-64-v4 / v3 levels as LLVM's X86 target defines them.
+static const char *const kAvx512Needs[] = {"avx512f", "avx512bw", "avx512cd",
+                                           "avx512dq", "avx512vl"};
+static const char *const kAvx2Needs[] = {"avx2", "fma", "bmi2", "f16c"};
+
 llvm::Expected<CpuTarget> attnc::lookupCpuTarget(llvm::StringRef name) {
   if (name == "x86-64-avx512")
-    return CpuTarget{name.str(), "x86-64-v4", "", 16};
+    return CpuTarget{name.str(), "x86-64-v4", "", 16, 32,
+                     "x86-64-v4: AVX-512 F/BW/CD/DQ/VL"};
   if (name == "x86-64-avx2")
-    return CpuTarget{name.str(), "x86-64-v3", "", 8};
+    return CpuTarget{name.str(), "x86-64-v3", "", 8, 16, "x86-64-v3: AVX2, FMA"};
   if (name == "host") {
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
     std::string list;
     for (auto &f : features)
       list += (list.empty() ? "" : ",") + std::string(f.second ? "+" : "-") +
               f.first().str();
-    int64_t width = features.lookup("avx512f") ? 16 : features.lookup("avx2") ? 8 : 4;
-    return CpuTarget{"host", llvm::sys::getHostCPUName().str(), list, width};
+    bool avx512 = features.lookup("avx512f");
+    int64_t width = avx512 ? 16 : features.lookup("avx2") ? 8 : 4;
+    return CpuTarget{"host", llvm::sys::getHostCPUName().str(), list, width,
+                     avx512 ? 32 : 16, "this machine's CPU"};
   }
   return error("unknown target '" + name + "'; expected one of " + cpuTargetNames());
+}
+
+bool CpuTarget::runsHere() const {
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  auto all = [&](llvm::ArrayRef<const char *> names) {
+    return llvm::all_of(names, [&](const char *f) { return host.lookup(f); });
+  };
+  if (cpu == "x86-64-v4")
+    return all(kAvx512Needs) && all(kAvx2Needs);
+  if (cpu == "x86-64-v3")
+    return all(kAvx2Needs);
+  return true; // host
 }
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>

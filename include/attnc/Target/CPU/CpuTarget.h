@@ -5,7 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// From an LLVM-dialect module to optimized LLVM IR, assembly or an object
+// The CPU target description (the facts the lowering of attn.flash needs:
+// vector width, register count, the Q K^T register block they allow) and the
+// way from an LLVM-dialect module to optimized LLVM IR, assembly or an object
 // file, in process through LLVM's TargetMachine.
 //
 //===----------------------------------------------------------------------===//
@@ -25,10 +27,20 @@
 namespace attnc {
 
 struct CpuTarget {
-  std::string name;     // x86-64-avx512, x86-64-avx2, host
-  std::string cpu;      // LLVM CPU name
-  std::string features; // LLVM feature string
-  int64_t vectorWidth;  // f32 lanes of the widest vector used
+  std::string name;        // x86-64-avx512, x86-64-avx2, host
+  std::string cpu;         // LLVM CPU name
+  std::string features;    // LLVM feature string
+  int64_t vectorWidth;     // f32 lanes of the widest vector used
+  int64_t vectorRegisters; // architectural vector registers (zmm0-31: 32)
+  std::string needs;       // what a CPU must have to run the code, in words
+
+  /// Keys per Q K^T register block: keys x row vectors accumulators plus the
+  /// row vectors and one broadcast key must fit in the registers (4 x 4 + 5
+  /// of 32 zmm; 2 x 4 + 5 of 16 ymm).
+  int64_t qkKeys() const { return vectorRegisters >= 32 ? 4 : 2; }
+  int64_t qkRowVectors() const { return 4; }
+  /// Whether this machine's CPU can run code built for the target.
+  bool runsHere() const;
 };
 
 /// The names accepted by --target.

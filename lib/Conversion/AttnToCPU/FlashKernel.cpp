@@ -1,19 +1,21 @@
-//===- FlashKernel.cpp - builds the tiled Flash form of one kernel --------===//
+//===- FlashKernel.cpp - attn.flash to an x86-64 tile function -----------===//
 //
 // Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 //
-// The tile function computes rows [q0, q0 + rows) of one (batch, head). Query
-// rows run along the vector lanes, so the softmax of a whole vector of rows is
-// a handful of vector ops:
+// The loops that carry out attn.flash's recurrence (documented on the op) on
+// x86-64 SIMD. The tile function computes rows [q0, q0 + rows) of one
+// (batch, head). Query rows run along the vector lanes, so the softmax of a
+// whole vector of rows is a handful of vector ops:
 //
 //   Q^T = scale * q[rows]^T                   (Dp x blockQ, zero padded; once)
 //   for each KV tile [k0, k0 + cols):
 //     classify the tile (TileClassifier); empty tiles are skipped
 //     S^T[j, :] = sum_d k[j, d] * Q^T[d, :]   (k read in place, broadcast;
-//                                              a 4 x 4-vector register block)
+//                                              a qkKeys x qkRowVectors register
+//                                              block from the target)
 //     partial / edge tiles, or a score_mod:   per element score_mod, mask,
 //                                             mask_mod, invalid keys -> -inf
 //     online softmax, per vector of rows:     m' = max(m, max_j S^T[j, :]),
@@ -28,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Transforms/FlashKernel.h"
+#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
 
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/TileClassifier.h"
@@ -45,10 +47,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-int64_t mlir::attn::defaultBlockQ(int64_t headDim) {
-  return headDim > 128 ? 32 : 64;
-}
-
 namespace {
 
 /// (batch, head, seq) strides of one tensor, read from the params array.
@@ -58,9 +56,10 @@ struct Strides {
 
 class FlashKernelBuilder {
 public:
-  FlashKernelBuilder(AttentionOp op, const FlashConfig &config,
+  FlashKernelBuilder(FlashOp op, const CpuKernelConfig &config,
                      ImplicitLocOpBuilder &b)
-      : op(op), cfg(config), b(b), dim(op.getDim()),
+      : op(op), cfg(config), b(b), dim(op.getDim()), blockQ(op.getTileQ()),
+        blockKv(op.getTileKv()),
         dimPadded((dim + config.vectorWidth - 1) / config.vectorWidth *
                   config.vectorWidth) {}
 
@@ -131,10 +130,10 @@ private:
   void accumulatePV(Value cols);
   void writeOutputs();
 
-  AttentionOp op;
-  FlashConfig cfg;
+  FlashOp op;
+  CpuKernelConfig cfg;
   ImplicitLocOpBuilder &b;
-  int64_t dim, dimPadded;
+  int64_t dim, blockQ, blockKv, dimPadded;
 
   ModuleOp module;
   // Function arguments and values shared by the pieces.
@@ -169,7 +168,7 @@ void FlashKernelBuilder::zeroFill(Value buffer, ArrayRef<int64_t> shape) {
 
 /// Q^T = scale * q rows, transposed; padding rows and columns stay 0.
 void FlashKernelBuilder::loadQueryTile() {
-  zeroFill(QT, {dimPadded, cfg.blockQ});
+  zeroFill(QT, {dimPadded, blockQ});
   Value scale = f32(op.getScaleAttr().getValueAsDouble());
   loop(0, rows, 1, [&](Value i) {
     Value base = offset(qS, batch, head, add(q0, i));
@@ -208,16 +207,16 @@ void FlashKernelBuilder::loadValueTile(Value k0, Value cols) {
 /// Keys past the sequence read its last row (in bounds); they are masked later.
 void FlashKernelBuilder::computeScores(Value k0, Value cols) {
   int64_t w = cfg.vectorWidth;
-  int64_t keyBlock = w >= 16 ? 4 : 2; // 16 zmm or 8 ymm accumulators
-  int64_t rowVecs = std::min<int64_t>(4, cfg.blockQ / w);
+  int64_t keyBlock = cfg.qkKeys;
+  int64_t rowVecs = std::max<int64_t>(1, std::min(cfg.qkRowVectors, blockQ / w));
   Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
-  loop(0, cfg.blockKv, keyBlock, [&](Value j0) {
+  loop(0, blockKv, keyBlock, [&](Value j0) {
     SmallVector<Value> keyRows, keyBases;
     for (int64_t r = 0; r < keyBlock; ++r) {
       keyRows.push_back(add(j0, idx(r)));
       keyBases.push_back(offset(kS, batch, kvHead, add(k0, minIdx(keyRows.back(), lastKey))));
     }
-    loop(0, cfg.blockQ, rowVecs * w, [&](Value i0) {
+    loop(0, blockQ, rowVecs * w, [&](Value i0) {
       SmallVector<Value> rowCols;
       for (int64_t c = 0; c < rowVecs; ++c)
         rowCols.push_back(add(i0, idx(c * w)));
@@ -282,7 +281,7 @@ void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
                                           Value full) {
   loop(0, rows, 1, [&](Value i) {
     Value qPos = add(q0v, i);
-    loop(0, cfg.blockKv, 1, [&](Value j) {
+    loop(0, blockKv, 1, [&](Value j) {
       Value kPos = add(k0, j);
       Value score = select(lt(j, cols), b.getF32Type(), [&] {
         Value s = b.create<memref::LoadOp>(ST, ValueRange{j, i});
@@ -312,9 +311,9 @@ void FlashKernelBuilder::onlineSoftmax() {
   int64_t w = cfg.vectorWidth;
   Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
   Value zeros = b.create<arith::ConstantOp>(DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
-  loop(0, cfg.blockQ, w, [&](Value i) {
+  loop(0, blockQ, w, [&](Value i) {
     auto maxLoop = b.create<scf::ForOp>(
-        idx(0), idx(cfg.blockKv), idx(1), ValueRange{negInfVec},
+        idx(0), idx(blockKv), idx(1), ValueRange{negInfVec},
         [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
           Value s = nb.create<vector::LoadOp>(loc, vecType(), ST, ValueRange{j, i});
           nb.create<scf::YieldOp>(loc, nb.create<arith::MaximumFOp>(loc, acc[0], s).getResult());
@@ -325,7 +324,7 @@ void FlashKernelBuilder::onlineSoftmax() {
     Value shift = b.create<arith::SelectOp>(dead, zeros, mNew);
     Value alpha = b.create<math::ExpOp>(b.create<arith::SubFOp>(mOld, shift));
     auto sumLoop = b.create<scf::ForOp>(
-        idx(0), idx(cfg.blockKv), idx(1), ValueRange{zeros},
+        idx(0), idx(blockKv), idx(1), ValueRange{zeros},
         [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
           Value s = nb.create<vector::LoadOp>(loc, vecType(), ST, ValueRange{j, i});
           Value p = nb.create<math::ExpOp>(loc, nb.create<arith::SubFOp>(loc, s, shift));
@@ -407,32 +406,32 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   vS = readStrides(ATTNC_P_V_STRIDES);
   outS = readStrides(ATTNC_P_OUT_STRIDES);
   lseS = readStrides(ATTNC_P_LSE_STRIDES);
-  q0 = mul(qTile, idx(cfg.blockQ));
-  rows = minIdx(idx(cfg.blockQ), b.create<arith::SubIOp>(seqQ, q0));
+  q0 = mul(qTile, idx(blockQ));
+  rows = minIdx(idx(blockQ), b.create<arith::SubIOp>(seqQ, q0));
 
   Type f32Type = b.getF32Type();
-  QT = stackBuffer({dimPadded, cfg.blockQ}, f32Type);
-  V = stackBuffer({cfg.blockKv, dimPadded}, f32Type);
-  ST = stackBuffer({cfg.blockKv, cfg.blockQ}, f32Type);
-  Acc = stackBuffer({cfg.blockQ, dimPadded}, f32Type);
-  M = stackBuffer({cfg.blockQ}, f32Type);
-  L = stackBuffer({cfg.blockQ}, f32Type);
-  ALPHA = stackBuffer({cfg.blockQ}, f32Type);
+  QT = stackBuffer({dimPadded, blockQ}, f32Type);
+  V = stackBuffer({blockKv, dimPadded}, f32Type);
+  ST = stackBuffer({blockKv, blockQ}, f32Type);
+  Acc = stackBuffer({blockQ, dimPadded}, f32Type);
+  M = stackBuffer({blockQ}, f32Type);
+  L = stackBuffer({blockQ}, f32Type);
+  ALPHA = stackBuffer({blockQ}, f32Type);
   status = stackBuffer({1}, b.getI32Type());
   b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(0, 32), status, ValueRange{idx(0)});
   loadQueryTile();
-  zeroFill(V, {cfg.blockKv, dimPadded});
-  zeroFill(Acc, {cfg.blockQ, dimPadded});
-  loop(0, cfg.blockQ, 1, [&](Value i) {
+  zeroFill(V, {blockKv, dimPadded});
+  zeroFill(Acc, {blockQ, dimPadded});
+  loop(0, blockQ, 1, [&](Value i) {
     b.create<memref::StoreOp>(negInf(), M, ValueRange{i});
     b.create<memref::StoreOp>(f32(0), L, ValueRange{i});
   });
 
-  Value numKvTiles = b.create<arith::CeilDivSIOp>(seqKv, idx(cfg.blockKv));
+  Value numKvTiles = b.create<arith::CeilDivSIOp>(seqKv, idx(blockKv));
   bool needsElementPass = !op.getScoreMod().empty();
   loop(0, numKvTiles, 1, [&](Value kTile) {
-    Value k0 = mul(kTile, idx(cfg.blockKv));
-    Value cols = minIdx(idx(cfg.blockKv), b.create<arith::SubIOp>(seqKv, k0));
+    Value k0 = mul(kTile, idx(blockKv));
+    Value cols = minIdx(idx(blockKv), b.create<arith::SubIOp>(seqKv, k0));
     TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
     auto [full, empty] = emitTileClass(b, b.getLoc(), module, op.getMask(),
                                        !op.getMaskMod().empty(), bounds);
@@ -446,7 +445,7 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
                                       ValueRange{idx(0)});
       }
       computeScores(k0, cols);
-      Value edge = lt(cols, idx(cfg.blockKv));
+      Value edge = lt(cols, idx(blockKv));
       Value elementPass = b.create<arith::OrIOp>(
           b.create<arith::OrIOp>(edge, b.create<arith::XOrIOp>(full, b.create<arith::ConstantIntOp>(1, 1))),
           b.create<arith::ConstantIntOp>(needsElementPass, 1));
@@ -462,18 +461,19 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
 
 } // namespace
 
-FailureOr<func::FuncOp> mlir::attn::buildFlashKernel(KernelOp kernel,
-                                                     const FlashConfig &config) {
-  AttentionOp op = kernel.getAttention();
+FailureOr<func::FuncOp>
+mlir::attn::buildCpuFlashKernel(KernelOp kernel, const CpuKernelConfig &config) {
+  FlashOp op = kernel.getFlash();
+  if (!op)
+    return kernel.emitOpError("expects its tiled form, attn.flash; run "
+                              "attn-tile-flash first");
   if (!op.getDtype().isF32())
     return op.emitOpError("the CPU backend supports dtype f32 only, got ")
            << op.getDtype();
-  if (op.hasOutput(OutputKind::weights))
-    return op.emitOpError("output 'weights' is only produced by the reference "
-                          "evaluator (attnc-run --reference)");
-  if (!op.getScaleAttr() || !op.getNumKvHeadsAttr() ||
-      isa<CausalMaskAttr>(op.getMask()))
-    return op.emitOpError("expects a normalized spec; run attn-normalize first");
+  if (op.getTileKv() % config.vectorWidth != 0)
+    return op.emitOpError("block_kv (")
+           << op.getTileKv() << ") must be a multiple of the CPU target's vector width ("
+           << config.vectorWidth << " f32 lanes)";
 
   MLIRContext *ctx = kernel.getContext();
   ImplicitLocOpBuilder b(kernel.getLoc(), ctx);

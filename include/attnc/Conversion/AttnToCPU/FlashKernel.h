@@ -1,0 +1,36 @@
+//===- FlashKernel.h - attn.flash to an x86-64 tile function ----*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H
+#define ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::attn {
+
+/// How one attn.flash becomes loops: the vector width (f32 lanes) and the
+/// Q K^T register block (qkKeys keys x qkRowVectors vectors of query rows),
+/// from the CPU target description and the schedule.
+struct CpuKernelConfig {
+  int64_t vectorWidth = 16;
+  int64_t qkKeys = 4;
+  int64_t qkRowVectors = 4;
+  /// Adds a global counter `<kernel>_tiles_visited` incremented once per KV
+  /// tile the kernel processes (test instrumentation).
+  bool countTiles = false;
+};
+
+/// Builds `func.func @<kernel>_tile` (the C-interface tile function described
+/// in attnc_runtime.h) for the kernel's f32 attn.flash, inserted before
+/// `kernel`. Emits a diagnostic and fails for what the CPU backend cannot do.
+FailureOr<func::FuncOp> buildCpuFlashKernel(KernelOp kernel,
+                                            const CpuKernelConfig &config);
+
+} // namespace mlir::attn
+
+#endif // ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H

@@ -1,0 +1,21 @@
+//===- TileSizes.h - default tile sizes of attn.flash -----------*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TRANSFORMS_TILESIZES_H
+#define ATTNC_TRANSFORMS_TILESIZES_H
+
+#include <cstdint>
+
+namespace mlir::attn {
+
+/// Query rows per tile when none is chosen: smaller for large heads so a
+/// tile's working set (block_q x head_dim accumulators) stays small.
+int64_t defaultBlockQ(int64_t headDim);
+
+} // namespace mlir::attn
+
+#endif // ATTNC_TRANSFORMS_TILESIZES_H

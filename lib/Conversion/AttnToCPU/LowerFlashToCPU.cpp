@@ -1,0 +1,89 @@
+//===- LowerFlashToCPU.cpp - attn-lower-flash-to-cpu ----------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Replaces each attn.kernel holding an attn.flash by its x86-64 tile function
+// (FlashKernel.cpp) and records the facts the runtime descriptor needs in the
+// module attribute `attn.cpu_kernels`. Expects attn-tile-flash to have run;
+// the vector width and register block come from the CPU target description.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Target/CPU/CpuTarget.h"
+#include "attnc/Transforms/Passes.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERFLASHTOCPUPASS
+#include "Attn/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The descriptor fields of one kernel (see attnc_kernel_desc).
+DictionaryAttr describe(FlashOp op, StringRef name) {
+  Builder b(op.getContext());
+  // The C ABI always takes and fills `out` (an lse-only spec too): one
+  // signature for every kernel, and out costs nothing extra to write.
+  int64_t outputs = 1 | (op.hasOutput(OutputKind::lse) ? 2 : 0);
+  std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq();
+  int64_t maxQ = maxSeq ? (*maxSeq)[0] : 0, maxKv = maxSeq ? (*maxSeq)[1] : 0;
+  if (auto blocks = dyn_cast<BlockSparseMaskAttr>(op.getMask())) {
+    // The layout bounds the lengths too.
+    auto cover = [](int64_t bound, int64_t c) { return bound > 0 ? std::min(bound, c) : c; };
+    maxQ = cover(maxQ, blocks.getNumQBlocks() * blocks.getBlockQ());
+    maxKv = cover(maxKv, blocks.getNumKvBlocks() * blocks.getBlockKv());
+  }
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  return b.getDictionaryAttr({
+      b.getNamedAttr("name", b.getStringAttr(name)),
+      b.getNamedAttr("num_heads", i64(op.getHeads())),
+      b.getNamedAttr("num_kv_heads", i64(op.getKvHeads())),
+      b.getNamedAttr("head_dim", i64(op.getDim())),
+      b.getNamedAttr("dtype", TypeAttr::get(op.getDtype())),
+      b.getNamedAttr("layout", i64(static_cast<int64_t>(op.getLayout()))),
+      b.getNamedAttr("outputs", i64(outputs)),
+      b.getNamedAttr("block_q", i64(op.getTileQ())),
+      b.getNamedAttr("max_seq_q", i64(maxQ)),
+      b.getNamedAttr("max_seq_kv", i64(maxKv)),
+  });
+}
+
+struct AttnLowerFlashToCPUPass
+    : public mlir::attn::impl::AttnLowerFlashToCPUPassBase<AttnLowerFlashToCPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::Expected<attnc::CpuTarget> cpu = attnc::lookupCpuTarget(target);
+    if (!cpu) {
+      module.emitError("attn-lower-flash-to-cpu: ") << llvm::toString(cpu.takeError());
+      return signalPassFailure();
+    }
+    if (qkKeys < 0 || qkRowVectors < 0) {
+      module.emitError("attn-lower-flash-to-cpu: qk-keys and qk-row-vectors must be >= 0");
+      return signalPassFailure();
+    }
+    CpuKernelConfig config;
+    config.vectorWidth = cpu->vectorWidth;
+    config.qkKeys = qkKeys ? int64_t(qkKeys) : cpu->qkKeys();
+    config.qkRowVectors = qkRowVectors ? int64_t(qkRowVectors) : cpu->qkRowVectors();
+    config.countTiles = countTiles;
+    SmallVector<Attribute> kernels;
+    for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
+      if (failed(buildCpuFlashKernel(kernel, config)))
+        return signalPassFailure();
+      kernels.push_back(describe(kernel.getFlash(), kernel.getSymName()));
+      kernel.erase();
+    }
+    module->setAttr("attn.cpu_kernels", ArrayAttr::get(&getContext(), kernels));
+  }
+};
+
+} // namespace
