@@ -57,7 +57,7 @@ struct AttnTileFlashPass
     if (blockQ < 0 || blockKv <= 0) {
       module.emitError("attn-tile-flash: block-q must be >= 0 (0: by head_dim) "
                        "and block-kv > 0, got ")
-          << blockQ << " and " << blockKv;
+          << int64_t(blockQ) << " and " << int64_t(blockKv);
       return signalPassFailure();
     }
     for (KernelOp kernel : module.getOps<KernelOp>())

@@ -1,47 +1,15 @@
-// attn-tile-flash: each normalized f32 kernel becomes its C-interface tile function.
+// attn-tile-flash: each normalized attn.attention becomes attn.flash, the target-neutral
+// tiled form, with the same parameters and regions plus the tile sizes; nothing else.
 // RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash --verify-diagnostics | FileCheck %s
-// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="vector-width=8 block-q=32 count-tiles=1" --verify-diagnostics | FileCheck %s --check-prefix=OPTS
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-q=16 block-kv=48" --verify-diagnostics | FileCheck %s --check-prefix=SIZES
 
-// The descriptor facts go to a module attribute; the kernel op is gone.
-// CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "causal", num_heads = 4 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]}
-// CHECK-NOT: attn.kernel
-// CHECK-LABEL: func.func @causal_tile(
-// CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
-// GQA: key/value head = head / (4 / 2).
-// CHECK: arith.divui %{{.*}}, %c2
-// Per-tile buffers live on the stack: Q^T, V, S^T, acc (64 x 64); m, l, alpha.
-// CHECK-COUNT-4: memref.alloca() : memref<64x64xf32>
-// CHECK-COUNT-3: memref.alloca() : memref<64xf32>
-// The KV-tile loop classifies each tile by index arithmetic on its bounds (causal =
-// window<inf, 0>: full when the last query row reaches the tile's last key; empty when
-// the first key lies past it) and only visits non-empty tiles.
-// CHECK: %[[NUMKV:.*]] = arith.ceildivsi
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[NUMKV]]
-// CHECK: arith.cmpi sle
-// CHECK: arith.cmpi slt
-// CHECK: scf.if
-// Scores S^T: a key of k broadcast, FMA with 16 query rows of Q^T; a register block of
-// 4 keys x 4 vectors (16 accumulators).
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
-// CHECK: vector.fma %{{.*}} : vector<16xf32>
-// Partial and edge tiles run the per-element pass with the mask inlined.
-// CHECK: scf.if
-// Online softmax over 16 rows at once: running max, exp of the shifted scores, sum.
-// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
-// CHECK: math.exp %{{.*}} : vector<16xf32>
-// CHECK: arith.addf %{{.*}} : vector<16xf32>
-// V, with a masked load for a head_dim tail, then P V into the accumulator row.
-// CHECK: vector.load
-// CHECK: vector.fma
-// Output: out = acc / l, lse = m + log l, fully masked rows 0 / -inf.
-// CHECK: math.log
-// CHECK: return
-// OPTS: block_q = 32 : i64
-// OPTS: memref.global "public" @causal_tiles_visited : memref<1xi64> = dense<0>
-// OPTS: memref.alloca() : memref<64x32xf32>
-// OPTS: memref.atomic_rmw addi
-// OPTS: vector.fma %{{.*}} : vector<8xf32>
+// CHECK-LABEL: attn.kernel @causal
+// CHECK-NEXT: attn.flash {num_heads = 4, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.sliding_window<left = inf, right = 0>, scale = 1.250000e-01, outputs = [out, lse], block_q = 64, block_kv = 64}
+// CHECK-NOT: attn.attention
+// No target fact enters the tiled form: no vectors, no loops.
+// CHECK-NOT: vector
+// CHECK-NOT: scf.
+// SIZES: block_q = 16, block_kv = 48}
 attn.kernel @causal {
   attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd,
                   mask = #attn.causal<top_left>, outputs = [out, lse]}
@@ -49,34 +17,15 @@ attn.kernel @causal {
 
 // -----
 
-// A block layout becomes one private constant table, looked up per block.
-// CHECK: memref.global "private" constant @attn_block_layout_0 : memref<4xi8> = dense<[1, 0, 1, 1]>
-// CHECK-LABEL: func.func @blocks_tile
-// Head dims that are no multiple of the vector width are padded: 72 -> 80, and the tail
-// of each V row is a masked load.
-// CHECK: memref.alloca() : memref<80x64xf32>
-// CHECK: memref.get_global @attn_block_layout_0
-// CHECK: vector.create_mask %c8
-// CHECK: vector.maskedload
-attn.kernel @blocks {
-  attn.attention {num_heads = 2, head_dim = 72, dtype = f32, layout = bshd,
-                  mask = #attn.block_sparse<block = [64, 64], layout = [[1, 0], [1, 1]]>,
-                  outputs = [out]}
-}
-
-// -----
-
-// score_mod and mask_mod are inlined into the per-element pass; integer divisions in them
-// are guarded (a zero divisor sets the status instead of trapping).
-// CHECK-LABEL: func.func @mods_tile
+// The default block_q shrinks for large heads; the mod regions move over unchanged.
+// CHECK-LABEL: attn.kernel @mods
+// CHECK: attn.flash {{.*}}head_dim = 256, dtype = bf16{{.*}}block_q = 32, block_kv = 64} score_mod {
 // CHECK: math.tanh
-// CHECK: arith.cmpi eq
-// CHECK: scf.if
-// CHECK: memref.store %c1_i32
-// CHECK: arith.select
-// CHECK: arith.divui
+// CHECK: attn.yield
+// CHECK: } mask_mod {
+// CHECK: arith.cmpi ule
 attn.kernel @mods {
-  attn.attention {num_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+  attn.attention {num_heads = 2, head_dim = 256, dtype = bf16, layout = bhsd, mask = #attn.full,
                   outputs = [out]}
     score_mod {
     ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
@@ -85,18 +34,9 @@ attn.kernel @mods {
     }
     mask_mod {
     ^bb0(%b: index, %h: index, %q: index, %kv: index):
-      %d = arith.divui %q, %h : index
-      %keep = arith.cmpi ule, %d, %kv : index
+      %keep = arith.cmpi ule, %kv, %q : index
       attn.yield %keep : i1
     }
-}
-
-// -----
-
-attn.kernel @half {
-  // expected-error @below {{the CPU backend supports dtype f32 only, got 'f16'}}
-  attn.attention {num_heads = 2, head_dim = 64, dtype = f16, layout = bhsd, mask = #attn.full,
-                  outputs = [out]}
 }
 
 // -----

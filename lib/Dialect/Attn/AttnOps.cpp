@@ -55,7 +55,8 @@ LogicalResult KernelOp::verify() {
       return op.emitOpError("cannot appear in an attn.kernel body; a kernel "
                             "holds exactly one attn.attention (or its tiled "
                             "form, attn.flash)");
-  return emitOpError("must hold exactly one attn.attention, found ") << count;
+  return emitOpError("must hold exactly one attn.attention (or attn.flash), found ")
+         << count;
 }
 
 //===----------------------------------------------------------------------===//

@@ -344,7 +344,7 @@ attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask =
 
 // -----
 
-// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention, found 2}}
+// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash), found 2}}
 attn.kernel @two_attentions {
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [lse]}
@@ -352,7 +352,7 @@ attn.kernel @two_attentions {
 
 // -----
 
-// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention, found 0}}
+// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash), found 0}}
 attn.kernel @empty {
 }
 
@@ -380,7 +380,7 @@ attn.kernel @dup {
 attn.kernel @yield_outside {
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
 }
-// expected-error @below {{'attn.yield' op expects parent op 'attn.attention'}}
+// expected-error @below {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.flash'}}
 attn.yield
 
 // -----
@@ -405,4 +405,62 @@ attn.kernel @unsupported_op_in_mod {
       %c = math.cbrt %s : f32
       attn.yield %c : f32
     }
+}
+
+// -----
+// attn.flash: the tiled form holds a normalized spec with positive tile sizes.
+
+attn.kernel @flash_no_tile {
+  // expected-error @below {{attention parameter 'block_kv' is required}}
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64}
+}
+
+// -----
+
+attn.kernel @flash_zero_tile {
+  // expected-error @below {{block_q and block_kv must be positive, got 64 and 0}}
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 0}
+}
+
+// -----
+
+attn.kernel @flash_unnormalized {
+  // expected-error @below {{holds a normalized spec: num_kv_heads and scale must be given (attn-normalize fills them in)}}
+  attn.flash {num_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], block_q = 64, block_kv = 64}
+}
+
+// -----
+
+attn.kernel @flash_causal {
+  // expected-error @below {{write #attn.causal<a> as #attn.sliding_window<left = inf, right = 0, align = a>}}
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.causal<top_left>, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
+}
+
+// -----
+
+attn.kernel @flash_weights {
+  // expected-error @below {{computes out and lse only; output 'weights' is produced by the untiled reference}}
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, max_seq = [8, 8], outputs = [out, weights], block_q = 64, block_kv = 64}
+}
+
+// -----
+
+attn.kernel @flash_bad_gqa {
+  // expected-error @below {{num_heads (6) must be a multiple of num_kv_heads (4)}}
+  attn.flash {num_heads = 6, num_kv_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
+}
+
+// -----
+
+attn.kernel @flash_unknown_parameter {
+  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, block_q, block_kv}}
+  attn.flash {num_heads = 2, block_d = 4}
+}
+
+// -----
+
+// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash), found 2}}
+attn.kernel @two_forms {
+  attn.attention {num_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
 }

@@ -140,3 +140,22 @@ attn.kernel @mask_mod_only attributes {owner = "roundtrip"} {
       attn.yield %keep : i1
     }
 }
+
+// attn.flash, the tiled form: the normalized parameters, the tile sizes and the regions.
+// GENERIC-LABEL: "attn.kernel"() <{sym_name = "tiled"}>
+// GENERIC: "attn.flash"() <{block_kv = 32 : i64, block_q = 16 : i64, dtype = f32, head_dim = 80 : i64, layout = 1 : i32, mask = #attn.and<[#attn.sliding_window<left = 127, right = 0>, #attn.bigbird<block = 16, window = 1, global = 1, random = 2, seed = 7>]>, num_heads = 6 : i64, num_kv_heads = 3 : i64, outputs = 3 : i32, scale = 1.250000e-01 : f64}>
+// CHECK-LABEL: attn.kernel @tiled {
+// CHECK-NEXT: attn.flash {num_heads = 6, num_kv_heads = 3, head_dim = 80, dtype = f32, layout = bshd, mask = #attn.and<[#attn.sliding_window<left = 127, right = 0>, #attn.bigbird<block = 16, window = 1, global = 1, random = 2, seed = 7>]>, scale = 1.250000e-01, outputs = [out, lse], block_q = 16, block_kv = 32} score_mod {
+// CHECK: math.tanh
+// CHECK: attn.yield
+attn.kernel @tiled {
+  attn.flash {block_kv = 32, block_q = 16, num_heads = 6, num_kv_heads = 3, head_dim = 80,
+              dtype = f32, layout = bshd, scale = 0.125, outputs = [out, lse],
+              mask = #attn.and<[#attn.sliding_window<left = 127, right = 0>,
+                                #attn.bigbird<block = 16, window = 1, global = 1, random = 2, seed = 7>]>}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %t = math.tanh %s : f32
+      attn.yield %t : f32
+    }
+}

@@ -1,4 +1,4 @@
 // An op the dialect does not define.
 attn.kernel @k {
-  attn.flash {num_heads = 8}
+  attn.decode {num_heads = 8}
 }

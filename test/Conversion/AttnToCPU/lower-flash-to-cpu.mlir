@@ -1,0 +1,103 @@
+// attn-lower-flash-to-cpu: each f32 attn.flash becomes its C-interface tile function, with
+// the vector width and Q K^T register block of the CPU target description.
+// RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu --verify-diagnostics | FileCheck %s
+// RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu="target=x86-64-avx2 count-tiles=1" --verify-diagnostics | FileCheck %s --check-prefix=AVX2
+
+// The descriptor facts go to a module attribute; the kernel op is gone.
+// CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, dtype = f32, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "causal", num_heads = 4 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]}
+// CHECK-NOT: attn.kernel
+// CHECK-LABEL: func.func @causal_tile(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
+// GQA: key/value head = head / (4 / 2).
+// CHECK: arith.divui %{{.*}}, %c2
+// Per-tile buffers live on the stack: Q^T, V, S^T, acc (64 x 64); m, l, alpha.
+// CHECK-COUNT-4: memref.alloca() : memref<64x64xf32>
+// CHECK-COUNT-3: memref.alloca() : memref<64xf32>
+// The KV-tile loop classifies each tile by index arithmetic on its bounds (causal =
+// window<inf, 0>: full when the last query row reaches the tile's last key; empty when
+// the first key lies past it) and only visits non-empty tiles.
+// CHECK: %[[NUMKV:.*]] = arith.ceildivsi
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[NUMKV]]
+// CHECK: arith.cmpi sle
+// CHECK: arith.cmpi slt
+// CHECK: scf.if
+// Scores S^T: a key of k broadcast, FMA with 16 query rows of Q^T; a register block of
+// 4 keys x 4 vectors (16 accumulators).
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: vector.fma %{{.*}} : vector<16xf32>
+// Partial and edge tiles run the per-element pass with the mask inlined.
+// CHECK: scf.if
+// Online softmax over 16 rows at once: running max, exp of the shifted scores, sum.
+// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
+// CHECK: math.exp %{{.*}} : vector<16xf32>
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// V, with a masked load for a head_dim tail, then P V into the accumulator row.
+// CHECK: vector.load
+// CHECK: vector.fma
+// Output: out = acc / l, lse = m + log l, fully masked rows 0 / -inf.
+// CHECK: math.log
+// CHECK: return
+// On AVX2 (8 lanes, 16 ymm registers): a block of 2 keys x 4 vectors (8 accumulators); the
+// count-tiles instrumentation adds the counter.
+// AVX2: memref.global "public" @causal_tiles_visited : memref<1xi64> = dense<0>
+// AVX2: memref.atomic_rmw addi
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2: vector.fma %{{.*}} : vector<8xf32>
+// CHECK-NOT: tiles_visited
+attn.kernel @causal {
+  attn.flash {num_heads = 4, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd,
+              mask = #attn.sliding_window<left = inf, right = 0>, scale = 0.125,
+              outputs = [out, lse], block_q = 64, block_kv = 64}
+}
+
+// -----
+// The lowering states its precondition: kernels must be tiled first.
+attn.kernel @raw {
+  // expected-error @above {{expects its tiled form, attn.flash; run attn-tile-flash first}}
+  attn.attention {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd,
+                  mask = #attn.full, scale = 0.125, outputs = [out]}
+}
+
+// -----
+// A KV tile must fill whole vectors.
+attn.kernel @ragged {
+  // expected-error @below {{block_kv (20) must be a multiple of the CPU target's vector width}}
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd,
+              mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 20}
+}
+
+// -----
+
+// score_mod and mask_mod are inlined into the per-element pass; integer divisions in them
+// are guarded (a zero divisor sets the status instead of trapping).
+// CHECK-LABEL: func.func @mods_tile
+// CHECK: math.tanh
+// CHECK: arith.cmpi eq
+// CHECK: scf.if
+// CHECK: memref.store %c1_i32
+// CHECK: arith.select
+// CHECK: arith.divui
+attn.kernel @mods {
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd,
+              mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %t = math.tanh %s : f32
+      attn.yield %t : f32
+    }
+    mask_mod {
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %d = arith.divui %q, %h : index
+      %keep = arith.cmpi ule, %d, %kv : index
+      attn.yield %keep : i1
+    }
+}
+
+// -----
+
+attn.kernel @half {
+  // expected-error @below {{the CPU backend supports dtype f32 only, got 'f16'}}
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f16, layout = bhsd,
+              mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
+}
