@@ -44,7 +44,8 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
            "Query rows per tile (0: 64, or 32 for head_dim > 128)">,
-    Option<"blockKv", "block-kv", "int64_t", /*default=*/"64", "Keys per KV tile">
+    Option<"blockKv", "block-kv", "int64_t", /*default=*/"::mlir::attn::kDefaultBlockKv",
+           "Keys per KV tile (default 64)">
   ];
 }
 

@@ -9,6 +9,7 @@
 #define ATTNC_TOOLS_ATTNC_DRIVER_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Target/Registry.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,9 +20,10 @@ void writeHeader(mlir::ModuleOp normalized, llvm::StringRef specPath,
                  llvm::raw_ostream &os);
 
 struct ExplainOptions {
+  /// Backend, target and schedule the kernels would be built with.
+  const Selection &selection;
   int64_t batch = 1, seqQ = 0, seqKv = 0;
-  int64_t blockQ = 0, blockKv = 64, vectorWidth = 16;
-  std::string targetName, svgPath;
+  std::string svgPath;
 };
 
 /// `attnc explain`: tile counts, FLOPs and the schedule of each kernel of a

@@ -33,16 +33,16 @@ struct TileMap {
   int64_t visitedPairs = 0; // (q, kv) positions inside visited tiles
 };
 
-TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o,
-                    int64_t blockQ) {
+TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o, int64_t blockQ,
+                    int64_t blockKv) {
   TileMap map;
   map.qTiles = (o.seqQ + blockQ - 1) / blockQ;
-  map.kvTiles = (o.seqKv + o.blockKv - 1) / o.blockKv;
+  map.kvTiles = (o.seqKv + blockKv - 1) / blockKv;
   bool maskMod = !op.getMaskMod().empty();
   for (int64_t qt = 0; qt < map.qTiles; ++qt)
     for (int64_t kt = 0; kt < map.kvTiles; ++kt) {
       int64_t q0 = qt * blockQ, q1 = std::min(o.seqQ, q0 + blockQ);
-      int64_t k0 = kt * o.blockKv, k1 = std::min(o.seqKv, k0 + o.blockKv);
+      int64_t k0 = kt * blockKv, k1 = std::min(o.seqKv, k0 + blockKv);
       TileClass c = classifyTile(op.getMask(), maskMod, {q0, q1, k0, k1, o.seqQ, o.seqKv});
       map.classes.push_back(c);
       (c == TileClass::full ? map.full : c == TileClass::partial ? map.partial : map.empty)++;
@@ -84,8 +84,11 @@ void writeTileSvg(const TileMap &map, StringRef title, llvm::raw_ostream &os) {
 void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                    llvm::raw_ostream &os, std::string *svg) {
   AttentionOp op = kernel.getAttention();
-  int64_t blockQ = o.blockQ ? o.blockQ : defaultBlockQ(op.getDim());
-  TileMap map = classifyAll(op, o, blockQ);
+  const attnc::Schedule &schedule = o.selection.schedule;
+  int64_t blockQ = schedule.get("block_q") ? schedule.get("block_q")
+                                           : defaultBlockQ(op.getDim());
+  int64_t blockKv = schedule.get("block_kv");
+  TileMap map = classifyAll(op, o, blockQ, blockKv);
   int64_t perHead = o.batch * op.getHeads();
   double flopPerPair = 4.0 * op.getDim();
   double dense = flopPerPair * perHead * o.seqQ * o.seqKv;
@@ -112,16 +115,21 @@ void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       flopPerPair * perHead *
                           countKeptPairs(op.getMask(), o.seqQ, o.seqKv));
   os << "\n";
-  os << llvm::formatv("schedule: MLIR CPU Flash kernel for {0}: block_q {1}, block_kv "
-                      "{2}, {3} f32 lanes; {4} work items (batch x heads x query "
+  const attnc::CpuTarget &cpu = o.selection.cpu;
+  os << llvm::formatv("schedule: {0} backend, {1} ({2} f32 lanes, {3} vector registers): "
+                      "block_q {4}, block_kv {5}; {6} work items (batch x heads x query "
                       "tiles) over the caller's threads (default: all cores)\n",
-                      o.targetName, blockQ, o.blockKv, o.vectorWidth,
-                      perHead * map.qTiles);
+                      o.selection.backend, cpu.name, cpu.vectorWidth, cpu.vectorRegisters,
+                      blockQ, blockKv, perHead * map.qTiles);
+  os << "tunables: ";
+  schedule.print(os);
+  os << " (auto: qk_keys " << cpu.qkKeys() << ", qk_row_vectors " << cpu.qkRowVectors()
+     << " on this target)\n";
   if (svg) {
     llvm::raw_string_ostream s(*svg);
     std::string title = ("@" + kernel.getSymName() + ": " + llvm::Twine(map.qTiles) +
                          " x " + llvm::Twine(map.kvTiles) + " tiles of " +
-                         llvm::Twine(blockQ) + " x " + llvm::Twine(o.blockKv))
+                         llvm::Twine(blockQ) + " x " + llvm::Twine(blockKv))
                             .str();
     writeTileSvg(map, title, s);
   }

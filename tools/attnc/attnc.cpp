@@ -17,16 +17,20 @@
 
 #include "Driver.h"
 
-#include "attnc/Conversion/Pipelines.h"
 #include "attnc/InitAll.h"
+#include "attnc/Target/CPU/CpuTunables.h"
+#include "attnc/Target/Registry.h"
 #include "attnc/Tools/SpecFile.h"
 #include "attnc/Target/CPU/CpuTarget.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -41,46 +45,80 @@ namespace {
 
 enum class Stage { spec, normalized, tiled, loops, llvm, assembly, obj, so };
 
+cl::OptionCategory attncCat("attnc: compile options");
+cl::OptionCategory explainCat("attnc: explain options (attnc explain SPEC ...)");
+cl::OptionCategory mlirCat("mlir: pass manager and printing options (apply to every stage's passes)");
+
 cl::SubCommand explainCmd("explain", "Tile map, FLOPs and schedule of a spec");
-cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"), cl::Required,
-                              cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd));
+cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"),
+                              cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
+                              cl::cat(attncCat));
 cl::opt<std::string> outputFile("o", cl::desc("Output file"), cl::value_desc("FILE"),
-                                cl::sub(cl::SubCommand::getTopLevel()));
-cl::opt<std::string> targetName("target", cl::desc("x86-64-avx512, x86-64-avx2 or host"),
+                                cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
+cl::opt<std::string> backendName("backend", cl::desc("Code generator: mlir (halide: not yet)"),
+                                 cl::init("mlir"), cl::sub(cl::SubCommand::getTopLevel()),
+                                 cl::sub(explainCmd), cl::cat(attncCat));
+cl::opt<std::string> targetName("target",
+                                cl::desc("Target (see --list-targets): x86-64-avx512, "
+                                         "x86-64-avx2 or host"),
                                 cl::init("x86-64-avx512"),
-                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd));
+                                cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
+                                cl::cat(attncCat));
+cl::list<std::string> scheduleArgs(
+    "schedule", cl::desc("Set tunables, name=value[,name=value...] (see --list-tunables)"),
+    cl::value_desc("NAME=VALUE"), cl::CommaSeparated,
+    cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd), cl::cat(attncCat));
+cl::opt<bool> listTargets("list-targets",
+                          cl::desc("List backends and targets, and whether this machine "
+                                   "can run each"),
+                          cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
+cl::opt<bool> listTunables("list-tunables",
+                           cl::desc("List the backend's tunables: default, range, meaning"),
+                           cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
 cl::opt<Stage> emit(
     "emit", cl::desc("Stage to write"), cl::init(Stage::obj),
     cl::values(clEnumValN(Stage::spec, "spec", "the spec, verified"),
                clEnumValN(Stage::normalized, "normalized", "after attn-normalize"),
-               clEnumValN(Stage::tiled, "tiled", "Flash form (attn-tile-flash)"),
+               clEnumValN(Stage::tiled, "tiled", "attn.flash, the target-neutral tiled form"),
                clEnumValN(Stage::loops, "loops", "scf/vector/memref loops, input of LLVM lowering"),
                clEnumValN(Stage::llvm, "llvm", "optimized LLVM IR"),
                clEnumValN(Stage::assembly, "asm", "assembly"),
                clEnumValN(Stage::obj, "obj", "object file and C header (default)"),
                clEnumValN(Stage::so, "so", "shared object for attnc-run")),
-    cl::sub(cl::SubCommand::getTopLevel()));
-cl::opt<int64_t> blockQ("block-q", cl::desc("Query rows per tile (0: by head_dim)"),
-                        cl::init(0), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd));
-cl::opt<int64_t> blockKv("block-kv", cl::desc("Keys per KV tile"), cl::init(64),
-                         cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd));
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
+// Test instrumentation, never part of a production build: hidden from --help.
 cl::opt<bool> countTiles("count-tiles",
                          cl::desc("Instrument: count visited KV tiles in <kernel>_tiles_visited"),
-                         cl::sub(cl::SubCommand::getTopLevel()));
-cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(1), cl::sub(explainCmd));
-cl::opt<int64_t> seqQ("seq-q", cl::desc("Query length"), cl::init(0), cl::sub(explainCmd));
+                         cl::Hidden, cl::sub(cl::SubCommand::getTopLevel()));
+cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(1), cl::sub(explainCmd),
+                       cl::cat(explainCat));
+cl::opt<int64_t> seqQ("seq-q", cl::desc("Query length"), cl::init(0), cl::sub(explainCmd),
+                      cl::cat(explainCat));
 cl::opt<int64_t> seqKv("seq-kv", cl::desc("Key/value length (default: seq-q)"),
-                       cl::init(0), cl::sub(explainCmd));
-cl::opt<std::string> svgFile("svg", cl::desc("Draw the tile map as SVG"), cl::sub(explainCmd));
+                       cl::init(0), cl::sub(explainCmd), cl::cat(explainCat));
+cl::opt<std::string> svgFile("svg", cl::desc("Draw the tile map as SVG"), cl::sub(explainCmd),
+                             cl::cat(explainCat));
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-LogicalResult runPasses(ModuleOp module, function_ref<void(OpPassManager &)> build) {
+/// Runs the (backend, target) pipeline up to `until`, with MLIR's pass
+/// manager options (--mlir-print-ir-after-all, --mlir-timing, ...) applied.
+llvm::Error runPipeline(ModuleOp module, const attnc::Selection &selection,
+                        attnc::PipelineStage until) {
   PassManager pm(module->getContext());
-  build(pm);
-  return pm.run(module);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return error("invalid MLIR pass manager options");
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
+  attnc::buildPipeline(pm, selection, until);
+  if (failed(pm.run(module)))
+    return error("the " + selection.backend + " pipeline for " + selection.cpu.name +
+                 " failed");
+  return llvm::Error::success();
 }
 
 /// Where to write: -o, or the spec's stem with `ext` for binary stages, or stdout.
@@ -117,36 +155,44 @@ llvm::Error linkShared(StringRef object, StringRef output, const char *argv0) {
   return llvm::Error::success();
 }
 
-llvm::Error compile(ModuleOp module, const char *argv0) {
-  auto target = attnc::lookupCpuTarget(targetName);
-  if (!target)
-    return target.takeError();
-  if (emit == Stage::spec)
-    return writeText(outputPath(""), [&](auto &os) { module.print(os); });
-  if (failed(runPasses(module, [](OpPassManager &pm) { pm.addPass(attn::createAttnNormalizePass()); })))
-    return error("attn-normalize failed");
-  if (emit == Stage::normalized)
-    return writeText(outputPath(""), [&](auto &os) { module.print(os); });
+/// The header describes the normalized spec; normalizing a copy is cheap.
+llvm::Error writeHeaderFor(ModuleOp module, StringRef objPath) {
   OwningOpRef<ModuleOp> normalized = module.clone();
+  PassManager pm(module->getContext());
+  pm.addPass(attn::createAttnNormalizePass());
+  if (failed(pm.run(*normalized)))
+    return error("attn-normalize failed");
+  llvm::SmallString<256> header(objPath);
+  llvm::sys::path::replace_extension(header, ".h");
+  return writeText(header, [&](auto &os) { attnc::writeHeader(*normalized, specFile, os); });
+}
 
-  attn::AttnTileFlashPassOptions options;
-  options.blockQ = blockQ;
-  options.blockKv = blockKv;
-  if (failed(runPasses(module, [&](OpPassManager &pm) { pm.addPass(attn::createAttnTileFlashPass(options)); })))
-    return error("attn-tile-flash failed");
-  if (emit == Stage::tiled)
+llvm::Error compile(ModuleOp module, const char *argv0) {
+  auto selection = attnc::select(backendName, targetName, scheduleArgs);
+  if (!selection)
+    return selection.takeError();
+  selection->countTiles = countTiles;
+  auto printModule = [&] {
     return writeText(outputPath(""), [&](auto &os) { module.print(os); });
-  attn::AttnLowerFlashToCPUPassOptions lowering;
-  lowering.target = target->name;
-  lowering.countTiles = countTiles;
-  if (failed(runPasses(module, [&](OpPassManager &pm) { pm.addPass(attn::createAttnLowerFlashToCPUPass(lowering)); })))
-    return error("attn-lower-flash-to-cpu failed");
-  if (failed(runPasses(module, attnc::buildPrepareLoopsPipeline)))
-    return error("preparing the loops stage failed");
-  if (emit == Stage::loops)
-    return writeText(outputPath(""), [&](auto &os) { module.print(os); });
-  if (failed(runPasses(module, attnc::buildLowerToLLVMPipeline)))
-    return error("lowering to the LLVM dialect failed");
+  };
+  if (emit == Stage::spec)
+    return printModule();
+  std::optional<attnc::PipelineStage> mlirStage;
+  if (emit == Stage::normalized)
+    mlirStage = attnc::PipelineStage::normalized;
+  else if (emit == Stage::tiled)
+    mlirStage = attnc::PipelineStage::tiled;
+  else if (emit == Stage::loops)
+    mlirStage = attnc::PipelineStage::loops;
+  if (mlirStage) {
+    if (llvm::Error err = runPipeline(module, *selection, *mlirStage))
+      return err;
+    return printModule();
+  }
+  OwningOpRef<ModuleOp> spec = module.clone();
+  if (llvm::Error err = runPipeline(module, *selection, attnc::PipelineStage::llvmDialect))
+    return err;
+  const attnc::CpuTarget *target = &selection->cpu;
 
   llvm::LLVMContext context;
   auto llvmModule = attnc::translateAndOptimize(module, *target, context);
@@ -180,34 +226,69 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
     llvm::sys::fs::remove(objPath);
     return err;
   }
-  llvm::SmallString<256> header(objPath);
-  llvm::sys::path::replace_extension(header, ".h");
-  return writeText(header, [&](auto &os) { attnc::writeHeader(*normalized, specFile, os); });
+  return writeHeaderFor(*spec, objPath);
 }
 
 llvm::Error runExplain(ModuleOp module) {
-  auto target = attnc::lookupCpuTarget(targetName);
-  if (!target)
-    return target.takeError();
-  if (failed(runPasses(module, [](OpPassManager &pm) { pm.addPass(attn::createAttnNormalizePass()); })))
-    return error("attn-normalize failed");
-  attnc::ExplainOptions o;
+  auto selection = attnc::select(backendName, targetName, scheduleArgs);
+  if (!selection)
+    return selection.takeError();
+  if (llvm::Error err = runPipeline(module, *selection, attnc::PipelineStage::normalized))
+    return err;
+  attnc::ExplainOptions o{*selection};
   o.batch = batch;
   o.seqQ = seqQ;
   o.seqKv = seqKv ? int64_t(seqKv) : int64_t(seqQ);
-  o.blockQ = blockQ;
-  o.blockKv = blockKv;
-  o.vectorWidth = target->vectorWidth;
-  o.targetName = target->name;
   o.svgPath = svgFile;
   return attnc::explain(module, o, llvm::outs());
+}
+
+void printTargets(llvm::raw_ostream &os) {
+  os << llvm::formatv("{0,-15} {1,-8} {2,-13} {3,-36} {4}\n", "target", "backend",
+                      "device", "needs", "runs here");
+  for (const attnc::TargetEntry &t : attnc::listTargets())
+    os << llvm::formatv("{0,-15} {1,-8} {2,-13} {3,-36} {4}\n", t.name, t.backend,
+                        t.device, t.needs, t.runsHere ? "yes" : "no");
+  attnc::printBackends(os);
+}
+
+/// Only attnc's own options (and MLIR's pass-manager ones) in --help; LLVM's
+/// hundreds of backend options stay behind --help-hidden.
+void groupOptions() {
+  for (auto &[name, option] : cl::getRegisteredOptions()) {
+    if (name.starts_with("mlir-"))
+      option->addCategory(mlirCat);
+    bool ours = llvm::any_of(option->Categories, [](cl::OptionCategory *c) {
+      return c == &attncCat || c == &explainCat || c == &mlirCat;
+    });
+    if (!ours && !name.starts_with("help") && name != "version")
+      option->setHiddenFlag(cl::Hidden);
+  }
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  groupOptions();
   cl::ParseCommandLineOptions(argc, argv, "attnc: ahead-of-time attention kernel compiler\n");
+  if (listTargets || listTunables) {
+    if (listTargets)
+      printTargets(llvm::outs());
+    if (listTunables) {
+      llvm::outs() << "tunables of the mlir backend (--schedule name=value):\n";
+      attnc::printTunables(attnc::cpuTunables(), llvm::outs());
+    }
+    return 0;
+  }
+  if (specFile.empty()) {
+    llvm::WithColor::error(llvm::errs(), "attnc") << "no spec given (attnc --help)\n";
+    return 1;
+  }
   attnc::SpecFile spec;
   OwningOpRef<ModuleOp> module = spec.parse(specFile, "attnc");
   if (!module)

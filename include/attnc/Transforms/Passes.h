@@ -9,6 +9,7 @@
 #define ATTNC_TRANSFORMS_PASSES_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Transforms/TileSizes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -12,6 +12,10 @@
 
 namespace mlir::attn {
 
+/// Keys per KV tile when none is chosen (attn-tile-flash's default and the
+/// backends' block_kv default).
+inline constexpr int64_t kDefaultBlockKv = 64;
+
 /// Query rows per tile when none is chosen: smaller for large heads so a
 /// tile's working set (block_q x head_dim accumulators) stays small.
 int64_t defaultBlockQ(int64_t headDim);

@@ -49,6 +49,14 @@ using namespace mlir::attn;
 
 namespace {
 
+/// The largest d <= limit dividing n (n, limit >= 1).
+int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
+  int64_t d = std::min(n, limit);
+  while (n % d != 0)
+    --d;
+  return d;
+}
+
 /// (batch, head, seq) strides of one tensor, read from the params array.
 struct Strides {
   Value batch, head, seq;
@@ -207,8 +215,10 @@ void FlashKernelBuilder::loadValueTile(Value k0, Value cols) {
 /// Keys past the sequence read its last row (in bounds); they are masked later.
 void FlashKernelBuilder::computeScores(Value k0, Value cols) {
   int64_t w = cfg.vectorWidth;
-  int64_t keyBlock = cfg.qkKeys;
-  int64_t rowVecs = std::max<int64_t>(1, std::min(cfg.qkRowVectors, blockQ / w));
+  // The block must tile blockKv x blockQ exactly: take the largest sizes up
+  // to the configured ones that divide it.
+  int64_t keyBlock = largestDivisorUpTo(blockKv, cfg.qkKeys);
+  int64_t rowVecs = largestDivisorUpTo(blockQ / w, cfg.qkRowVectors);
   Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
   loop(0, blockKv, keyBlock, [&](Value j0) {
     SmallVector<Value> keyRows, keyBases;
@@ -470,10 +480,13 @@ mlir::attn::buildCpuFlashKernel(KernelOp kernel, const CpuKernelConfig &config) 
   if (!op.getDtype().isF32())
     return op.emitOpError("the CPU backend supports dtype f32 only, got ")
            << op.getDtype();
-  if (op.getTileKv() % config.vectorWidth != 0)
-    return op.emitOpError("block_kv (")
-           << op.getTileKv() << ") must be a multiple of the CPU target's vector width ("
-           << config.vectorWidth << " f32 lanes)";
+  for (auto [name, size] : {std::pair<StringRef, int64_t>{"block_q", op.getTileQ()},
+                             {"block_kv", op.getTileKv()}})
+    if (size % config.vectorWidth != 0)
+      return op.emitOpError()
+             << name << " (" << size
+             << ") must be a multiple of the CPU target's vector width ("
+             << config.vectorWidth << " f32 lanes)";
 
   MLIRContext *ctx = kernel.getContext();
   ImplicitLocOpBuilder b(kernel.getLoc(), ctx);

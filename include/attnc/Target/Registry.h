@@ -1,0 +1,59 @@
+//===- Registry.h - backends, targets and their pipelines -------*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The one place that maps (backend, target) to a pass pipeline. Everything
+// above attn.flash is shared; below it each backend has its own passes,
+// configured from its target description and its schedule (Tunables.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TARGET_REGISTRY_H
+#define ATTNC_TARGET_REGISTRY_H
+
+#include "attnc/Target/CPU/CpuTarget.h"
+#include "attnc/Target/Tunables.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <vector>
+
+namespace attnc {
+
+/// One row of `attnc --list-targets`.
+struct TargetEntry {
+  std::string name, backend, device, needs;
+  bool runsHere;
+};
+
+/// Every known target of every backend.
+std::vector<TargetEntry> listTargets();
+/// Backend names and, for a backend without targets, why.
+void printBackends(llvm::raw_ostream &os);
+
+/// A (backend, target) pair with its schedule: all a pipeline needs.
+struct Selection {
+  std::string backend;
+  CpuTarget cpu;
+  Schedule schedule;
+  /// Test instrumentation of the CPU lowering (count visited KV tiles).
+  bool countTiles = false;
+};
+
+/// Looks up the backend and target and applies `name=value` schedule
+/// assignments; errors name what would be valid.
+llvm::Expected<Selection> select(llvm::StringRef backend, llvm::StringRef target,
+                                 llvm::ArrayRef<std::string> schedule);
+
+/// The MLIR stages a pipeline can stop after.
+enum class PipelineStage { normalized, tiled, loops, llvmDialect };
+
+/// Adds the passes from a spec up to and including `until`.
+void buildPipeline(mlir::OpPassManager &pm, const Selection &selection,
+                   PipelineStage until);
+
+} // namespace attnc
+
+#endif // ATTNC_TARGET_REGISTRY_H

@@ -1,0 +1,67 @@
+//===- Tunables.h - a backend's schedule parameters, declared once -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Each backend declares its tunables once (name, default, range, meaning), in
+// the style of Halide's GeneratorParams. `attnc --schedule name=value`,
+// `attnc --list-tunables`, `attnc explain` and the autotuner's search space
+// all read that one declaration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TARGET_TUNABLES_H
+#define ATTNC_TARGET_TUNABLES_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace attnc {
+
+struct Tunable {
+  llvm::StringRef name;
+  /// 0 where `automatic` says what "chosen automatically" means.
+  int64_t defaultValue;
+  /// Inclusive range of explicit values.
+  int64_t min, max;
+  /// Explicit values must be a multiple of the target's vector width (f32 lanes).
+  bool multipleOfVectorWidth;
+  llvm::StringRef meaning;
+  /// What the default 0 stands for; empty when 0 is not allowed.
+  llvm::StringRef automatic;
+};
+
+/// Values of a backend's tunables for one compilation: explicit ones from
+/// --schedule, the rest at their default (0 = chosen automatically).
+class Schedule {
+public:
+  explicit Schedule(llvm::ArrayRef<Tunable> tunables) : tunables(tunables) {}
+
+  /// Applies `name=value`; an unknown name, a malformed or out-of-range value
+  /// is an error naming what would be valid.
+  llvm::Error set(llvm::StringRef assignment, int64_t vectorWidth);
+  int64_t get(llvm::StringRef name) const;
+  bool isExplicit(llvm::StringRef name) const { return values.count(name); }
+  llvm::ArrayRef<Tunable> declaration() const { return tunables; }
+  /// "block_q=auto block_kv=64 ..." (auto where chosen automatically).
+  void print(llvm::raw_ostream &os) const;
+
+private:
+  llvm::ArrayRef<Tunable> tunables;
+  llvm::StringMap<int64_t> values;
+};
+
+/// One table of name, default, range and meaning per tunable.
+void printTunables(llvm::ArrayRef<Tunable> tunables, llvm::raw_ostream &os);
+
+} // namespace attnc
+
+#endif // ATTNC_TARGET_TUNABLES_H

@@ -1,0 +1,34 @@
+//===- CpuTunables.cpp - the MLIR CPU backend's tunables ------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The ranges keep a tile's stack buffers (Q^T, V, S^T and the accumulators:
+// at most 1.5 MiB at head_dim 256) well inside a thread's 8 MiB stack, and the
+// register block inside the 16 / 32 vector registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Target/CPU/CpuTunables.h"
+
+#include "attnc/Transforms/TileSizes.h"
+
+using namespace attnc;
+
+llvm::ArrayRef<Tunable> attnc::cpuTunables() {
+  static const Tunable tunables[] = {
+      {"block_q", 0, 8, 256, true,
+       "query rows per tile = per work item (attn.flash block_q)",
+       "64, or 32 for head_dim > 128"},
+      {"block_kv", mlir::attn::kDefaultBlockKv, 8, 512, true,
+       "keys per KV tile (attn.flash block_kv)", ""},
+      {"qk_keys", 0, 1, 8, false, "keys per Q K^T register block",
+       "4 with 32 vector registers, 2 with 16"},
+      {"qk_row_vectors", 0, 1, 8, false,
+       "vectors of query rows per Q K^T register block (capped to divide block_q)",
+       "4"},
+  };
+  return tunables;
+}

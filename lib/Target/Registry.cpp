@@ -1,0 +1,81 @@
+//===- Registry.cpp - backends, targets and their pipelines ---------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Backends: `mlir` (in-process MLIR -> LLVM, x86-64 targets) and `halide`,
+// known by name but without targets until the Halide backend lands, so that
+// --backend=halide says so instead of "unknown backend".
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Target/Registry.h"
+
+#include "attnc/Conversion/Pipelines.h"
+#include "attnc/Target/CPU/CpuTunables.h"
+#include "attnc/Transforms/Passes.h"
+
+using namespace attnc;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static constexpr llvm::StringLiteral kCpuTargets[] = {"x86-64-avx512", "x86-64-avx2",
+                                                      "host"};
+static constexpr llvm::StringLiteral kHalideStatus =
+    "no targets yet: the Halide backend is not implemented in this build";
+
+std::vector<TargetEntry> attnc::listTargets() {
+  std::vector<TargetEntry> entries;
+  for (llvm::StringRef name : kCpuTargets) {
+    CpuTarget cpu = llvm::cantFail(lookupCpuTarget(name));
+    entries.push_back({cpu.name, "mlir", "cpu (kDLCPU)", cpu.needs, cpu.runsHere()});
+  }
+  return entries;
+}
+
+void attnc::printBackends(llvm::raw_ostream &os) {
+  os << "backends: mlir (in-process MLIR and LLVM); halide (" << kHalideStatus << ")\n";
+}
+
+llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef target,
+                                        llvm::ArrayRef<std::string> schedule) {
+  if (backend == "halide")
+    return error("--backend=halide: " + kHalideStatus + "; use --backend=mlir");
+  if (backend != "mlir")
+    return error("unknown backend '" + backend + "'; expected mlir or halide");
+  llvm::Expected<CpuTarget> cpu = lookupCpuTarget(target);
+  if (!cpu)
+    return cpu.takeError();
+  Selection selection{backend.str(), *cpu, Schedule(cpuTunables())};
+  for (const std::string &assignment : schedule)
+    if (llvm::Error err = selection.schedule.set(assignment, cpu->vectorWidth))
+      return std::move(err);
+  return selection;
+}
+
+void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
+                          PipelineStage until) {
+  pm.addPass(mlir::attn::createAttnNormalizePass());
+  if (until == PipelineStage::normalized)
+    return;
+  mlir::attn::AttnTileFlashPassOptions tiling;
+  tiling.blockQ = s.schedule.get("block_q");
+  tiling.blockKv = s.schedule.get("block_kv");
+  pm.addPass(mlir::attn::createAttnTileFlashPass(tiling));
+  if (until == PipelineStage::tiled)
+    return;
+  mlir::attn::AttnLowerFlashToCPUPassOptions lowering;
+  lowering.target = s.cpu.name;
+  lowering.qkKeys = s.schedule.get("qk_keys");
+  lowering.qkRowVectors = s.schedule.get("qk_row_vectors");
+  lowering.countTiles = s.countTiles;
+  pm.addPass(mlir::attn::createAttnLowerFlashToCPUPass(lowering));
+  buildPrepareLoopsPipeline(pm);
+  if (until == PipelineStage::loops)
+    return;
+  buildLowerToLLVMPipeline(pm);
+}
