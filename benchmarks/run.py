@@ -64,8 +64,8 @@ def inputs(w, seed=0):
     return q, k, v
 
 
-def load_peers(work, target):
-    peers, missing = attnc_peer.make(work, (target,)), {}
+def load_peers(work, target, baseline=None):
+    peers, missing = attnc_peer.make(work, (target,), baseline), {}
     for module in PEER_MODULES:
         try:
             peers += importlib.import_module("peers." + module).make()
@@ -182,7 +182,7 @@ def memory_child(args):
     reset first (clear_refs 5), so peaks of preparation (imports, compilation) do not count."""
     spec = json.loads(args.memory_child)
     w = Workload(**spec["workload"])
-    peers, _ = load_peers(spec["work"], spec["target"])
+    peers, _ = load_peers(spec["work"], spec["target"], spec.get("baseline"))
     peer = next(p for p in peers if p.name == spec["peer"])
     fn = peer.prepare(w, *inputs(w))
     before = rss_mib("VmRSS")
@@ -192,8 +192,9 @@ def memory_child(args):
     print(json.dumps({"mib": max(0.0, rss_mib("VmHWM") - before)}))
 
 
-def measure_memory(peer, w, work, target):
-    spec = json.dumps({"workload": w.__dict__, "peer": peer, "work": work, "target": target})
+def measure_memory(peer, w, work, target, baseline=None):
+    spec = json.dumps({"workload": w.__dict__, "peer": peer, "work": work, "target": target,
+                       "baseline": baseline})
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", spec],
                           capture_output=True, text=True)
     if proc.returncode:
@@ -259,6 +260,9 @@ def main():
     parser.add_argument("--memory-head-dims", nargs="*", type=int, default=None,
                         help="measure memory only for these head_dims (default: all)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
+    parser.add_argument("--baseline", metavar="BUILD_DIR",
+                        help="also time the kernels of another attnc build (e.g. of the "
+                             "previous commit) as attnc-<target>-baseline, in the same run")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--remeasure-memory", metavar="RESULTS_JSON",
                         help="measure memory again for the records of an earlier run "
@@ -274,7 +278,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="attnc-bench-")  # specs, kernels, reference runs
 
-    peers, missing = load_peers(work, args.target)
+    peers, missing = load_peers(work, args.target, args.baseline)
     peaks = {t: fma_peak(t) for t in sorted(set(args.threads))}
     print("peers: %s; not installed: %s; FMA peak: %s" % (
         ", ".join(p.name for p in peers), ", ".join(missing) or "none",
@@ -293,7 +297,8 @@ def main():
             args.memory_head_dims is None or w.head_dim in args.memory_head_dims)
         if memory:
             for name in results:
-                results[name]["memory_mib"] = measure_memory(name, w, work, args.target)
+                results[name]["memory_mib"] = measure_memory(name, w, work, args.target,
+                                                             args.baseline)
         records.append({"workload": w.__dict__, "results": results, "notes": notes,
                         "peak_gflops": peaks[w.threads], "useful_gflop": w.useful_flops() * 1e-9})
         print("%-32s %s" % (w.name, "  ".join("%s %.1f GFLOPS" % (n, r["gflops"])

@@ -40,20 +40,22 @@ def dl_tensor(array):
 
 
 class AttncPeer(Peer):
-    def __init__(self, target, work):
-        self.name = "attnc-" + {"host": "cpu"}.get(target, target)
+    def __init__(self, target, work, build=BUILD, label=""):
+        self.name = "attnc-" + {"host": "cpu"}.get(target, target) + label
         self.target = target
         self.work = work
+        self.build = build
         self.libraries = {}
 
     def kernel(self, w):
         name, text = w.spec()
         if name not in self.libraries:
             spec = os.path.join(self.work, name + ".mlir")
-            so = os.path.join(self.work, "%s.%s.so" % (name, self.target))
+            so = os.path.join(self.work, "%s.%s%s.so" % (name, self.target,
+                                                        self.name.rsplit(self.target, 1)[1]))
             with open(spec, "w") as f:
                 f.write(text)
-            subprocess.run([os.path.join(BUILD, "bin", "attnc"), spec, "--target", self.target,
+            subprocess.run([os.path.join(self.build, "bin", "attnc"), spec, "--target", self.target,
                             "--emit=so", "-o", so], check=True)
             self.libraries[name] = ctypes.CDLL(so)
         library = self.libraries[name]
@@ -77,7 +79,12 @@ class AttncPeer(Peer):
         return run
 
 
-def make(work, targets=("x86-64-avx512",)):
+def make(work, targets=("x86-64-avx512",), baseline=None):
+    """attnc's peers; with `baseline` (another build's directory, e.g. of the previous
+    commit) also that build's kernels as `attnc-<target>-baseline`, timed in the same run."""
     if not os.path.exists(os.path.join(BUILD, "bin", "attnc")):
         raise ImportError("attnc is not built (%s/bin/attnc); run scripts/setup.sh" % BUILD)
-    return [AttncPeer(t, work) for t in targets]
+    peers = [AttncPeer(t, work) for t in targets]
+    if baseline:
+        peers += [AttncPeer(t, work, baseline, "-baseline") for t in targets]
+    return peers

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The lowering after attn-tile-flash uses upstream conversions only. Math
+// The CPU lowering after attn-lower-flash-to-cpu uses upstream conversions. Math
 // functions with an LLVM intrinsic become intrinsics; the rest (atan, erf,
 // expm1, ...) become libm calls, so kernels link with -lm.
 //
