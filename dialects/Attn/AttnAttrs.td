@@ -5,9 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Masks are attributes implementing MaskAttrInterface. Each one states its
-// semantics in isKept(), which is the definition the reference evaluator and
-// the tile classifier rely on.
+// Masks are attributes implementing MaskAttrInterface. Each one only translates
+// itself into the plain-data rule of include/attnc/Support/MaskRules.h
+// (toMaskRule); what a rule keeps, per element and per tile, is stated once
+// there, so the reference evaluator and the kernels' tile classifier agree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,10 +29,23 @@ def Attn_MaskAttrInterface : AttrInterface<"MaskAttrInterface"> {
   }];
   let methods = [
     InterfaceMethod<[{
+        Returns the mask as plain data for the rules in attnc/Support/MaskRules.h, the only
+        statement of what each mask keeps.
+      }], "::attnc::mask::Mask", "toMaskRule">,
+    InterfaceMethod<[{
         Returns true when query row `q` attends key row `kv` for sequences of length `seqQ`
         and `seqKv` (0 <= q < seqQ, 0 <= kv < seqKv).
       }], "bool", "isKept",
-      (ins "int64_t":$q, "int64_t":$kv, "int64_t":$seqQ, "int64_t":$seqKv)>
+      (ins "int64_t":$q, "int64_t":$kv, "int64_t":$seqQ, "int64_t":$seqKv), [{}], [{
+        return ::attnc::mask::isKept($_attr.toMaskRule(), q, kv, seqQ, seqKv);
+      }]>,
+    InterfaceMethod<[{
+        Returns whether the mask keeps all, some or none of a tile (bounds clipped to the
+        sequence lengths); the per-element answer is this rule on a 1 x 1 tile.
+      }], "::attnc::mask::TileClass", "classifyTile",
+      (ins "const ::attnc::mask::TileBounds<int64_t> &":$tile), [{}], [{
+        return ::attnc::mask::classifyTile($_attr.toMaskRule(), /*hasMaskMod=*/false, tile);
+      }]>
   ];
 }
 

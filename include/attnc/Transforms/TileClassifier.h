@@ -5,22 +5,19 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Which (query tile, key tile) pairs a mask keeps entirely, partly or not at
-// all. The rules are written once, against an abstract "emitter" of index
-// arithmetic, and instantiated twice: on integers (attnc explain, tests) and
-// on MLIR values (the kernel, where sequence lengths are run-time values).
-// The two can therefore never disagree.
-//
-// Rules: windows are classified exactly from the tile bounds; block-pattern
-// masks (block_sparse, longformer, bigbird) by visiting the blocks a tile
-// covers; `and` is full when every operand is full and empty when any is;
-// `or` the reverse; a mask_mod turns full into partial.
+// Which (query tile, key tile) pairs a mask attribute keeps entirely, partly
+// or not at all. The rules live in attnc/Support/MaskRules.h, written against
+// an abstract "emitter" of index arithmetic; this is their MLIR side: the
+// attribute's plain-data rule evaluated on integers (attnc explain, counts)
+// or emitted as index arithmetic (the kernel, where sequence lengths are
+// run-time values). Both are the same rule, so they can never disagree.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTNC_TRANSFORMS_TILECLASSIFIER_H
 #define ATTNC_TRANSFORMS_TILECLASSIFIER_H
 
+#include "attnc/Support/MaskRules.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Builders.h"
@@ -28,13 +25,8 @@
 
 namespace mlir::attn {
 
-enum class TileClass { empty, partial, full };
-
-/// A tile: query rows [q0, q1) and key rows [k0, k1), both non-empty and
-/// already clipped to the sequence lengths.
-template <typename Int> struct TileBounds {
-  Int q0, q1, k0, k1, seqQ, seqKv;
-};
+using ::attnc::mask::TileBounds;
+using ::attnc::mask::TileClass;
 
 /// Classifies one tile of a normalized mask for concrete lengths.
 TileClass classifyTile(Attribute mask, bool hasMaskMod,

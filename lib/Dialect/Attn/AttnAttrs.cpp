@@ -5,13 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Each mask's isKept() is the single definition of its semantics. Verifiers
-// reject parameters no kernel could implement and say what would be valid.
+// Each mask translates itself into the plain-data rule of
+// attnc/Support/MaskRules.h (toMaskRule); isKept and classifyTile are the
+// interface's defaults over that rule, so no mask states its semantics here.
+// Verifiers reject parameters no kernel could implement and say what would be
+// valid.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
-#include "attnc/Support/SplitMix64.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -70,23 +72,6 @@ void AttnDialect::registerAttributes() {
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-/// Query position i aligned onto the key axis.
-static int64_t alignedQuery(Alignment alignment, int64_t q, int64_t seqQ,
-                            int64_t seqKv) {
-  return alignment == Alignment::bottom_right ? q + seqKv - seqQ : q;
-}
-
-static bool windowKeeps(int64_t left, int64_t right, int64_t center,
-                        int64_t kv) {
-  bool leftOk = left == kUnbounded || kv >= center - left;
-  bool rightOk = right == kUnbounded || kv <= center + right;
-  return leftOk && rightOk;
-}
-
-static bool inBand(int64_t qb, int64_t kb, int64_t window) {
-  return qb - kb <= window && kb - qb <= window;
-}
-
 static LogicalResult
 verifyPositive(function_ref<InFlightDiagnostic()> emitError, StringRef mask,
                StringRef name, int64_t value) {
@@ -109,19 +94,17 @@ verifyNonNegative(function_ref<InFlightDiagnostic()> emitError, StringRef mask,
 // full, causal, sliding_window
 //===----------------------------------------------------------------------===//
 
-bool FullMaskAttr::isKept(int64_t, int64_t, int64_t, int64_t) const {
-  return true;
+attnc::mask::Mask FullMaskAttr::toMaskRule() const {
+  return {attnc::mask::Full{}};
 }
 
-bool CausalMaskAttr::isKept(int64_t q, int64_t kv, int64_t seqQ,
-                            int64_t seqKv) const {
-  return kv <= alignedQuery(getAlignment(), q, seqQ, seqKv);
+attnc::mask::Mask CausalMaskAttr::toMaskRule() const {
+  return attnc::mask::causal(getAlignment() == Alignment::bottom_right);
 }
 
-bool SlidingWindowMaskAttr::isKept(int64_t q, int64_t kv, int64_t seqQ,
-                                   int64_t seqKv) const {
-  int64_t center = alignedQuery(getAlignment(), q, seqQ, seqKv);
-  return windowKeeps(getLeft(), getRight(), center, kv);
+attnc::mask::Mask SlidingWindowMaskAttr::toMaskRule() const {
+  return {attnc::mask::Window{getLeft(), getRight(),
+                              getAlignment() == Alignment::bottom_right}};
 }
 
 LogicalResult
@@ -219,10 +202,10 @@ BlockSparseMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool BlockSparseMaskAttr::isKept(int64_t q, int64_t kv, int64_t,
-                                 int64_t) const {
-  int64_t qb = q / getBlockQ(), kb = kv / getBlockKv();
-  return qb < getNumQBlocks() && kb < getNumKvBlocks() && isBlockKept(qb, kb);
+attnc::mask::Mask BlockSparseMaskAttr::toMaskRule() const {
+  return {attnc::mask::BlockSparse{
+      getBlockQ(), getBlockKv(), getNumKvBlocks(),
+      std::vector<bool>(getLayout().begin(), getLayout().end())}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -249,11 +232,10 @@ LongformerMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool LongformerMaskAttr::isKept(int64_t q, int64_t kv, int64_t,
-                                int64_t) const {
-  int64_t qb = q / getBlock(), kb = kv / getBlock();
-  return inBand(qb, kb, getWindow()) || llvm::is_contained(getGlobal(), qb) ||
-         llvm::is_contained(getGlobal(), kb);
+attnc::mask::Mask LongformerMaskAttr::toMaskRule() const {
+  return {attnc::mask::Longformer{getBlock(), getWindow(),
+                                  std::vector<int64_t>(getGlobal().begin(),
+                                                       getGlobal().end())}};
 }
 
 LogicalResult
@@ -270,18 +252,9 @@ BigBirdMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool BigBirdMaskAttr::isKept(int64_t q, int64_t kv, int64_t,
-                             int64_t seqKv) const {
-  int64_t qb = q / getBlock(), kb = kv / getBlock();
-  if (inBand(qb, kb, getWindow()) || qb < getGlobal() || kb < getGlobal())
-    return true;
-  uint64_t numKvBlocks = (seqKv + getBlock() - 1) / getBlock();
-  for (int64_t r = 0; r < getRandom(); ++r) {
-    uint64_t draw = attnc::splitmix64(getSeed() + uint64_t(qb * getRandom() + r));
-    if (int64_t(draw % numKvBlocks) == kb)
-      return true;
-  }
-  return false;
+attnc::mask::Mask BigBirdMaskAttr::toMaskRule() const {
+  return {attnc::mask::BigBird{getBlock(), getWindow(), getGlobal(),
+                               getRandom(), getSeed()}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -315,16 +288,17 @@ LogicalResult OrMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return verifyComposed(emitError, "or", masks);
 }
 
-bool AndMaskAttr::isKept(int64_t q, int64_t kv, int64_t seqQ,
-                         int64_t seqKv) const {
-  return llvm::all_of(getMasks(), [&](Attribute m) {
-    return cast<MaskAttrInterface>(m).isKept(q, kv, seqQ, seqKv);
-  });
+static std::vector<attnc::mask::Mask> toMaskRules(ArrayRef<Attribute> masks) {
+  std::vector<attnc::mask::Mask> rules;
+  for (Attribute m : masks)
+    rules.push_back(cast<MaskAttrInterface>(m).toMaskRule());
+  return rules;
 }
 
-bool OrMaskAttr::isKept(int64_t q, int64_t kv, int64_t seqQ,
-                        int64_t seqKv) const {
-  return llvm::any_of(getMasks(), [&](Attribute m) {
-    return cast<MaskAttrInterface>(m).isKept(q, kv, seqQ, seqKv);
-  });
+attnc::mask::Mask AndMaskAttr::toMaskRule() const {
+  return {attnc::mask::And{toMaskRules(getMasks())}};
+}
+
+attnc::mask::Mask OrMaskAttr::toMaskRule() const {
+  return {attnc::mask::Or{toMaskRules(getMasks())}};
 }

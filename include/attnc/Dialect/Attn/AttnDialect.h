@@ -8,6 +8,7 @@
 #ifndef ATTNC_DIALECT_ATTN_ATTNDIALECT_H
 #define ATTNC_DIALECT_ATTN_ATTNDIALECT_H
 
+#include "attnc/Support/MaskRules.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Attributes.h"
@@ -19,7 +20,8 @@
 
 namespace mlir::attn {
 /// A sliding-window bound meaning "no bound"; printed and parsed as `inf`.
-inline constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+/// The same value as the mask rules' own, which interpret the bound.
+inline constexpr int64_t kUnbounded = ::attnc::mask::kUnbounded;
 /// Largest seq_q * seq_kv for which a kernel may return the attention weights.
 inline constexpr int64_t kMaxWeightsElements = int64_t(1) << 24;
 } // namespace mlir::attn
