@@ -45,6 +45,29 @@ const char *attnc::rt::deviceName(int deviceType) {
   }
 }
 
+const char *attnc::rt::deviceNoun(int deviceType) {
+  return deviceType == kDLCPU ? "CPU" : deviceName(deviceType);
+}
+
+const char *attnc::rt::dtypeCodeName(int code) {
+  switch (code) {
+  case kDLInt:
+    return "kDLInt";
+  case kDLUInt:
+    return "kDLUInt";
+  case kDLFloat:
+    return "kDLFloat";
+  case kDLOpaqueHandle:
+    return "kDLOpaqueHandle";
+  case kDLBfloat:
+    return "kDLBfloat";
+  case kDLComplex:
+    return "kDLComplex";
+  default:
+    return "an unknown type code";
+  }
+}
+
 static const char *codeName(uint8_t code) {
   switch (code) {
   case kDLInt:

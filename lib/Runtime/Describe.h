@@ -35,6 +35,12 @@ std::string formatDims(const int64_t *dims, int ndim);
 /// "kDLCUDA", or "an unknown device type".
 const char *deviceName(int deviceType);
 
+/// "CPU" for kDLCPU, else deviceName: what a message calls a tensor there.
+const char *deviceNoun(int deviceType);
+
+/// "kDLFloat", "kDLBfloat", ..., or "an unknown type code".
+const char *dtypeCodeName(int code);
+
 /// "float32", "int8", "float32 x 4 lanes", or "type code 9 of 32 bits".
 std::string dtypeName(DLDataType type);
 

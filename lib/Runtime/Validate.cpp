@@ -99,12 +99,15 @@ attnc_status Validator::checkPresence() {
   for (int id = 0; id < count; ++id) {
     if (!t[id] && id == Lse)
       return fail(ATTNC_ERR_NULL, cat("lse is NULL, but this kernel outputs "
-                                      "the log-sum-exp and needs a float32 "
-                                      "tensor for it (",
-                                      legend(Lse), ")"));
+                                      "the log-sum-exp and needs a ",
+                                      dtypeName(kernelDtype(desc)),
+                                      " tensor for it (", legend(Lse), ")"));
     if (!t[id])
-      return fail(ATTNC_ERR_NULL, cat(kTensorNames[id], " is NULL; pass a ",
-                                      "float32 CPU tensor (", legend(id), ")"));
+      return fail(ATTNC_ERR_NULL,
+                  cat(kTensorNames[id], " is NULL; pass a ",
+                      dtypeName(kernelDtype(desc)), " ",
+                      deviceNoun(desc.device_type), " tensor (", legend(id),
+                      ")"));
     if (!t[id]->data)
       return fail(ATTNC_ERR_NULL, cat(kTensorNames[id], " has NULL data; the ",
                                       "tensor must point at its elements"));
@@ -115,25 +118,31 @@ attnc_status Validator::checkPresence() {
 attnc_status Validator::checkDevices() {
   for (int id = 0; id < count; ++id) {
     DLDevice dev = t[id]->device;
-    if (dev.device_type != kDLCPU)
+    if (dev.device_type != desc.device_type)
       return fail(ATTNC_ERR_DEVICE,
                   cat(kTensorNames[id], " is on device ",
                       deviceName(dev.device_type), " (", int(dev.device_type),
-                      "), id ", dev.device_id,
-                      ", but this kernel runs on the CPU and accepts only "
-                      "kDLCPU (1) tensors; copy it to host memory first"));
+                      "), id ", dev.device_id, ", but this kernel runs on ",
+                      deviceName(desc.device_type), " (", desc.device_type,
+                      ") and accepts only ", deviceName(desc.device_type),
+                      " tensors; ",
+                      desc.device_type == kDLCPU
+                          ? "copy it to host memory first"
+                          : "copy it to that device first"));
   }
   return ATTNC_OK;
 }
 
 attnc_status Validator::checkDtypes() {
+  DLDataType want = kernelDtype(desc);
   for (int id = 0; id < count; ++id) {
     DLDataType dt = t[id]->dtype;
-    if (dt.code != kDLFloat || dt.bits != desc.dtype_bits || dt.lanes != 1)
+    if (dt.code != want.code || dt.bits != want.bits || dt.lanes != 1)
       return fail(ATTNC_ERR_DTYPE,
                   cat(kTensorNames[id], " has dtype ", dtypeName(dt),
-                      " but needs float", desc.dtype_bits, " (kDLFloat, ",
-                      desc.dtype_bits, " bits, 1 lane)"));
+                      " but needs ", dtypeName(want), " (",
+                      dtypeCodeName(want.code), ", ", unsigned(want.bits),
+                      " bits, 1 lane)"));
   }
   return ATTNC_OK;
 }
@@ -303,6 +312,11 @@ attnc_status Validator::run(CheckedLaunch &launch) {
 static std::string checkDescriptor(const attnc_kernel_desc &d) {
   if (!d.tile)
     return "its tile function is NULL";
+  // Tile functions are called on this runtime's host threads.
+  if (d.device_type != kDLCPU)
+    return cat("device_type = ", deviceName(d.device_type), " (",
+               d.device_type, "), but this runtime only launches kDLCPU (",
+               int(kDLCPU), ") kernels");
   if (d.num_heads < 1 || d.num_kv_heads < 1 || d.num_heads % d.num_kv_heads)
     return cat("num_heads = ", d.num_heads,
                " and num_kv_heads = ", d.num_kv_heads,
@@ -310,14 +324,22 @@ static std::string checkDescriptor(const attnc_kernel_desc &d) {
   if (d.head_dim < 1 || d.block_q < 1)
     return cat("head_dim = ", d.head_dim, " and block_q = ", d.block_q,
                " must be >= 1");
-  if (d.dtype_bits != 32)
-    return cat("dtype_bits = ", d.dtype_bits,
-               ", but this runtime only runs float32 kernels");
+  if (d.dtype_code != kDLFloat || d.dtype_bits != 32)
+    return cat("dtype_code = ", d.dtype_code, " and dtype_bits = ",
+               d.dtype_bits, ", but this runtime only runs float32 kernels (",
+               dtypeCodeName(kDLFloat), " = ", int(kDLFloat), ", 32 bits)");
   if (d.layout != 0 && d.layout != 1)
     return cat("layout = ", d.layout, " must be 0 (bhsd) or 1 (bshd)");
   if (!(d.outputs & 1))
     return cat("outputs = ", d.outputs, " must include bit 0 (out)");
   return "";
+}
+
+DLDataType attnc::rt::kernelDtype(const attnc_kernel_desc &desc) {
+  // Only called once checkDescriptor accepted the dtype, so the narrowing
+  // casts are exact.
+  return {static_cast<uint8_t>(desc.dtype_code),
+          static_cast<uint8_t>(desc.dtype_bits), 1};
 }
 
 const char *attnc::rt::kernelName(const attnc_kernel_desc &desc) {

@@ -1,5 +1,4 @@
-//===- Validate.h - Checks a launch's arguments against its kernel -*- C++
-//-*-===//
+//===- Validate.h - Checks launch arguments against a kernel ----*- C++ -*-===//
 //
 // Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -56,6 +55,10 @@ attnc_status validateLaunch(const attnc_kernel_desc *desc, const DLTensor *q,
                             const DLTensor *k, const DLTensor *v,
                             const DLTensor *out, const DLTensor *lse,
                             CheckedLaunch &launch, std::string &message);
+
+/// The element type of the kernel's tensors, from its dtype_code and
+/// dtype_bits.
+DLDataType kernelDtype(const attnc_kernel_desc &desc);
 
 /// The descriptor's name for messages, which may be NULL in a hand-written one.
 const char *kernelName(const attnc_kernel_desc &desc);

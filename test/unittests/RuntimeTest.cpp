@@ -14,12 +14,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Runtime/KernelDescFields.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <array>
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
@@ -140,8 +143,19 @@ struct Problem {
   Tensor q, k, v, out, lse;
 
   Problem(int layout = 0, Dims dims = {}, bool withLse = true) : n(dims) {
-    desc = {ATTNC_ABI_VERSION, int32_t(n.heads), int32_t(n.kvHeads), int32_t(n.dim),
-            32, layout, withLse ? 3 : 1, int32_t(n.blockQ), 0, 0, "fake", fakeTile};
+    // By field name, as attn-emit-cpu-entry fills it.
+    desc.abi_version = ATTNC_ABI_VERSION;
+    desc.device_type = kDLCPU;
+    desc.num_heads = int32_t(n.heads);
+    desc.num_kv_heads = int32_t(n.kvHeads);
+    desc.head_dim = int32_t(n.dim);
+    desc.dtype_code = kDLFloat;
+    desc.dtype_bits = 32;
+    desc.layout = layout;
+    desc.outputs = withLse ? 3 : 1;
+    desc.block_q = int32_t(n.blockQ);
+    desc.name = "fake";
+    desc.tile = fakeTile;
     q = Tensor(shape(n.heads, n.seqQ));
     k = Tensor(shape(n.kvHeads, n.seqKV));
     v = Tensor(shape(n.kvHeads, n.seqKV));
@@ -295,6 +309,31 @@ TEST_F(Runtime, LseNotRequestedIsIgnored) {
   p.expectOutputs();
 }
 
+// attn-emit-cpu-entry lays the descriptor out from kKernelDescFields as an
+// LLVM struct: natural alignment, i32 = 4 bytes, i64 and ptr = 8 (x86-64).
+// The C compiler lays out the struct generated from the same list; the two
+// must put every field at the same offset.
+TEST(KernelDesc, TableMatchesTheCStruct) {
+  const size_t offsets[] = {
+#define FIELD_OFFSET(type, field) offsetof(attnc_kernel_desc, field),
+      ATTNC_KERNEL_DESC_FIELDS(FIELD_OFFSET)
+#undef FIELD_OFFSET
+  };
+  ASSERT_EQ(std::size(attnc::kKernelDescFields), std::size(offsets));
+  size_t offset = 0;
+  for (size_t i = 0; i < std::size(offsets); ++i) {
+    const attnc::DescField &f = attnc::kKernelDescFields[i];
+    size_t bytes = f.kind == attnc::DescFieldKind::I32 ? 4 : 8;
+    offset = (offset + bytes - 1) / bytes * bytes;
+    EXPECT_EQ(offsets[i], offset) << f.name;
+    offset += bytes;
+  }
+  EXPECT_EQ(sizeof(attnc_kernel_desc), (offset + 7) / 8 * 8);
+  // The runtime reads abi_version before trusting anything else.
+  EXPECT_STREQ(attnc::kKernelDescFields[0].name, "abi_version");
+  EXPECT_EQ(offsetof(attnc_kernel_desc, abi_version), 0u);
+}
+
 /// A mistake in the arguments: how to make it, and what the runtime says.
 struct ErrorCase {
   const char *name;
@@ -314,11 +353,18 @@ const ErrorCase kErrors[] = {
      "kernel 'fake': lse is NULL, but this kernel outputs the log-sum-exp"},
     {"Dtype", [](Problem &p) { p.q.dl.dtype.bits = 16; }, ATTNC_ERR_DTYPE,
      "q has dtype float16 but needs float32 (kDLFloat, 32 bits, 1 lane)"},
+    {"DtypeBfloat", [](Problem &p) { p.v.dl.dtype = {kDLBfloat, 16, 1}; },
+     ATTNC_ERR_DTYPE, "kernel 'fake': v has dtype bfloat16 but needs float32 "
+     "(kDLFloat, 32 bits, 1 lane)"},
+    // Same bits, other code: the code is checked, not just the width.
+    {"DtypeCode", [](Problem &p) { p.q.dl.dtype = {kDLInt, 32, 1}; },
+     ATTNC_ERR_DTYPE, "q has dtype int32 but needs float32 (kDLFloat"},
     {"Lanes", [](Problem &p) { p.k.dl.dtype.lanes = 4; }, ATTNC_ERR_DTYPE,
      "k has dtype float32 x 4 lanes but needs float32"},
     {"Device", [](Problem &p) { p.out.dl.device = {kDLCUDA, 1}; }, ATTNC_ERR_DEVICE,
-     "out is on device kDLCUDA (2), id 1, but this kernel runs on the CPU and "
-     "accepts only kDLCPU (1) tensors"},
+     "kernel 'fake': out is on device kDLCUDA (2), id 1, but this kernel runs "
+     "on kDLCPU (1) and accepts only kDLCPU tensors; copy it to host memory "
+     "first"},
     {"DeviceCudaHost", [](Problem &p) { p.q.dl.device = {kDLCUDAHost, 0}; },
      ATTNC_ERR_DEVICE, "q is on device kDLCUDAHost (3)"},
     {"Rank", [](Problem &p) { p.q.dl.ndim = 3; }, ATTNC_ERR_SHAPE,
@@ -353,7 +399,10 @@ const ErrorCase kErrors[] = {
      "q has byte_offset 2, which is not a multiple of the element size (4 bytes)"},
     {"Abi", [](Problem &p) { p.desc.abi_version = ATTNC_ABI_VERSION + 1; },
      ATTNC_ERR_ABI, "attnc_rt_launch: the kernel was built for runtime ABI "
-     "version 2 but this runtime implements version 1"},
+     "version 3 but this runtime implements version 2"},
+    {"AbiVersion1", [](Problem &p) { p.desc.abi_version = 1; }, ATTNC_ERR_ABI,
+     "the kernel was built for runtime ABI version 1 but this runtime "
+     "implements version 2; rebuild the kernel with a matching attnc"},
     // Of several mistakes, the most basic category is reported.
     {"FirstCategoryWins", [](Problem &p) { p.q.dl.device = {kDLCUDA, 0};
                                            p.q.dl.byte_offset = 2; },
@@ -362,6 +411,14 @@ const ErrorCase kErrors[] = {
      "attnc_rt_launch: the kernel descriptor is NULL"},
     {"MalformedDesc", [](Problem &p) { p.desc.block_q = 0; }, ATTNC_ERR_ABI,
      "kernel 'fake': malformed descriptor: head_dim = 4 and block_q = 0 must be >= 1"},
+    {"CudaDesc", [](Problem &p) { p.desc.device_type = kDLCUDA; }, ATTNC_ERR_ABI,
+     "kernel 'fake': malformed descriptor: device_type = kDLCUDA (2), but this "
+     "runtime only launches kDLCPU (1) kernels"},
+    {"Bf16Desc", [](Problem &p) { p.desc.dtype_code = kDLBfloat;
+                                  p.desc.dtype_bits = 16; },
+     ATTNC_ERR_ABI, "kernel 'fake': malformed descriptor: dtype_code = 4 and "
+     "dtype_bits = 16, but this runtime only runs float32 kernels (kDLFloat = 2, "
+     "32 bits)"},
 };
 
 void PrintTo(const ErrorCase &c, std::ostream *os) { *os << c.name; }

@@ -27,8 +27,9 @@
 extern "C" {
 #endif
 
-/* Bumped whenever attnc_kernel_desc or the tile function signature changes. */
-#define ATTNC_ABI_VERSION 1
+/* Bumped whenever attnc_kernel_desc or the tile function signature changes.
+ * 2: the descriptor gained device_type and dtype_code. */
+#define ATTNC_ABI_VERSION 2
 
 typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
@@ -42,7 +43,7 @@ typedef enum attnc_status {
   ATTNC_OK = 0,
   ATTNC_ERR_NULL = 1,     /* a required tensor or its data is NULL */
   ATTNC_ERR_DTYPE = 2,    /* wrong element type */
-  ATTNC_ERR_DEVICE = 3,   /* not a CPU tensor */
+  ATTNC_ERR_DEVICE = 3,   /* a tensor not on the kernel's device */
   ATTNC_ERR_SHAPE = 4,    /* wrong rank, or a shape that does not fit the spec or the others */
   ATTNC_ERR_STRIDE = 5,   /* head_dim not contiguous, or negative strides */
   ATTNC_ERR_LIMIT = 6,    /* lengths beyond the spec's max_seq or block layout */
@@ -93,20 +94,36 @@ typedef int32_t (*attnc_tile_fn)(attnc_memref_f32 *q, attnc_memref_f32 *k,
                                  attnc_memref_f32 *lse, attnc_memref_i64 *params,
                                  int64_t b, int64_t h, int64_t q_tile);
 
+/* The fields of attnc_kernel_desc, in order, as X(TYPE, NAME). This list is
+ * the one definition of the descriptor: the struct below is generated from
+ * it, and so is the LLVM struct that attnc writes into every kernel object
+ * (lib/Conversion/AttnToCPU/EmitCpuEntry.cpp, through KernelDescFields.h),
+ * which fills each field by name. Types are int32_t, int64_t or pointers,
+ * grouped in that order so the struct has no padding; abi_version stays
+ * first, since it is read before anything else is trusted. */
+#define ATTNC_KERNEL_DESC_FIELDS(X)                                            \
+  X(int32_t, abi_version)   /* ATTNC_ABI_VERSION */                            \
+  X(int32_t, device_type)   /* DLDeviceType the kernel runs on (kDLCPU) */     \
+  X(int32_t, num_heads)                                                        \
+  X(int32_t, num_kv_heads)                                                     \
+  X(int32_t, head_dim)                                                         \
+  X(int32_t, dtype_code)    /* element type as a DLDataType: its code         \
+                               (kDLFloat for f32/f16, kDLBfloat for bf16) */   \
+  X(int32_t, dtype_bits)    /* ... and bits, with 1 lane */                    \
+  X(int32_t, layout)        /* 0: [batch, heads, seq, dim] (bhsd),             \
+                               1: [batch, seq, heads, dim] (bshd) */           \
+  X(int32_t, outputs)       /* bit 0: out, bit 1: lse */                       \
+  X(int32_t, block_q)       /* query rows per tile = per work item */          \
+  X(int64_t, max_seq_q)     /* largest allowed seq_q; <= 0: unbounded */       \
+  X(int64_t, max_seq_kv)                                                       \
+  X(const char *, name)     /* the kernel's symbol */                          \
+  X(attnc_tile_fn, tile)
+
+#define ATTNC_KERNEL_DESC_MEMBER_(type, field) type field;
 typedef struct attnc_kernel_desc {
-  int32_t abi_version;  /* ATTNC_ABI_VERSION */
-  int32_t num_heads;
-  int32_t num_kv_heads;
-  int32_t head_dim;
-  int32_t dtype_bits;   /* element type: kDLFloat of this many bits (32 today) */
-  int32_t layout;       /* 0: [batch, heads, seq, dim] (bhsd), 1: [batch, seq, heads, dim] (bshd) */
-  int32_t outputs;      /* bit 0: out, bit 1: lse */
-  int32_t block_q;      /* query rows per tile = per work item */
-  int64_t max_seq_q;    /* largest allowed seq_q; <= 0: unbounded */
-  int64_t max_seq_kv;
-  const char *name;     /* the kernel's symbol */
-  attnc_tile_fn tile;
+  ATTNC_KERNEL_DESC_FIELDS(ATTNC_KERNEL_DESC_MEMBER_)
 } attnc_kernel_desc;
+#undef ATTNC_KERNEL_DESC_MEMBER_
 
 /* Checks the arguments against `desc` and runs the kernel. lse may be NULL
  * when the kernel does not output it (and must be non-NULL when it does);

@@ -8,15 +8,20 @@
 // Runs on the LLVM dialect (after attn-lower-to-llvm's conversions). For each
 // kernel of `attn.cpu_kernels` it adds a constant attnc_kernel_desc and the
 // exported `int <name>(q, k, v, out, lse, opt)` that calls attnc_rt_launch.
-// The struct below must match attnc_kernel_desc in attnc_runtime.h.
+// The descriptor's LLVM struct is built from ATTNC_KERNEL_DESC_FIELDS, the
+// list attnc_kernel_desc itself is generated from, and each field is filled
+// by name: from the kernel's facts, or (abi_version, device_type, dtype_code,
+// dtype_bits) by this pass. A field without a value is an error.
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Runtime/KernelDescFields.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNEMITCPUENTRYPASS
@@ -49,70 +54,136 @@ struct AttnEmitCpuEntryPass
     if (SymbolTable::lookupSymbolIn(module, kLaunch))
       return;
     auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-    auto type = LLVM::LLVMFunctionType::get(b.getI32Type(),
-                                            SmallVector<Type>(7, ptr));
-    b.create<LLVM::LLVMFuncOp>(module.getLoc(), kLaunch, type);
+    auto type =
+        LLVM::LLVMFunctionType::get(b.getI32Type(), SmallVector<Type>(7, ptr));
+    LLVM::LLVMFuncOp::create(b, module.getLoc(), kLaunch, type);
+  }
+
+  /// The integer fields of `kernel`'s descriptor by field name: its facts
+  /// from attn.cpu_kernels, plus the ABI version, the device and the dtype as
+  /// DLPack spells them, which this pass decides.
+  FailureOr<llvm::StringMap<int64_t>>
+  integerFields(ModuleOp module, StringRef kernel, DictionaryAttr info) {
+    llvm::StringMap<int64_t> numbers;
+    for (NamedAttribute fact : info)
+      if (auto value = dyn_cast<IntegerAttr>(fact.getValue()))
+        numbers[fact.getName()] = value.getInt();
+    numbers["abi_version"] = ATTNC_ABI_VERSION;
+    // This entry launches on the runtime's CPU thread pool.
+    numbers["device_type"] = kDLCPU;
+    auto dtype = dyn_cast_or_null<TypeAttr>(info.get("dtype"));
+    if (!dtype)
+      return module.emitError("attn-emit-cpu-entry: kernel '")
+             << kernel << "' has no 'dtype' type in attn.cpu_kernels";
+    Type type = dtype.getValue();
+    if (type.isF32() || type.isF16())
+      numbers["dtype_code"] = kDLFloat;
+    else if (type.isBF16())
+      numbers["dtype_code"] = kDLBfloat;
+    else
+      return module.emitError("attn-emit-cpu-entry: kernel '")
+             << kernel << "' has dtype " << type
+             << ", which has no DLPack spelling here; expected f32, f16 or "
+                "bf16";
+    numbers["dtype_bits"] = type.getIntOrFloatBitWidth();
+    return numbers;
   }
 
   LogicalResult emitKernel(OpBuilder &b, ModuleOp module, DictionaryAttr info) {
     Location loc = module.getLoc();
     MLIRContext *ctx = b.getContext();
-    auto field = [&](StringRef key) {
-      return cast<IntegerAttr>(info.get(key)).getInt();
-    };
-    std::string name = cast<StringAttr>(info.get("name")).str();
+    auto nameAttr = dyn_cast_or_null<StringAttr>(info.get("name"));
+    if (!nameAttr)
+      return module.emitError("attn-emit-cpu-entry: a kernel of "
+                              "attn.cpu_kernels has no string 'name': ")
+             << info;
+    std::string name = nameAttr.str();
     std::string tile = "_mlir_ciface_" + name + "_tile";
     if (!SymbolTable::lookupSymbolIn(module, tile))
       return module.emitError("attn-emit-cpu-entry: no tile function ") << tile;
+    std::string nameGlobal = name + "_name";
 
+    FailureOr<llvm::StringMap<int64_t>> numbers =
+        integerFields(module, name, info);
+    if (failed(numbers))
+      return failure();
+    llvm::StringMap<std::string> symbols = {{"name", nameGlobal},
+                                            {"tile", tile}};
+
+    // Every field is looked up by name before anything is built, so a fact
+    // the descriptor needs but attn.cpu_kernels lacks is an error, not a 0.
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
-    // attnc_kernel_desc: eight int32, two int64, two pointers.
-    SmallVector<Type> fields(8, i32);
-    fields.append({i64, i64, ptr, ptr});
-    auto descType = LLVM::LLVMStructType::getLiteral(ctx, fields);
+    SmallVector<Type> fieldTypes;
+    for (const attnc::DescField &field : attnc::kKernelDescFields) {
+      auto fail = [&](StringRef why) {
+        return module.emitError("attn-emit-cpu-entry: kernel '")
+               << name << "': descriptor field '" << field.name << "' " << why;
+      };
+      switch (field.kind) {
+      case attnc::DescFieldKind::I32:
+      case attnc::DescFieldKind::I64: {
+        auto it = numbers->find(field.name);
+        if (it == numbers->end())
+          return fail("has no value in attn.cpu_kernels");
+        bool is32 = field.kind == attnc::DescFieldKind::I32;
+        if (is32 && !llvm::isInt<32>(it->second))
+          return fail("is ") << it->second << ", which does not fit int32";
+        fieldTypes.push_back(is32 ? i32 : i64);
+        break;
+      }
+      case attnc::DescFieldKind::Ptr:
+        if (!symbols.count(field.name))
+          return fail("is a pointer this pass does not know how to fill");
+        fieldTypes.push_back(ptr);
+        break;
+      }
+    }
+    // Named after the C struct, so the LLVM IR reads %attnc_kernel_desc.
+    auto descType =
+        LLVM::LLVMStructType::getIdentified(ctx, "attnc_kernel_desc");
+    if (failed(descType.setBody(fieldTypes, /*isPacked=*/false)))
+      return module.emitError("attn-emit-cpu-entry: the context already holds "
+                              "another struct named attnc_kernel_desc");
 
-    std::string nameGlobal = name + "_name";
     auto strType = LLVM::LLVMArrayType::get(b.getI8Type(), name.size() + 1);
-    b.create<LLVM::GlobalOp>(loc, strType, /*isConstant=*/true,
-                             LLVM::Linkage::Private, nameGlobal,
-                             b.getStringAttr(name + '\0'));
+    LLVM::GlobalOp::create(b, loc, strType, /*isConstant=*/true,
+                           LLVM::Linkage::Private, nameGlobal,
+                           b.getStringAttr(name + '\0'));
 
-    auto desc = b.create<LLVM::GlobalOp>(loc, descType, /*isConstant=*/true,
-                                         LLVM::Linkage::Internal, name + "_desc",
-                                         Attribute());
+    auto desc = LLVM::GlobalOp::create(b, loc, descType, /*isConstant=*/true,
+                                       LLVM::Linkage::Internal, name + "_desc",
+                                       Attribute());
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(b.createBlock(&desc.getInitializerRegion()));
-      Value s = b.create<LLVM::UndefOp>(loc, descType);
-      int64_t values[] = {ATTNC_ABI_VERSION,  field("num_heads"),
-                          field("num_kv_heads"), field("head_dim"),
-                          32,                 field("layout"),
-                          field("outputs"),   field("block_q")};
-      for (auto [pos, v] : llvm::enumerate(values))
-        s = b.create<LLVM::InsertValueOp>(
-            loc, s, b.create<LLVM::ConstantOp>(loc, i32, v), pos);
-      s = b.create<LLVM::InsertValueOp>(
-          loc, s, b.create<LLVM::ConstantOp>(loc, i64, field("max_seq_q")), 8);
-      s = b.create<LLVM::InsertValueOp>(
-          loc, s, b.create<LLVM::ConstantOp>(loc, i64, field("max_seq_kv")), 9);
-      s = b.create<LLVM::InsertValueOp>(
-          loc, s, b.create<LLVM::AddressOfOp>(loc, ptr, nameGlobal), 10);
-      s = b.create<LLVM::InsertValueOp>(
-          loc, s, b.create<LLVM::AddressOfOp>(loc, ptr, tile), 11);
-      b.create<LLVM::ReturnOp>(loc, s);
+      Value s = LLVM::UndefOp::create(b, loc, descType);
+      for (auto [pos, field, type] :
+           llvm::enumerate(attnc::kKernelDescFields, fieldTypes)) {
+        Value v =
+            field.kind == attnc::DescFieldKind::Ptr
+                ? LLVM::AddressOfOp::create(b, loc, ptr, symbols[field.name])
+                      .getResult()
+                : LLVM::ConstantOp::create(b, loc, type,
+                                           numbers->lookup(field.name))
+                      .getResult();
+        s = LLVM::InsertValueOp::create(b, loc, s, v, pos);
+      }
+      LLVM::ReturnOp::create(b, loc, s);
     }
 
-    auto entryType = LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(6, ptr));
-    auto entry = b.create<LLVM::LLVMFuncOp>(loc, name, entryType);
+    auto entryType =
+        LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(6, ptr));
+    auto entry = LLVM::LLVMFuncOp::create(b, loc, name, entryType);
     OpBuilder::InsertionGuard guard(b);
     Block *body = entry.addEntryBlock(b);
     b.setInsertionPointToStart(body);
-    SmallVector<Value> args{b.create<LLVM::AddressOfOp>(loc, ptr, name + "_desc")};
+    SmallVector<Value> args{
+        LLVM::AddressOfOp::create(b, loc, ptr, name + "_desc")};
     llvm::append_range(args, body->getArguments());
-    auto call = b.create<LLVM::CallOp>(
-        loc, TypeRange{i32}, FlatSymbolRefAttr::get(ctx, kLaunch), args);
-    b.create<LLVM::ReturnOp>(loc, call.getResult());
+    auto call = LLVM::CallOp::create(
+        b, loc, TypeRange{i32}, FlatSymbolRefAttr::get(ctx, kLaunch), args);
+    LLVM::ReturnOp::create(b, loc, call.getResult());
     return success();
   }
 };
