@@ -7,7 +7,9 @@
 //
 // `attnc-run --reference SPEC` evaluates a spec with the reference evaluator
 // on seeded inputs (or q/k/v .npy files), writes every input and output as
-// .npy and prints a short summary.
+// .npy and prints a short summary. With `--tiled BQxBKV` it first runs
+// attn-normalize and attn-tile-flash on the kernel, in process, and evaluates
+// the resulting attn.flash tile by tile instead (same inputs, same outputs).
 // `attnc-run --so K.so SPEC` runs the kernel compiled with `attnc --emit=so`
 // on the same inputs, checks it against the reference (unless
 // --no-reference), and reports time, GFLOPS, % of FMA peak and memory.
@@ -22,10 +24,12 @@
 #include "attnc/Reference/Evaluator.h"
 #include "attnc/Reference/Npy.h"
 #include "attnc/Reference/WeightsSvg.h"
+#include "attnc/Transforms/Passes.h"
 #include "attnc/Transforms/TileClassifier.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -61,6 +65,10 @@ static cl::opt<std::string> kFile("k", cl::desc("k as .npy"));
 static cl::opt<std::string> vFile("v", cl::desc("v as .npy"));
 static cl::opt<std::string> outDir("o", cl::desc("Directory for the .npy files"),
                                    cl::init("."));
+static cl::opt<std::string> tiled(
+    "tiled", cl::desc("With --reference: evaluate the tiled form (attn.flash) "
+                      "tile by tile, block_q x block_kv, e.g. 64x64"),
+    cl::value_desc("BQxBKV"));
 static cl::opt<std::string> weightsSvg(
     "weights-svg", cl::desc("Draw the attention weights of batch 0 as SVG"));
 static cl::opt<std::string> soFile("so", cl::desc("Run this kernel (attnc --emit=so)"));
@@ -99,7 +107,7 @@ struct Inputs {
   bool seeded = false;
 
   /// seq_q * seq_kv, read off the tensors in the spec's layout.
-  int64_t cellsPerHead(attn::AttentionOp op) const {
+  int64_t cellsPerHead(attn::AttentionSpecOpInterface op) const {
     int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
     return q.shape[seqDim] * k.shape[seqDim];
   }
@@ -170,7 +178,14 @@ llvm::Error drawWeights(attn::AttentionOp op, const ReferenceResult &result) {
   return llvm::Error::success();
 }
 
-void printSummary(attn::AttentionOp op, const Inputs &in,
+void printTiles(attn::FlashOp flash, const TileCounts &tiles) {
+  llvm::outs() << llvm::formatv(
+      "tiles {0}x{1}: {2} visited ({3} full, {4} partial), {5} empty skipped\n",
+      flash.getTileQ(), flash.getTileKv(), tiles.visited(), tiles.full,
+      tiles.partial, tiles.empty);
+}
+
+void printSummary(attn::AttentionSpecOpInterface op, const Inputs &in,
                   const ReferenceResult &result, double seconds) {
   llvm::raw_ostream &os = llvm::outs();
   os << "kernel @" << op->getParentOfType<attn::KernelOp>().getSymName()
@@ -194,7 +209,11 @@ void printSummary(attn::AttentionOp op, const Inputs &in,
     os << llvm::formatv("out: mean {0:e3}, max |x| {1:e3}\n",
                         sum / result.out.numElements(), maxAbs);
   }
-  os << llvm::formatv("reference evaluation: {0:f3} s\n", seconds);
+  auto flash = llvm::dyn_cast<attn::FlashOp>(op.getOperation());
+  if (flash)
+    printTiles(flash, result.tiles);
+  os << llvm::formatv("{0} evaluation: {1:f3} s\n",
+                      flash ? "tiled reference" : "reference", seconds);
 }
 
 /// (b, h, q, kv) pairs the mask attribute keeps, for GFLOPS without the
@@ -236,7 +255,95 @@ llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {
             : error("the compiled kernel does not match the reference");
 }
 
+llvm::Error runReferenceMode(attn::AttentionOp op, const Inputs &in) {
+  bool wantSvg = !weightsSvg.empty();
+  if (wantSvg && in.q.shape.size() == 4 && in.k.shape.size() == 4 &&
+      in.cellsPerHead(op) > kMaxSvgCells)
+    return error("--weights-svg draws at most " + llvm::Twine(kMaxSvgCells) +
+                 " cells per head (seq_q * seq_kv); use shorter sequences");
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<ReferenceResult> result =
+      evaluateReference(op, in.q, in.k, in.v, wantSvg);
+  if (!result)
+    return result.takeError();
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start).count();
+  printSummary(op, in, *result, seconds);
+  if (llvm::Error err =
+          writeOutputs(in, *result, op.hasOutput(attn::OutputKind::weights)))
+    return err;
+  return wantSvg ? drawWeights(op, *result) : llvm::Error::success();
+}
+
+struct TileShape {
+  int64_t q = 0, kv = 0;
+};
+
+/// --tiled: BQxBKV, both positive.
+llvm::Expected<TileShape> parseTiled() {
+  auto [q, kv] = llvm::StringRef(tiled).split('x');
+  TileShape tile;
+  if (q.getAsInteger(10, tile.q) || kv.getAsInteger(10, tile.kv) ||
+      tile.q <= 0 || tile.kv <= 0)
+    return error("--tiled expects BQxBKV, two positive tile sizes such as "
+                 "64x64 or 37x23; got '" + tiled + "'");
+  return tile;
+}
+
+/// Runs attn-normalize and attn-tile-flash on the kernel of `op` alone: the
+/// other kernels of the file are erased first, since they may ask for
+/// `weights`, which the tiled form cannot have. `op` is gone afterwards.
+llvm::Expected<attn::FlashOp> tileKernel(ModuleOp module, attn::AttentionOp op,
+                                         TileShape tile) {
+  attn::KernelOp kernel = op->getParentOfType<attn::KernelOp>();
+  if (op.hasOutput(attn::OutputKind::weights))
+    return error("@" + kernel.getSymName() +
+                 " asks for `weights`, which the tiled form (attn.flash) does "
+                 "not have: drop it from the spec's outputs, or run without "
+                 "--tiled");
+  for (attn::KernelOp other :
+       llvm::make_early_inc_range(module.getOps<attn::KernelOp>()))
+    if (other != kernel)
+      other.erase();
+  attn::AttnTileFlashPassOptions options;
+  options.blockQ = tile.q;
+  options.blockKv = tile.kv;
+  PassManager pm(module->getContext());
+  pm.addPass(attn::createAttnNormalizePass());
+  pm.addPass(attn::createAttnTileFlashPass(options));
+  if (failed(pm.run(module)))
+    return error("attn-normalize and attn-tile-flash failed on @" +
+                 kernel.getSymName());
+  return kernel.getFlash();
+}
+
+llvm::Error runTiledReferenceMode(ModuleOp module, attn::AttentionOp op,
+                                  const Inputs &in, TileShape tile) {
+  if (!weightsSvg.empty())
+    return error("--weights-svg draws the weights, which only the untiled "
+                 "reference computes; drop --tiled");
+  llvm::Expected<attn::FlashOp> flash = tileKernel(module, op, tile);
+  if (!flash)
+    return flash.takeError();
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<ReferenceResult> result =
+      evaluateFlash(*flash, in.q, in.k, in.v);
+  if (!result)
+    return result.takeError();
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start).count();
+  printSummary(*flash, in, *result, seconds);
+  return writeOutputs(in, *result, /*keepWeights=*/false);
+}
+
 llvm::Error run(ModuleOp module) {
+  std::optional<TileShape> tile;
+  if (!tiled.empty()) {
+    llvm::Expected<TileShape> parsed = parseTiled();
+    if (!parsed)
+      return parsed.takeError();
+    tile = *parsed;
+  }
   llvm::Expected<attn::AttentionOp> op = selectKernel(module);
   if (!op)
     return op.takeError();
@@ -246,23 +353,9 @@ llvm::Error run(ModuleOp module) {
     return in.takeError();
   if (!soFile.empty())
     return runCompiledMode(*op, *in);
-  bool wantSvg = !weightsSvg.empty();
-  if (wantSvg && in->q.shape.size() == 4 && in->k.shape.size() == 4 &&
-      in->cellsPerHead(*op) > kMaxSvgCells)
-    return error("--weights-svg draws at most " + llvm::Twine(kMaxSvgCells) +
-                 " cells per head (seq_q * seq_kv); use shorter sequences");
-  auto start = std::chrono::steady_clock::now();
-  llvm::Expected<ReferenceResult> result =
-      evaluateReference(*op, in->q, in->k, in->v, wantSvg);
-  if (!result)
-    return result.takeError();
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start).count();
-  printSummary(*op, *in, *result, seconds);
-  if (llvm::Error err =
-          writeOutputs(*in, *result, op->hasOutput(attn::OutputKind::weights)))
-    return err;
-  return wantSvg ? drawWeights(*op, *result) : llvm::Error::success();
+  if (tile)
+    return runTiledReferenceMode(module, *op, *in, *tile);
+  return runReferenceMode(*op, *in);
 }
 
 } // namespace
@@ -284,6 +377,12 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "attnc-run")
         << "give either --reference (evaluate the spec) or --so K.so (run a "
            "kernel built with attnc --emit=so)\n";
+    return 2;
+  }
+  if (!tiled.empty() && !reference) {
+    llvm::WithColor::error(llvm::errs(), "attnc-run")
+        << "--tiled evaluates the tiled form with the reference evaluator; "
+           "use it with --reference\n";
     return 2;
   }
   attnc::SpecFile spec;

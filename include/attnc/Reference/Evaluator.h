@@ -5,9 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The executable statement of the attn dialect's semantics: plain loops over
-// (batch, head, query row), double accumulation, no tiling. Every backend is
-// checked against it.
+// The executable statement of the attn dialect's semantics, in double:
+// evaluateReference runs plain loops over (batch, head, query row), no
+// tiling, and every backend is checked against it; evaluateFlash runs an
+// attn.flash tile by tile with the online softmax of its description, so a
+// test can show that the tiled form means the same as the spec.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,28 +28,48 @@ struct ProblemSize {
 };
 
 /// Shape of q / out (`isQuery`) or of k / v in the spec's layout.
-llvm::SmallVector<int64_t, 4> tensorShape(mlir::attn::AttentionOp op,
+llvm::SmallVector<int64_t, 4> tensorShape(mlir::attn::AttentionSpecOpInterface op,
                                           const ProblemSize &size, bool isQuery);
 
 /// Rejects sizes the spec does not allow: non-positive lengths, lengths over
 /// max_seq, sequences longer than a block layout covers.
-llvm::Error checkProblemSize(mlir::attn::AttentionOp op, const ProblemSize &size);
+llvm::Error checkProblemSize(mlir::attn::AttentionSpecOpInterface op,
+                             const ProblemSize &size);
+
+/// (batch, head, query tile, KV tile) visits of a tiled evaluation, by the
+/// class the mask's tile rule gives them.
+struct TileCounts {
+  int64_t full = 0, partial = 0, empty = 0;
+  /// Tiles whose scores were computed; empty ones are skipped.
+  int64_t visited() const { return full + partial; }
+};
 
 struct ReferenceResult {
   HostTensor out;      // spec dtype, q's layout; when outputs has `out`
   HostTensor lse;      // f32 [batch, heads, seq_q]; when outputs has `lse`
   HostTensor weights;  // f32 [batch, heads, seq_q, seq_kv]; when asked for
   int64_t keptPairs = 0; // (b, h, i, j) entries the masks keep
+  TileCounts tiles;      // evaluateFlash only
 };
 
-/// Evaluates `op` on q, k, v (spec dtype and layout; sizes inferred from
-/// them). `wantWeights` computes the weights even when the spec does not
+/// Evaluates the spec `op` (an attn.attention, or the parameters of an
+/// attn.flash, untiled) on q, k, v (spec dtype and layout; sizes inferred
+/// from them). `wantWeights` computes the weights even when the spec does not
 /// output them (for pictures); the caller bounds their size.
-llvm::Expected<ReferenceResult> evaluateReference(mlir::attn::AttentionOp op,
-                                                  const HostTensor &q,
-                                                  const HostTensor &k,
-                                                  const HostTensor &v,
-                                                  bool wantWeights = false);
+llvm::Expected<ReferenceResult>
+evaluateReference(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
+                  const HostTensor &k, const HostTensor &v,
+                  bool wantWeights = false);
+
+/// Evaluates `op` tile by tile, block_q x block_kv, following the recurrence
+/// of its description: tiles classified by the mask's tile rule, empty tiles
+/// skipped, masks evaluated per element in partial tiles only, running max,
+/// sum and accumulator in double. Same inputs and outputs as
+/// evaluateReference, without weights.
+llvm::Expected<ReferenceResult> evaluateFlash(mlir::attn::FlashOp op,
+                                              const HostTensor &q,
+                                              const HostTensor &k,
+                                              const HostTensor &v);
 
 } // namespace attnc
 

@@ -1,0 +1,123 @@
+//===- EvalContext.cpp - what the two reference evaluations share ---------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Scores, masks and output rows in double; outputs are rounded once, to the
+// spec dtype (out) and to f32 (lse), when a row is stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EvalContext.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace attnc;
+using namespace attnc::detail;
+using namespace mlir::attn;
+
+llvm::Error attnc::detail::error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<ProblemSize>
+attnc::detail::inferSize(AttentionSpecOpInterface op, const HostTensor &q,
+                         const HostTensor &k, const HostTensor &v) {
+  if (q.shape.size() != 4 || k.shape.size() != 4)
+    return error("q and k must be 4-d, got q " + q.shapeString() + " and k " +
+                 k.shapeString());
+  bool bhsd = op.getLayout() == Layout::bhsd;
+  ProblemSize size{q.shape[0], q.shape[bhsd ? 2 : 1], k.shape[bhsd ? 2 : 1]};
+  if (llvm::Error err = checkProblemSize(op, size))
+    return std::move(err);
+  struct Named {
+    const char *name;
+    const HostTensor &tensor;
+    bool isQuery;
+  };
+  for (const Named &t : {Named{"q", q, true}, Named{"k", k, false},
+                         Named{"v", v, false}}) {
+    llvm::SmallVector<int64_t, 4> expected = tensorShape(op, size, t.isQuery);
+    if (t.tensor.shape != expected)
+      return error(llvm::Twine(t.name) + " has shape " + t.tensor.shapeString() +
+                   " but the spec (" + stringifyLayout(op.getLayout()) +
+                   ") needs " + shapeString(expected));
+  }
+  return size;
+}
+
+EvalContext::EvalContext(AttentionSpecOpInterface op, const ProblemSize &size,
+                         const HostTensor &q, const HostTensor &k,
+                         const HostTensor &v)
+    : size(size), heads(op.getHeads()), dim(op.getDim()), op(op), q(q), k(k),
+      v(v), mask(op.getMask()),
+      qIndex{op.getLayout(), op.getHeads(), size.seqQ, op.getDim()},
+      kvIndex{op.getLayout(), op.getKvHeads(), size.seqKv, op.getDim()},
+      group(op.getHeads() / op.getKvHeads()), scale(op.getScaleOrDefault()) {
+  if (!op.getScoreMod().empty())
+    scoreMod.emplace(op.getScoreMod());
+  if (!op.getMaskMod().empty())
+    maskMod.emplace(op.getMaskMod());
+}
+
+ReferenceResult EvalContext::allocateOutputs(bool wantWeights) {
+  ReferenceResult result;
+  if (op.hasOutput(OutputKind::out))
+    result.out = HostTensor(q.type, q.shape);
+  if (op.hasOutput(OutputKind::lse))
+    result.lse = HostTensor(ElementType::f32, {size.batch, heads, size.seqQ});
+  if (wantWeights || op.hasOutput(OutputKind::weights))
+    result.weights = HostTensor(ElementType::f32,
+                                {size.batch, heads, size.seqQ, size.seqKv});
+  return result;
+}
+
+llvm::Expected<bool> EvalContext::keeps(int64_t b, int64_t h, int64_t i,
+                                        int64_t j) {
+  if (!mask.isKept(i, j, size.seqQ, size.seqKv))
+    return false;
+  if (!maskMod)
+    return true;
+  llvm::Expected<Scalar> keep =
+      maskMod->run({Scalar::ofIndex(b), Scalar::ofIndex(h), Scalar::ofIndex(i),
+                    Scalar::ofIndex(j)});
+  if (!keep)
+    return keep.takeError();
+  return keep->i.isOne();
+}
+
+llvm::Expected<double> EvalContext::score(int64_t b, int64_t h, int64_t i,
+                                          int64_t j) {
+  const double *qRow = &q.data[qIndex(b, h, i)];
+  const double *kRow = &k.data[kvIndex(b, h / group, j)];
+  double dot = 0;
+  for (int64_t d = 0; d < dim; ++d)
+    dot += qRow[d] * kRow[d];
+  double s = scale * dot;
+  if (!scoreMod)
+    return s;
+  llvm::Expected<Scalar> modded =
+      scoreMod->run({Scalar::ofFloat(s), Scalar::ofIndex(b), Scalar::ofIndex(h),
+                     Scalar::ofIndex(i), Scalar::ofIndex(j)});
+  if (!modded)
+    return modded.takeError();
+  return modded->f;
+}
+
+void EvalContext::storeRow(ReferenceResult &result, int64_t b, int64_t h,
+                           int64_t i, double m, double l,
+                           llvm::ArrayRef<double> acc) const {
+  bool empty = l == 0;
+  if (!result.out.empty()) {
+    double *outRow = &result.out.data[qIndex(b, h, i)];
+    for (int64_t d = 0; d < dim; ++d)
+      outRow[d] = empty ? 0.0 : roundTo(result.out.type, acc[d] / l);
+  }
+  if (!result.lse.empty())
+    result.lse.data[(b * heads + h) * size.seqQ + i] =
+        empty ? -std::numeric_limits<double>::infinity()
+              : roundTo(ElementType::f32, m + std::log(l));
+}

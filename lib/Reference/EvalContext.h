@@ -1,0 +1,83 @@
+//===- EvalContext.h - what the two reference evaluations share -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Private to lib/Reference. The untiled evaluation (Evaluator.cpp) and the
+// tile-by-tile evaluation of attn.flash (FlashEvaluator.cpp) take every
+// per-pair fact from here: the score of (b, h, i, j) with score_mod applied,
+// whether the mask attribute and mask_mod keep it, the rows of v, and how a
+// row's softmax state becomes out and lse. They therefore differ only in the
+// order of computation, which is what the tiled-vs-untiled test checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_REFERENCE_EVALCONTEXT_H
+#define ATTNC_LIB_REFERENCE_EVALCONTEXT_H
+
+#include "attnc/Reference/Evaluator.h"
+#include "attnc/Reference/ModInterpreter.h"
+
+#include <optional>
+
+namespace attnc::detail {
+
+llvm::Error error(const llvm::Twine &message);
+
+/// Row-major offset of (b, h, s, 0) in a 4-d tensor of the given layout.
+struct LayoutIndexer {
+  mlir::attn::Layout layout;
+  int64_t heads, seq, dim;
+  int64_t operator()(int64_t b, int64_t h, int64_t s) const {
+    if (layout == mlir::attn::Layout::bhsd)
+      return ((b * heads + h) * seq + s) * dim;
+    return ((b * seq + s) * heads + h) * dim;
+  }
+};
+
+/// Infers the problem size from q and k, then checks all three shapes.
+llvm::Expected<ProblemSize> inferSize(mlir::attn::AttentionSpecOpInterface op,
+                                      const HostTensor &q, const HostTensor &k,
+                                      const HostTensor &v);
+
+class EvalContext {
+public:
+  EvalContext(mlir::attn::AttentionSpecOpInterface op, const ProblemSize &size,
+              const HostTensor &q, const HostTensor &k, const HostTensor &v);
+
+  /// The outputs the spec asks for, zeroed; weights also when `wantWeights`.
+  ReferenceResult allocateOutputs(bool wantWeights);
+
+  /// Whether the mask attribute and mask_mod keep (i, j) for head h of batch b.
+  llvm::Expected<bool> keeps(int64_t b, int64_t h, int64_t i, int64_t j);
+  /// score_mod(scale * q_i . k_j, b, h, i, j), in double.
+  llvm::Expected<double> score(int64_t b, int64_t h, int64_t i, int64_t j);
+  /// Row j of v for query head h (its key/value head under GQA).
+  const double *valueRow(int64_t b, int64_t h, int64_t j) const {
+    return &v.data[kvIndex(b, h / group, j)];
+  }
+
+  /// Writes row (b, h, i) of out and lse from a finished softmax: max m, sum
+  /// l of exp(s - m), acc = sum exp(s - m) v. l == 0 means nothing was kept:
+  /// out 0, lse -inf.
+  void storeRow(ReferenceResult &result, int64_t b, int64_t h, int64_t i,
+                double m, double l, llvm::ArrayRef<double> acc) const;
+
+  const ProblemSize size;
+  const int64_t heads, dim;
+
+private:
+  mlir::attn::AttentionSpecOpInterface op;
+  const HostTensor &q, &k, &v;
+  mlir::attn::MaskAttrInterface mask;
+  LayoutIndexer qIndex, kvIndex;
+  std::optional<ModInterpreter> scoreMod, maskMod;
+  int64_t group; // query heads per key/value head
+  double scale;
+};
+
+} // namespace attnc::detail
+
+#endif // ATTNC_LIB_REFERENCE_EVALCONTEXT_H
