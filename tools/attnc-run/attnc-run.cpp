@@ -20,6 +20,7 @@
 #include "PeakProbe.h"
 
 #include "attnc/InitAll.h"
+#include "attnc/Tools/HelpOptions.h"
 #include "attnc/Tools/SpecFile.h"
 #include "attnc/Reference/Evaluator.h"
 #include "attnc/Reference/Npy.h"
@@ -47,39 +48,43 @@ using namespace attnc;
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"));
+static cl::OptionCategory problemCat("attnc-run: the problem and its inputs");
+static cl::OptionCategory referenceCat("attnc-run: reference mode (--reference)");
+static cl::OptionCategory compiledCat("attnc-run: compiled kernel mode (--so)");
+
+static cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"), cl::cat(problemCat));
 static cl::opt<bool> fmaPeak("fma-peak",
-                             cl::desc("Only measure and print the FMA peak (--num-threads)"));
+                             cl::desc("Only measure and print the FMA peak (--num-threads)"), cl::cat(compiledCat));
 static cl::opt<bool> reference("reference",
-                               cl::desc("Evaluate with the reference evaluator"));
+                               cl::desc("Evaluate with the reference evaluator"), cl::cat(referenceCat));
 static cl::opt<std::string> kernelName("kernel",
-                                       cl::desc("Kernel to run when SPEC holds several"));
-static cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(1));
-static cl::opt<int64_t> seqQ("seq-q", cl::desc("Query length"), cl::init(128));
+                                       cl::desc("Kernel to run when SPEC holds several"), cl::cat(problemCat));
+static cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(1), cl::cat(problemCat));
+static cl::opt<int64_t> seqQ("seq-q", cl::desc("Query length"), cl::init(128), cl::cat(problemCat));
 static cl::opt<int64_t> seqKv("seq-kv", cl::desc("Key/value length (default: seq-q)"),
-                              cl::init(-1));
+                              cl::init(-1), cl::cat(problemCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
-                              cl::init(0));
-static cl::opt<std::string> qFile("q", cl::desc("q as .npy (with --k, --v)"));
-static cl::opt<std::string> kFile("k", cl::desc("k as .npy"));
-static cl::opt<std::string> vFile("v", cl::desc("v as .npy"));
+                              cl::init(0), cl::cat(problemCat));
+static cl::opt<std::string> qFile("q", cl::desc("q as .npy (with --k, --v)"), cl::cat(problemCat));
+static cl::opt<std::string> kFile("k", cl::desc("k as .npy"), cl::cat(problemCat));
+static cl::opt<std::string> vFile("v", cl::desc("v as .npy"), cl::cat(problemCat));
 static cl::opt<std::string> outDir("o", cl::desc("Directory for the .npy files"),
-                                   cl::init("."));
+                                   cl::init("."), cl::cat(problemCat));
 static cl::opt<std::string> tiled(
     "tiled", cl::desc("With --reference: evaluate the tiled form (attn.flash) "
                       "tile by tile, block_q x block_kv, e.g. 64x64"),
-    cl::value_desc("BQxBKV"));
+    cl::value_desc("BQxBKV"), cl::cat(referenceCat));
 static cl::opt<std::string> weightsSvg(
-    "weights-svg", cl::desc("Draw the attention weights of batch 0 as SVG"));
-static cl::opt<std::string> soFile("so", cl::desc("Run this kernel (attnc --emit=so)"));
+    "weights-svg", cl::desc("Draw the attention weights of batch 0 as SVG"), cl::cat(referenceCat));
+static cl::opt<std::string> soFile("so", cl::desc("Run this kernel (attnc --emit=so)"), cl::cat(compiledCat));
 static cl::opt<bool> noReference("no-reference",
-                                 cl::desc("With --so: skip the reference check (large sizes)"));
+                                 cl::desc("With --so: skip the reference check (large sizes)"), cl::cat(compiledCat));
 static cl::opt<int> threads("num-threads", cl::desc("With --so: threads (0 = all cores)"),
-                            cl::init(0));
-static cl::opt<int> repeat("repeat", cl::desc("With --so: timed runs"), cl::init(5));
-static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance"), cl::init(2e-5));
-static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance"), cl::init(2e-6));
-static cl::opt<bool> noPeak("no-peak", cl::desc("With --so: skip the FMA peak probe"));
+                            cl::init(0), cl::cat(compiledCat));
+static cl::opt<int> repeat("repeat", cl::desc("With --so: timed runs"), cl::init(5), cl::cat(compiledCat));
+static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance"), cl::init(2e-5), cl::cat(compiledCat));
+static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance"), cl::init(2e-6), cl::cat(compiledCat));
+static cl::opt<bool> noPeak("no-peak", cl::desc("With --so: skip the FMA peak probe"), cl::cat(compiledCat));
 
 namespace {
 
@@ -362,6 +367,7 @@ llvm::Error run(ModuleOp module) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  attnc::showOnlyOptionsIn({&problemCat, &referenceCat, &compiledCat});
   cl::ParseCommandLineOptions(argc, argv, "attnc-run: run attention specs\n");
   if (fmaPeak) {
     int n = threads ? int(threads) : std::max(1u, std::thread::hardware_concurrency());

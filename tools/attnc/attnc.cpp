@@ -20,6 +20,7 @@
 #include "attnc/InitAll.h"
 #include "attnc/Target/CPU/CpuTunables.h"
 #include "attnc/Target/Registry.h"
+#include "attnc/Tools/HelpOptions.h"
 #include "attnc/Tools/SpecFile.h"
 #include "attnc/Target/CPU/CpuTarget.h"
 #include "mlir/IR/AsmState.h"
@@ -252,20 +253,6 @@ void printTargets(llvm::raw_ostream &os) {
   attnc::printBackends(os);
 }
 
-/// Only attnc's own options (and MLIR's pass-manager ones) in --help; LLVM's
-/// hundreds of backend options stay behind --help-hidden.
-void groupOptions() {
-  for (auto &[name, option] : cl::getRegisteredOptions()) {
-    if (name.starts_with("mlir-"))
-      option->addCategory(mlirCat);
-    bool ours = llvm::any_of(option->Categories, [](cl::OptionCategory *c) {
-      return c == &attncCat || c == &explainCat || c == &mlirCat;
-    });
-    if (!ours && !name.starts_with("help") && name != "version")
-      option->setHiddenFlag(cl::Hidden);
-  }
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -274,7 +261,7 @@ int main(int argc, char **argv) {
   mlir::registerDefaultTimingManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();
-  groupOptions();
+  attnc::showOnlyOptionsIn({&attncCat, &explainCat, &mlirCat}, "mlir-", &mlirCat);
   cl::ParseCommandLineOptions(argc, argv, "attnc: ahead-of-time attention kernel compiler\n");
   if (listTargets || listTunables) {
     if (listTargets)
