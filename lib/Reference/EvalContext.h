@@ -71,7 +71,9 @@ public:
 private:
   mlir::attn::AttentionSpecOpInterface op;
   const HostTensor &q, &k, &v;
-  mlir::attn::MaskAttrInterface mask;
+  /// The mask attribute's rule, built once: per-element keeps through the
+  /// attribute would rebuild it for every pair.
+  attnc::mask::Mask maskRule;
   LayoutIndexer qIndex, kvIndex;
   std::optional<ModInterpreter> scoreMod, maskMod;
   int64_t group; // query heads per key/value head

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The untiled evaluation. For each (b, h, i): scores over every key j in
-// double, the mask attribute (MaskAttrInterface::isKept) and mask_mod decide
+// double, the mask attribute's rule (MaskRules.h, per element) and mask_mod decide
 // which are kept, score_mod runs on kept scores only, then a two-pass
 // softmax. A row with nothing kept (or only -inf scores) gives out = 0,
 // lse = -inf, weights = 0.
