@@ -60,8 +60,9 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
     tiles are never visited, full tiles skip mask evaluation, partial tiles evaluate the
     mask and the inlined `mask_mod` per element; `score_mod` is inlined.
 
-    The vector width and the Q K^T register block come from the CPU target description
-    (`target`); `qk-keys` / `qk-row-vectors` override the block (0: the target's choice).
+    The vector width and the register blocks of Q K^T and P V come from the CPU target
+    description (`target`); `qk-keys` / `qk-row-vectors` and `pv-rows` / `pv-vectors`
+    override them (0: the target's choice). V is read in place.
     The kernel's static facts (heads, head_dim, dtype, layout, outputs, tile size,
     max_seq) are recorded in the module attribute `attn.cpu_kernels` for
     `attn-emit-cpu-entry`. Leaves func / scf / memref / vector / arith / math ops.
@@ -73,6 +74,10 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
            "Keys per Q K^T register block (0: from the target)">,
     Option<"qkRowVectors", "qk-row-vectors", "int64_t", /*default=*/"0",
            "Vectors of query rows per Q K^T register block (0: from the target)">,
+    Option<"pvRows", "pv-rows", "int64_t", /*default=*/"0",
+           "Query rows per P V register block (0: from the target)">,
+    Option<"pvVectors", "pv-vectors", "int64_t", /*default=*/"0",
+           "Vectors of head_dim per P V register block (0: from the target)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "Test instrumentation: count visited KV tiles in a global "
            "`<kernel>_tiles_visited` (never set by attnc's production pipeline)">

@@ -72,6 +72,8 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   lowering.target = s.cpu.name;
   lowering.qkKeys = s.schedule.get("qk_keys");
   lowering.qkRowVectors = s.schedule.get("qk_row_vectors");
+  lowering.pvRows = s.schedule.get("pv_rows");
+  lowering.pvVectors = s.schedule.get("pv_vectors");
   lowering.countTiles = s.countTiles;
   pm.addPass(mlir::attn::createAttnLowerFlashToCPUPass(lowering));
   buildPrepareLoopsPipeline(pm);

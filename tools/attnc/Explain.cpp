@@ -124,6 +124,7 @@ void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   os << "tunables: ";
   schedule.print(os);
   os << " (auto: qk_keys " << cpu.qkKeys() << ", qk_row_vectors " << cpu.qkRowVectors()
+     << ", pv_rows " << cpu.pvRows() << ", pv_vectors " << cpu.pvVectors()
      << " on this target)\n";
   if (svg) {
     llvm::raw_string_ostream s(*svg);

@@ -130,12 +130,12 @@ private:
   Value offset(const Strides &s, Value batch, Value head, Value row);
   void loadQueryTile();
   void zeroFill(Value buffer, ArrayRef<int64_t> shape);
-  void loadValueTile(Value k0, Value cols);
+  Value loadValue(OpBuilder &nb, Location loc, Value key, int64_t d);
   void computeScores(Value k0, Value cols);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   Value inlineMod(Region &region, ArrayRef<Value> args);
   void onlineSoftmax();
-  void accumulatePV(Value cols);
+  void accumulatePV(Value k0, Value cols);
   void writeOutputs();
 
   FlashOp op;
@@ -148,7 +148,8 @@ private:
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, params, batch, head, kvHead;
   Value seqQ, seqKv, q0, rows;
   Strides qS, kS, vS, outS, lseS;
-  Value QT, V, ST, Acc, M, L, ALPHA, status;
+  Value QT, ST, Acc, M, L, ALPHA, status;
+  Value vBatchHead; // offset of v[batch, kvHead, 0, 0]
 };
 
 Value FlashKernelBuilder::readParam(int64_t index) {
@@ -187,26 +188,21 @@ void FlashKernelBuilder::loadQueryTile() {
   });
 }
 
-/// V rows [k0, k0 + cols) with vector loads; the head_dim tail is a masked
-/// load. Rows past `cols` keep the previous tile's values and get P = 0.
-void FlashKernelBuilder::loadValueTile(Value k0, Value cols) {
+/// One vector of V row `key` (absolute), lanes [d, d + w) of head_dim, read in
+/// place; a head_dim tail is a masked load (zeros past head_dim).
+Value FlashKernelBuilder::loadValue(OpBuilder &nb, Location loc, Value key, int64_t d) {
   int64_t w = cfg.vectorWidth;
-  loop(0, cols, 1, [&](Value j) {
-    Value base = offset(vS, batch, kvHead, add(k0, j));
-    for (int64_t d = 0; d < dim; d += w) {
-      Value at = add(base, idx(d)), col = idx(d);
-      Value x;
-      if (d + w <= dim) {
-        x = b.create<vector::LoadOp>(vecType(), vBuf, ValueRange{at});
-      } else {
-        auto maskType = VectorType::get({w}, b.getI1Type());
-        Value mask = b.create<vector::CreateMaskOp>(maskType, ValueRange{idx(dim - d)});
-        Value zeros = b.create<arith::ConstantOp>(DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
-        x = b.create<vector::MaskedLoadOp>(vecType(), vBuf, ValueRange{at}, mask, zeros);
-      }
-      b.create<vector::StoreOp>(x, V, ValueRange{j, col});
-    }
-  });
+  Value base = nb.create<arith::AddIOp>(
+      loc, nb.create<arith::AddIOp>(loc, vBatchHead, nb.create<arith::MulIOp>(loc, key, vS.seq)),
+      nb.create<arith::ConstantIndexOp>(loc, d));
+  if (d + w <= dim)
+    return nb.create<vector::LoadOp>(loc, vecType(), vBuf, ValueRange{base});
+  auto maskType = VectorType::get({w}, nb.getI1Type());
+  Value mask = nb.create<vector::CreateMaskOp>(
+      loc, maskType, ValueRange{nb.create<arith::ConstantIndexOp>(loc, dim - d)});
+  Value zeros = nb.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(vecType(), nb.getF32FloatAttr(0)));
+  return nb.create<vector::MaskedLoadOp>(loc, vecType(), vBuf, ValueRange{base}, mask, zeros);
 }
 
 /// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] for all blockQ rows, as a
@@ -348,33 +344,53 @@ void FlashKernelBuilder::onlineSoftmax() {
   });
 }
 
-/// acc[i, :] = acc[i, :] * ALPHA[i] + sum_j P[i, j] V[j, :], with the row held
-/// in registers (head_dim / vectorWidth vectors) across the keys of the tile.
-void FlashKernelBuilder::accumulatePV(Value cols) {
-  int64_t w = cfg.vectorWidth, vecs = dimPadded / w;
-  loop(0, rows, 1, [&](Value i) {
-    Value alpha = b.create<vector::BroadcastOp>(
-        vecType(), b.create<memref::LoadOp>(ALPHA, ValueRange{i}));
-    SmallVector<Value> init;
-    for (int64_t c = 0; c < vecs; ++c)
-      init.push_back(b.create<arith::MulFOp>(
-          b.create<vector::LoadOp>(vecType(), Acc, ValueRange{i, idx(c * w)}), alpha));
-    auto sum = b.create<scf::ForOp>(
-        idx(0), cols, idx(1), init,
-        [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
-          Value p = nb.create<vector::BroadcastOp>(
-              loc, vecType(), nb.create<memref::LoadOp>(loc, ST, ValueRange{j, i}));
-          SmallVector<Value> next;
-          for (int64_t c = 0; c < vecs; ++c) {
-            Value col = nb.create<arith::ConstantIndexOp>(loc, c * w);
-            Value v = nb.create<vector::LoadOp>(loc, vecType(), V, ValueRange{j, col});
-            next.push_back(nb.create<vector::FMAOp>(loc, p, v, acc[c]));
-          }
-          nb.create<scf::YieldOp>(loc, next);
-        });
-    for (int64_t c = 0; c < vecs; ++c)
-      b.create<vector::StoreOp>(sum.getResult(c), Acc, ValueRange{i, idx(c * w)});
-  });
+/// acc[i, :] = acc[i, :] * ALPHA[i] + sum_j P[i, j] V[k0 + j, :], register
+/// blocked like Q K^T: a block of pvRows query rows x pvVectors vectors of
+/// head_dim stays in registers for all keys of the tile; per key, pvVectors
+/// loads of V (in place, no copy) and pvRows broadcasts of P feed
+/// pvRows * pvVectors FMAs, and each accumulator is rescaled once per tile.
+/// The head_dim slices are the outer loop so one slice of V stays in L1
+/// across all row blocks. Rows past `rows` (last query tile) are computed on
+/// zero queries and never written out.
+void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
+  int64_t w = cfg.vectorWidth;
+  int64_t rowBlock = largestDivisorUpTo(blockQ, cfg.pvRows);
+  int64_t vecBlock = largestDivisorUpTo(dimPadded / w, cfg.pvVectors);
+  for (int64_t d0 = 0; d0 < dimPadded; d0 += vecBlock * w) {
+    loop(0, blockQ, rowBlock, [&](Value i0) {
+      SmallVector<Value> rowIdx, init;
+      for (int64_t r = 0; r < rowBlock; ++r) {
+        rowIdx.push_back(add(i0, idx(r)));
+        Value alpha = b.create<vector::BroadcastOp>(
+            vecType(), b.create<memref::LoadOp>(ALPHA, ValueRange{rowIdx.back()}));
+        for (int64_t c = 0; c < vecBlock; ++c)
+          init.push_back(b.create<arith::MulFOp>(
+              b.create<vector::LoadOp>(vecType(), Acc,
+                                       ValueRange{rowIdx.back(), idx(d0 + c * w)}),
+              alpha));
+      }
+      auto sum = b.create<scf::ForOp>(
+          idx(0), cols, idx(1), init,
+          [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
+            Value key = nb.create<arith::AddIOp>(loc, k0, j);
+            SmallVector<Value> v, next;
+            for (int64_t c = 0; c < vecBlock; ++c)
+              v.push_back(loadValue(nb, loc, key, d0 + c * w));
+            for (int64_t r = 0; r < rowBlock; ++r) {
+              Value p = nb.create<vector::BroadcastOp>(
+                  loc, vecType(), nb.create<memref::LoadOp>(loc, ST, ValueRange{j, rowIdx[r]}));
+              for (int64_t c = 0; c < vecBlock; ++c)
+                next.push_back(
+                    nb.create<vector::FMAOp>(loc, p, v[c], acc[r * vecBlock + c]));
+            }
+            nb.create<scf::YieldOp>(loc, next);
+          });
+      for (int64_t r = 0; r < rowBlock; ++r)
+        for (int64_t c = 0; c < vecBlock; ++c)
+          b.create<vector::StoreOp>(sum.getResult(r * vecBlock + c), Acc,
+                                    ValueRange{rowIdx[r], idx(d0 + c * w)});
+    });
+  }
 }
 
 void FlashKernelBuilder::writeOutputs() {
@@ -415,13 +431,13 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   kS = readStrides(ATTNC_P_K_STRIDES);
   vS = readStrides(ATTNC_P_V_STRIDES);
   outS = readStrides(ATTNC_P_OUT_STRIDES);
+  vBatchHead = offset(vS, batch, kvHead, idx(0));
   lseS = readStrides(ATTNC_P_LSE_STRIDES);
   q0 = mul(qTile, idx(blockQ));
   rows = minIdx(idx(blockQ), b.create<arith::SubIOp>(seqQ, q0));
 
   Type f32Type = b.getF32Type();
   QT = stackBuffer({dimPadded, blockQ}, f32Type);
-  V = stackBuffer({blockKv, dimPadded}, f32Type);
   ST = stackBuffer({blockKv, blockQ}, f32Type);
   Acc = stackBuffer({blockQ, dimPadded}, f32Type);
   M = stackBuffer({blockQ}, f32Type);
@@ -430,7 +446,6 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   status = stackBuffer({1}, b.getI32Type());
   b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(0, 32), status, ValueRange{idx(0)});
   loadQueryTile();
-  zeroFill(V, {blockKv, dimPadded});
   zeroFill(Acc, {blockQ, dimPadded});
   loop(0, blockQ, 1, [&](Value i) {
     b.create<memref::StoreOp>(negInf(), M, ValueRange{i});
@@ -461,8 +476,7 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
           b.create<arith::ConstantIntOp>(needsElementPass, 1));
       ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
       onlineSoftmax();
-      loadValueTile(k0, cols);
-      accumulatePV(cols);
+      accumulatePV(k0, cols);
     });
   });
   writeOutputs();

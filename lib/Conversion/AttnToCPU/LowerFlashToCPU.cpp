@@ -66,14 +66,16 @@ struct AttnLowerFlashToCPUPass
       module.emitError("attn-lower-flash-to-cpu: ") << llvm::toString(cpu.takeError());
       return signalPassFailure();
     }
-    if (qkKeys < 0 || qkRowVectors < 0) {
-      module.emitError("attn-lower-flash-to-cpu: qk-keys and qk-row-vectors must be >= 0");
+    if (qkKeys < 0 || qkRowVectors < 0 || pvRows < 0 || pvVectors < 0) {
+      module.emitError("attn-lower-flash-to-cpu: register block sizes must be >= 0");
       return signalPassFailure();
     }
     CpuKernelConfig config;
     config.vectorWidth = cpu->vectorWidth;
     config.qkKeys = qkKeys ? int64_t(qkKeys) : cpu->qkKeys();
     config.qkRowVectors = qkRowVectors ? int64_t(qkRowVectors) : cpu->qkRowVectors();
+    config.pvRows = pvRows ? int64_t(pvRows) : cpu->pvRows();
+    config.pvVectors = pvVectors ? int64_t(pvVectors) : cpu->pvVectors();
     config.countTiles = countTiles;
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {

@@ -29,6 +29,11 @@ llvm::ArrayRef<Tunable> attnc::cpuTunables() {
       {"qk_row_vectors", 0, 1, 8, false,
        "vectors of query rows per Q K^T register block (capped to divide block_q)",
        "4"},
+      {"pv_rows", 0, 1, 8, false,
+       "query rows per P V register block (capped to divide block_q)",
+       "4 with 32 vector registers, 2 with 16"},
+      {"pv_vectors", 0, 1, 8, false,
+       "vectors of head_dim per P V register block (capped to divide head_dim)", "4"},
   };
   return tunables;
 }

@@ -10,8 +10,9 @@
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
 // GQA: key/value head = head / (4 / 2).
 // CHECK: arith.divui %{{.*}}, %c2
-// Per-tile buffers live on the stack: Q^T, V, S^T, acc (64 x 64); m, l, alpha.
-// CHECK-COUNT-4: memref.alloca() : memref<64x64xf32>
+// Per-tile buffers live on the stack: Q^T, S^T, acc (64 x 64); m, l, alpha. V is read in
+// place.
+// CHECK-COUNT-3: memref.alloca() : memref<64x64xf32>
 // CHECK-COUNT-3: memref.alloca() : memref<64xf32>
 // The KV-tile loop classifies each tile by index arithmetic on its bounds (causal =
 // window<inf, 0>: full when the last query row reaches the tile's last key; empty when
@@ -32,8 +33,11 @@
 // CHECK: arith.maximumf %{{.*}} : vector<16xf32>
 // CHECK: math.exp %{{.*}} : vector<16xf32>
 // CHECK: arith.addf %{{.*}} : vector<16xf32>
-// V, with a masked load for a head_dim tail, then P V into the accumulator row.
-// CHECK: vector.load
+// P V register-blocked too: 4 query rows x 4 vectors of head_dim (16 accumulators) over
+// the keys of the tile, V loaded in place, P broadcast.
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: vector.load %arg2
+// CHECK: vector.broadcast
 // CHECK: vector.fma
 // Output: out = acc / l, lse = m + log l, fully masked rows 0 / -inf.
 // CHECK: math.log

@@ -13,13 +13,16 @@
 
 namespace mlir::attn {
 
-/// How one attn.flash becomes loops: the vector width (f32 lanes) and the
-/// Q K^T register block (qkKeys keys x qkRowVectors vectors of query rows),
+/// How one attn.flash becomes loops: the vector width (f32 lanes), the
+/// Q K^T register block (qkKeys keys x qkRowVectors vectors of query rows) and
+/// the P V register block (pvRows query rows x pvVectors vectors of head_dim),
 /// from the CPU target description and the schedule.
 struct CpuKernelConfig {
   int64_t vectorWidth = 16;
   int64_t qkKeys = 4;
   int64_t qkRowVectors = 4;
+  int64_t pvRows = 4;
+  int64_t pvVectors = 4;
   /// Adds a global counter `<kernel>_tiles_visited` incremented once per KV
   /// tile the kernel processes (test instrumentation).
   bool countTiles = false;

@@ -39,6 +39,10 @@ struct CpuTarget {
   /// of 32 zmm; 2 x 4 + 5 of 16 ymm).
   int64_t qkKeys() const { return vectorRegisters >= 32 ? 4 : 2; }
   int64_t qkRowVectors() const { return 4; }
+  /// Query rows per P V register block: rows x 4 accumulators plus 4 vectors
+  /// of V and a broadcast P (4 x 4 + 5 of 32; 2 x 4 + 5 of 16).
+  int64_t pvRows() const { return vectorRegisters >= 32 ? 4 : 2; }
+  int64_t pvVectors() const { return 4; }
   /// Whether this machine's CPU can run code built for the target.
   bool runsHere() const;
 };
