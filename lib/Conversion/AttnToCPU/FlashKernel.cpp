@@ -32,6 +32,7 @@
 
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
 
+#include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -48,6 +49,10 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
+
+/// Independent max / sum chains in the softmax loops (block_kv is a multiple
+/// of the vector width, so of 4).
+constexpr int64_t kSoftmaxChains = 4;
 
 /// The largest d <= limit dividing n (n, limit >= 1).
 int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
@@ -134,6 +139,8 @@ private:
   void computeScores(Value k0, Value cols);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   Value inlineMod(Region &region, ArrayRef<Value> args);
+  Value plainMax(OpBuilder &nb, Location loc, Value x, Value y);
+  template <typename Step> SmallVector<Value> foldKeys(Value init, Step step);
   void onlineSoftmax();
   void accumulatePV(Value k0, Value cols);
   void writeOutputs();
@@ -309,36 +316,67 @@ void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
   });
 }
 
+/// A plain max: scores are never NaN unless the inputs or a score_mod make
+/// them so, and then the NaN reaches the output through P anyway, so the
+/// NaN-propagating arith.maximumf (six instructions per vector) buys nothing.
+Value FlashKernelBuilder::plainMax(OpBuilder &nb, Location loc, Value x, Value y) {
+  auto max = nb.create<arith::MaxNumFOp>(loc, x, y);
+  max.setFastmath(arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
+  return max;
+}
+
+/// Folds `step(nb, loc, j, acc)` over the keys of a tile with kSoftmaxChains
+/// independent accumulators (j, j + 1, ... in turn), so a chain of dependent
+/// max / add latencies does not serialize the loop; returns the chains.
+template <typename Step>
+SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
+  SmallVector<Value> inits(kSoftmaxChains, init);
+  auto fold = b.create<scf::ForOp>(
+      idx(0), idx(blockKv), idx(kSoftmaxChains), inits,
+      [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
+        SmallVector<Value> next;
+        for (int64_t u = 0; u < kSoftmaxChains; ++u)
+          next.push_back(step(nb, loc,
+                              nb.create<arith::AddIOp>(
+                                  loc, j, nb.create<arith::ConstantIndexOp>(loc, u)),
+                              acc[u]));
+        nb.create<scf::YieldOp>(loc, next);
+      });
+  return SmallVector<Value>(fold.getResults());
+}
+
 /// Per vector of rows: m' = max(m, max_j S^T[j, :]); P^T = exp(S^T - m') in
 /// place; l = l e^(m - m') + sum_j P^T; the factor e^(m - m') is kept in
 /// ALPHA for the accumulator. Lanes with nothing kept so far (m' = -inf) use 0
-/// as their shift, so their P is exp(-inf) = 0, never NaN.
+/// as their shift, so their P is exp(-inf) = 0, never NaN. Every exponent is
+/// <= 0, which emitExpNonPositive relies on.
 void FlashKernelBuilder::onlineSoftmax() {
   int64_t w = cfg.vectorWidth;
+  Location loc = b.getLoc();
   Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
   Value zeros = b.create<arith::ConstantOp>(DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
   loop(0, blockQ, w, [&](Value i) {
-    auto maxLoop = b.create<scf::ForOp>(
-        idx(0), idx(blockKv), idx(1), ValueRange{negInfVec},
-        [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
-          Value s = nb.create<vector::LoadOp>(loc, vecType(), ST, ValueRange{j, i});
-          nb.create<scf::YieldOp>(loc, nb.create<arith::MaximumFOp>(loc, acc[0], s).getResult());
-        });
+    SmallVector<Value> maxes = foldKeys(negInfVec, [&](OpBuilder &nb, Location l, Value j, Value acc) {
+      return plainMax(nb, l, acc, nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i}));
+    });
     Value mOld = b.create<vector::LoadOp>(vecType(), M, ValueRange{i});
-    Value mNew = b.create<arith::MaximumFOp>(mOld, maxLoop.getResult(0));
+    Value mNew = mOld;
+    for (Value m : maxes)
+      mNew = plainMax(b, loc, mNew, m);
     Value dead = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, negInfVec);
     Value shift = b.create<arith::SelectOp>(dead, zeros, mNew);
-    Value alpha = b.create<math::ExpOp>(b.create<arith::SubFOp>(mOld, shift));
-    auto sumLoop = b.create<scf::ForOp>(
-        idx(0), idx(blockKv), idx(1), ValueRange{zeros},
-        [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
-          Value s = nb.create<vector::LoadOp>(loc, vecType(), ST, ValueRange{j, i});
-          Value p = nb.create<math::ExpOp>(loc, nb.create<arith::SubFOp>(loc, s, shift));
-          nb.create<vector::StoreOp>(loc, p, ST, ValueRange{j, i});
-          nb.create<scf::YieldOp>(loc, nb.create<arith::AddFOp>(loc, acc[0], p).getResult());
-        });
+    Value alpha = emitExpNonPositive(b, loc, b.create<arith::SubFOp>(mOld, shift));
+    SmallVector<Value> sums = foldKeys(zeros, [&](OpBuilder &nb, Location l, Value j, Value acc) {
+      Value s = nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i});
+      Value p = emitExpNonPositive(nb, l, nb.create<arith::SubFOp>(l, s, shift));
+      nb.create<vector::StoreOp>(l, p, ST, ValueRange{j, i});
+      return nb.create<arith::AddFOp>(l, acc, p).getResult();
+    });
+    Value sum = sums.front();
+    for (Value x : ArrayRef(sums).drop_front())
+      sum = b.create<arith::AddFOp>(sum, x);
     Value lOld = b.create<vector::LoadOp>(vecType(), L, ValueRange{i});
-    b.create<vector::StoreOp>(b.create<math::FmaOp>(lOld, alpha, sumLoop.getResult(0)), L, ValueRange{i});
+    b.create<vector::StoreOp>(b.create<math::FmaOp>(lOld, alpha, sum), L, ValueRange{i});
     b.create<vector::StoreOp>(mNew, M, ValueRange{i});
     b.create<vector::StoreOp>(alpha, ALPHA, ValueRange{i});
   });

@@ -29,10 +29,15 @@
 // CHECK: vector.fma %{{.*}} : vector<16xf32>
 // Partial and edge tiles run the per-element pass with the mask inlined.
 // CHECK: scf.if
-// Online softmax over 16 rows at once: running max, exp of the shifted scores, sum.
-// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
-// CHECK: math.exp %{{.*}} : vector<16xf32>
+// Online softmax over 16 rows at once: a plain running max in 4 independent chains, exp
+// of the shifted scores specialised for x <= 0 (round, polynomial, exponent bits), sums.
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: arith.maxnumf %{{.*}} fastmath<nnan,nsz> : vector<16xf32>
+// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK: arith.shli
+// CHECK: arith.bitcast
 // CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK-NOT: math.exp %{{.*}} : vector<16xf32>
 // P V register-blocked too: 4 query rows x 4 vectors of head_dim (16 accumulators) over
 // the keys of the tile, V loaded in place, P broadcast.
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)

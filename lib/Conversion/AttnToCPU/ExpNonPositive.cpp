@@ -1,0 +1,51 @@
+//===- ExpNonPositive.cpp - exp for the online softmax --------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// exp(x) = 2^n * 2^f with t = x log2(e), n = round(t), f = t - n in
+// [-1/2, 1/2]. Because x <= 0, only the lower end needs a clamp: t is raised to
+// -127 (which also maps -inf there), where the exponent field (n + 127) is 0
+// and the result is exactly 0. No upper clamp, no NaN handling: about 13
+// instructions per vector against about 24 for MLIR's general approximation,
+// which guards both ends. 2^f is its Taylor polynomial of degree 6, whose
+// remainder (f ln 2)^7 / 7! is below 1.2e-7 on the interval.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+Value mlir::attn::emitExpNonPositive(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<VectorType>(x.getType());
+  auto intType = VectorType::get(type.getShape(), b.getI32Type());
+  auto splat = [&](float v) -> Value {
+    return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, b.getF32FloatAttr(v)));
+  };
+  auto splatInt = [&](int32_t v) -> Value {
+    return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
+  };
+  Value t = b.create<arith::MulFOp>(loc, x, splat(1.44269504088896341f));
+  t = b.create<arith::MaxNumFOp>(loc, t, splat(-127.0f));
+  Value n = b.create<math::RoundEvenOp>(loc, t);
+  Value f = b.create<arith::SubFOp>(loc, t, n);
+  // (ln 2)^k / k!, highest degree first.
+  const float coefficients[] = {1.5403530393381606e-4f, 1.3333558146428443e-3f,
+                                9.6181291076284772e-3f, 5.5504108664821580e-2f,
+                                2.4022650695910071e-1f, 6.9314718055994531e-1f, 1.0f};
+  Value p = splat(coefficients[0]);
+  for (float c : ArrayRef(coefficients).drop_front())
+    p = b.create<math::FmaOp>(loc, p, f, splat(c));
+  Value exponent = b.create<arith::AddIOp>(loc, b.create<arith::FPToSIOp>(loc, intType, n),
+                                           splatInt(127));
+  Value scale = b.create<arith::BitcastOp>(
+      loc, type, b.create<arith::ShLIOp>(loc, exponent, splatInt(23)));
+  return b.create<arith::MulFOp>(loc, p, scale);
+}
