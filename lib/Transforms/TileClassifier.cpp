@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -27,16 +28,28 @@ using namespace mlir::attn;
 
 namespace {
 
-/// Emits ops on `index` values and i1.
+/// Emits ops on `index` values and i1, or, with `lanes` set, on vectors of
+/// them (one lane per position; only the vocabulary windows use is valid then).
 struct IREmitter {
   using Int = Value;
   using Bool = Value;
   OpBuilder &b;
   Location loc;
   ModuleOp module; // holds the block-layout tables
+  int64_t lanes = 0;
 
-  Int c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Bool t(bool v) { return arith::ConstantIntOp::create(b, loc, v, 1); }
+  Int c(int64_t v) {
+    if (!lanes)
+      return arith::ConstantIndexOp::create(b, loc, v);
+    auto type = VectorType::get({lanes}, b.getIndexType());
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, b.getIndexAttr(v)));
+  }
+  Bool t(bool v) {
+    if (!lanes)
+      return arith::ConstantIntOp::create(b, loc, v, 1);
+    auto type = VectorType::get({lanes}, b.getI1Type());
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, v));
+  }
   Int add(Int x, Int y) { return arith::AddIOp::create(b, loc, x, y); }
   Int sub(Int x, Int y) { return arith::SubIOp::create(b, loc, x, y); }
   Int mul(Int x, Int y) { return arith::MulIOp::create(b, loc, x, y); }
@@ -151,6 +164,35 @@ mlir::attn::emitTileClass(OpBuilder &b, Location loc, ModuleOp module,
   if (hasMaskMod)
     full = e.t(false);
   return {full, empty};
+}
+
+/// Windows and their compositions test positions with arithmetic alone;
+/// block patterns look up tables and loop over blocks.
+static bool isArithmeticOnly(const attnc::mask::Mask &m) {
+  using namespace attnc::mask;
+  if (std::holds_alternative<Full>(m.rule) || std::holds_alternative<Window>(m.rule))
+    return true;
+  const std::vector<Mask> *operands = nullptr;
+  if (auto *conj = std::get_if<And>(&m.rule))
+    operands = &conj->masks;
+  if (auto *disj = std::get_if<Or>(&m.rule))
+    operands = &disj->masks;
+  return operands && llvm::all_of(*operands, isArithmeticOnly);
+}
+
+bool mlir::attn::canEmitMaskKeepsVector(Attribute mask) {
+  return isArithmeticOnly(toRule(mask));
+}
+
+Value mlir::attn::emitMaskKeepsVector(OpBuilder &b, Location loc, Attribute mask,
+                                      Value q, Value kv, Value seqQ, Value seqKv) {
+  int64_t lanes = cast<VectorType>(q.getType()).getNumElements();
+  IREmitter e{b, loc, ModuleOp(), lanes};
+  auto splat = [&](Value x) {
+    return vector::BroadcastOp::create(b, loc, q.getType(), x).getResult();
+  };
+  TileBounds<Value> t{q, e.add(q, e.c(1)), kv, e.add(kv, e.c(1)), splat(seqQ), splat(seqKv)};
+  return attnc::mask::Classifier<IREmitter>(e).classify(toRule(mask), t).first;
 }
 
 Value mlir::attn::emitMaskKeeps(OpBuilder &b, Location loc, ModuleOp module,

@@ -48,6 +48,15 @@ std::pair<Value, Value> emitTileClass(OpBuilder &b, Location loc,
                                       bool hasMaskMod,
                                       const TileBounds<Value> &tile);
 
+/// Whether emitMaskKeepsVector handles the mask: windows, full and their
+/// and / or compositions (no block patterns).
+bool canEmitMaskKeepsVector(Attribute mask);
+
+/// Emits "mask attribute keeps (q, kv)" lane by lane: q and kv are vectors of
+/// `index` positions, the result a vector of i1; seqQ, seqKv are scalars.
+Value emitMaskKeepsVector(OpBuilder &b, Location loc, Attribute mask, Value q,
+                          Value kv, Value seqQ, Value seqKv);
+
 /// Emits the i1 "mask attribute keeps (q, kv)" for run-time positions.
 Value emitMaskKeeps(OpBuilder &b, Location loc, ModuleOp module,
                     Attribute mask, Value q, Value kv, Value seqQ, Value seqKv);
