@@ -121,6 +121,7 @@ def write(out, meta, records):
              "Timed samples: one call each (the harness before --min-sample)." if "min_sample_s"
              not in meta else "Timed samples: back-to-back calls filling at least %g s, divided "
              "by their number." % meta["min_sample_s"],
+             "Thread pools: %s.  " % meta["spinning"] if "spinning" in meta else "",
              "",
              "Each cell: GFLOPS of useful work, median of the repeats (best: of the fastest repeat; "
              "% of the FMA peak on the same threads, from the median[; for attnc: x over the "

@@ -14,6 +14,13 @@ per (query, key) pair the mask keeps; % of peak is against the FMA peak measured
 run on the same threads (attnc-run --fma-peak); memory is the growth of a fresh process's
 peak RSS during one call. A peer that cannot run a workload is listed with the reason.
 """
+import os
+
+# Thread pools that spin after a call take the cores from the next peer timed (seen: attnc 30%
+# slower at seq 2048 right after an OpenMP peer). OpenMP peers (torch, oneDNN, OpenBLAS) wait
+# passively; it must be set before any OpenMP runtime loads. ONNX Runtime: ort_peer.py.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import datetime
 import importlib
@@ -38,7 +45,8 @@ from peers.base import VARIANTS, Unsupported, Workload  # noqa: E402
 
 # Peer modules and the peers each provides (named in the report when not installed).
 PEER_MODULES = {"torch_peers": ("torch-sdpa", "torch-flex"), "iree_peer": ("iree",),
-                "unfused_peers": ("openblas-unfused", "onednn-unfused")}
+                "unfused_peers": ("openblas-unfused", "onednn-unfused"),
+                "ort_peer": ("onnxruntime-mha",)}
 AGREEMENT_ATOL = 1e-4
 CHECK_SEQ = 192
 
@@ -307,7 +315,10 @@ def main():
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": "%s, %d CPUs (%s)" % (platform.processor() or platform.machine(),
                                             os.cpu_count(), args.target),
-            "peaks": peaks, "min_sample_s": args.min_sample}
+            "peaks": peaks, "min_sample_s": args.min_sample,
+            "spinning": "OpenMP peers with OMP_WAIT_POLICY=%s, ONNX Runtime with "
+                        "allow_spinning=0, attnc's pool parks idle threads"
+                        % os.environ["OMP_WAIT_POLICY"]}
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
     import report

@@ -5,7 +5,8 @@
 #   apt:  libdnnl-dev (oneDNN), libopenblas-dev (OpenBLAS); g++ and python3-dev, which
 #         torch.compile's CPU backend (inductor) needs to build its C++ kernels; python3-venv.
 #   pip:  benchmarks/.venv with pinned torch (SDPA and FlexAttention on CPU), numpy,
-#         matplotlib (plots), iree-base-compiler and iree-base-runtime.
+#         matplotlib (plots), iree-base-compiler and iree-base-runtime, onnxruntime and onnx
+#         (ONNX Runtime's CPU MultiHeadAttention, built as a one-node model).
 #
 # torch is PyPI's default (CUDA) build, the only one PyPI has: its nvidia-* and triton
 # dependencies are several GiB on disk but unused here; every peer runs on the CPU.
@@ -25,6 +26,8 @@ TORCH_VERSION=2.15.0
 NUMPY_VERSION=2.4.6
 MATPLOTLIB_VERSION=3.11.2
 IREE_VERSION=3.13.0
+ORT_VERSION=1.32.0
+ONNX_VERSION=1.23.2
 
 step() { printf '[peers %s] %s\n' "$(date +%T)" "$*"; }
 source "$BENCH_ROOT/../scripts/apt.sh"
@@ -37,7 +40,8 @@ install_apt() {
 
 install_venv() {
   local want=("torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" "matplotlib==$MATPLOTLIB_VERSION"
-              "iree-base-compiler==$IREE_VERSION" "iree-base-runtime==$IREE_VERSION")
+              "iree-base-compiler==$IREE_VERSION" "iree-base-runtime==$IREE_VERSION"
+              "onnxruntime==$ORT_VERSION" "onnx==$ONNX_VERSION")
   local stamp=$BENCH_VENV/.attnc-peers-requirements
   if [[ -f $stamp && $(cat "$stamp") == "${want[*]}" ]]; then
     step "venv: ${want[*]} present in $BENCH_VENV"; return
@@ -56,7 +60,8 @@ report() {
   done
   "$BENCH_VENV/bin/python" - <<'EOF'
 from importlib.metadata import version
-for p in ("torch", "numpy", "matplotlib", "iree-base-compiler", "iree-base-runtime"):
+for p in ("torch", "numpy", "matplotlib", "iree-base-compiler", "iree-base-runtime",
+          "onnxruntime", "onnx"):
     print(f"  pip  {p:<20} {version(p)}")
 EOF
   printf '  venv %s (%s)\n' "$BENCH_VENV" "$("$BENCH_VENV/bin/python" --version)"
