@@ -14,7 +14,8 @@ namespace mlir::attn {
 
 /// Emits exp(x) for a vector of f32 known to hold values <= 0 or -inf (the
 /// online softmax only ever exponentiates s - max). Relative error about
-/// 1.4e-7 (a degree-5 polynomial on [-1/2, 1/2]); below 2^-127 it gives 0.
+/// 1.9e-7 (a degree-5 polynomial on [-1/2, 1/2]), exp(0) = 1 exactly; below
+/// 2^-127 it gives 0.
 Value emitExpNonPositive(OpBuilder &b, Location loc, Value x);
 
 } // namespace mlir::attn
