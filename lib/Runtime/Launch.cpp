@@ -78,23 +78,16 @@ void fillParams(const CheckedLaunch &checked, int64_t *params) {
               params + base[id]);
 }
 
-/// Work item `item` as (b * heads + h, q_tile). Items run head by head, so
-/// neighbouring claims share a head's k and v in cache, and within a head from
-/// the last query tile to the first: under causal masks the last tiles carry
-/// the most KV tiles, so the largest items go first and the last ones claimed
-/// are the smallest, and the threads finish together.
-std::pair<int64_t, int64_t> itemCoordinates(const Job &job, int64_t item) {
-  return {item / job.tiles, job.tiles - 1 - item % job.tiles};
-}
-
-/// One participant: claims items until none are left or one failed.
+/// One participant: claims items until none are left or one failed. Items are
+/// numbered ((b * heads) + h) * tiles + q_tile, so neighbouring claims share
+/// a head's k and v in cache.
 void runItems(void *ctx) {
   Job &job = *static_cast<Job *>(ctx);
   while (!job.failed.load(std::memory_order_relaxed)) {
     int64_t item = job.next.fetch_add(1, std::memory_order_relaxed);
     if (item >= job.items)
       return;
-    auto [bh, tile] = itemCoordinates(job, item);
+    int64_t tile = item % job.tiles, bh = item / job.tiles;
     // The tile function takes non-const descriptors (MLIR's C interface);
     // fresh copies per item keep a misbehaving kernel from skewing others.
     attnc_memref_f32 m[NumTensors];
@@ -124,7 +117,8 @@ unsigned participantsFor(const attnc_options *opt, int64_t items) {
 }
 
 std::string kernelFailure(const Job &job) {
-  auto [bh, tile] = itemCoordinates(job, job.failedItem.load());
+  int64_t item = job.failedItem.load();
+  int64_t tile = item % job.tiles, bh = item / job.tiles;
   int64_t first = tile * job.desc->block_q;
   int64_t end = std::min(first + job.desc->block_q, job.params[ATTNC_P_SEQ_Q]);
   return cat("kernel '", kernelName(*job.desc), "' failed with code ",
