@@ -57,6 +57,7 @@ struct IREmitter {
     return arith::FloorDivSIOp::create(b, loc, x, c(d));
   }
   Int min(Int x, Int y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Int max(Int x, Int y) { return arith::MaxSIOp::create(b, loc, x, y); }
   Bool cmp(arith::CmpIPredicate p, Int x, Int y) {
     return arith::CmpIOp::create(b, loc, p, x, y);
   }
@@ -193,6 +194,14 @@ Value mlir::attn::emitMaskKeepsVector(OpBuilder &b, Location loc, Attribute mask
   };
   TileBounds<Value> t{q, e.add(q, e.c(1)), kv, e.add(kv, e.c(1)), splat(seqQ), splat(seqKv)};
   return attnc::mask::Classifier<IREmitter>(e).classify(toRule(mask), t).first;
+}
+
+std::pair<Value, Value> mlir::attn::emitKeyRange(OpBuilder &b, Location loc,
+                                                 Attribute mask, Value q0, Value q1,
+                                                 Value seqQ, Value seqKv) {
+  IREmitter e{b, loc, ModuleOp()};
+  TileBounds<Value> t{q0, q1, e.c(0), seqKv, seqQ, seqKv};
+  return attnc::mask::Classifier<IREmitter>(e).keyRange(toRule(mask), t);
 }
 
 Value mlir::attn::emitMaskKeeps(OpBuilder &b, Location loc, ModuleOp module,

@@ -208,6 +208,38 @@ TEST(MaskRules, TileClassAgreesWithKeeps) {
           }
 }
 
+// keyRange bounds every key a range of rows keeps (a kernel loops over those
+// KV tiles only), and is exact for windows: its ends are kept keys.
+TEST(MaskRules, KeyRangeHoldsEveryKeptKey) {
+  const std::pair<int64_t, int64_t> lengths[] = {{13, 17}, {17, 13}, {16, 16}, {1, 9}, {9, 1}};
+  for (const Case &c : cases())
+    for (auto [seqQ, seqKv] : lengths)
+      for (int64_t tq : {1, 3, 8})
+        for (int64_t q0 = 0; q0 < seqQ; q0 += tq) {
+          int64_t q1 = std::min(seqQ, q0 + tq);
+          IntEmitter e;
+          auto [lo, hi] = Classifier<IntEmitter>(e).keyRange(
+              c.mask, TileBounds<int64_t>{q0, q1, 0, seqKv, seqQ, seqKv});
+          int64_t first = seqKv, last = -1;
+          for (int64_t q = q0; q < q1; ++q)
+            for (int64_t kv = 0; kv < seqKv; ++kv)
+              if (isKept(c.mask, q, kv, seqQ, seqKv)) {
+                first = std::min(first, kv);
+                last = std::max(last, kv);
+              }
+          SCOPED_TRACE(testing::Message() << c.name << " seq " << seqQ << "x" << seqKv
+                                          << " rows [" << q0 << "," << q1 << ")");
+          if (last < 0)
+            continue;
+          EXPECT_LE(lo, first);
+          EXPECT_GT(hi, last);
+          if (std::holds_alternative<Window>(c.mask.rule)) {
+            EXPECT_EQ(std::max<int64_t>(lo, 0), first);
+            EXPECT_EQ(std::min(hi, seqKv), last + 1);
+          }
+        }
+}
+
 TEST(MaskRules, CountKeptPairs) {
   // Lengths over the 64-wide counting tile, so whole-tile shortcuts are used.
   for (const Case &c : cases()) {
@@ -240,6 +272,7 @@ struct WrappedEmitter {
   Int mul(Int a, Int b) { return {i.mul(a.v, b.v)}; }
   Int floorDiv(Int a, int64_t d) { return {i.floorDiv(a.v, d)}; }
   Int min(Int a, Int b) { return {std::min(a.v, b.v)}; }
+  Int max(Int a, Int b) { return {std::max(a.v, b.v)}; }
   Bool lt(Int a, Int b) { return {a.v < b.v}; }
   Bool le(Int a, Int b) { return {a.v <= b.v}; }
   Bool eq(Int a, Int b) { return {a.v == b.v}; }

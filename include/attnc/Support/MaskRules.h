@@ -19,7 +19,7 @@
 //   Int, Bool                      value types (signed 64-bit, boolean)
 //   c(int64_t), t(bool)            constants
 //   add, sub, mul                  wrapping mod 2^64
-//   floorDiv(Int, int64_t d > 0), min, lt, le, eq  (signed)
+//   floorDiv(Int, int64_t d > 0), min, max, lt, le, eq  (signed)
 //   land, lor, lnot
 //   xorShr(Int, int s), remU       unsigned steps for the BigBird hash
 //   lookup(const std::vector<bool> &, Int i)   a constant table
@@ -134,7 +134,38 @@ public:
     return classifyBlocks(m, t);
   }
 
+  /// Keys [lo, hi) outside which rows [q0, q1) of the tile keep nothing: exact
+  /// hulls for windows (and their and / or), all of [0, seqKv) for block
+  /// patterns. May reach outside [0, seqKv); callers clip. A kernel loops over
+  /// the KV tiles of this range only, so a window costs O(window) per query
+  /// tile, not O(seq_kv). Bounds past kRangeLimit count as unbounded, so the
+  /// arithmetic cannot overflow (no sequence is that long).
+  std::pair<Int, Int> keyRange(const Mask &m, const TileBounds<Int> &t) {
+    if (auto *w = std::get_if<Window>(&m.rule)) {
+      Int off = w->bottomRight ? e.sub(t.seqKv, t.seqQ) : e.c(0);
+      Int lo = w->left >= kRangeLimit ? e.c(0) : e.sub(e.add(t.q0, off), e.c(w->left));
+      Int hi = w->right >= kRangeLimit
+                   ? t.seqKv
+                   : e.add(e.add(t.q1, off), e.c(w->right)); // (q1 - 1) + off + right + 1
+      return {lo, hi};
+    }
+    auto *conj = std::get_if<And>(&m.rule);
+    auto *disj = std::get_if<Or>(&m.rule);
+    const std::vector<Mask> *operands = conj ? &conj->masks : disj ? &disj->masks : nullptr;
+    if (!operands || operands->empty())
+      return {e.c(0), t.seqKv};
+    auto [lo, hi] = keyRange(operands->front(), t);
+    for (size_t i = 1; i < operands->size(); ++i) {
+      auto [l, h] = keyRange((*operands)[i], t);
+      lo = conj ? e.max(lo, l) : e.min(lo, l);
+      hi = conj ? e.min(hi, h) : e.max(hi, h);
+    }
+    return {lo, hi};
+  }
+
 private:
+  static constexpr int64_t kRangeLimit = int64_t(1) << 48;
+
   template <typename> friend class Classifier;
 
   /// Rows' intervals slide by one per row, so the tile is full when the last
@@ -255,6 +286,7 @@ struct IntEmitter {
   Int mul(Int a, Int b) { return int64_t(uint64_t(a) * uint64_t(b)); }
   Int floorDiv(Int a, int64_t d) { return a / d - (a % d < 0 ? 1 : 0); }
   Int min(Int a, Int b) { return std::min(a, b); }
+  Int max(Int a, Int b) { return std::max(a, b); }
   Bool lt(Int a, Int b) { return a < b; }
   Bool le(Int a, Int b) { return a <= b; }
   Bool eq(Int a, Int b) { return a == b; }

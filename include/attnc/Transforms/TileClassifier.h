@@ -48,6 +48,11 @@ std::pair<Value, Value> emitTileClass(OpBuilder &b, Location loc,
                                       bool hasMaskMod,
                                       const TileBounds<Value> &tile);
 
+/// Emits the key range [lo, hi) outside which query rows [q0, q1) keep
+/// nothing (MaskRules' keyRange; may reach outside [0, seqKv)).
+std::pair<Value, Value> emitKeyRange(OpBuilder &b, Location loc, Attribute mask,
+                                     Value q0, Value q1, Value seqQ, Value seqKv);
+
 /// Whether emitMaskKeepsVector handles the mask: windows, full and their
 /// and / or compositions (no block patterns).
 bool canEmitMaskKeepsVector(Attribute mask);

@@ -11,7 +11,7 @@
 // whole vector of rows is a handful of vector ops:
 //
 //   Q^T = scale * q[rows]^T                   (Dp x blockQ, zero padded; once)
-//   for each KV tile [k0, k0 + cols):
+//   for each KV tile [k0, k0 + cols) within the mask's key range:
 //     classify the tile (TileClassifier); empty tiles are skipped
 //     S^T[j, :] = sum_d k[j, d] * Q^T[d, :]   (k read in place, broadcast;
 //                                              a qkKeys x qkRowVectors register
@@ -524,9 +524,17 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     b.create<memref::StoreOp>(f32(0), L, ValueRange{i});
   });
 
-  Value numKvTiles = b.create<arith::CeilDivSIOp>(seqKv, idx(blockKv));
+  // Only the KV tiles that can hold a kept key are classified at all: a
+  // window's query tile costs O(window), not O(seq_kv).
+  auto [keyLo, keyHi] =
+      emitKeyRange(b, b.getLoc(), op.getMask(), q0, add(q0, rows), seqQ, seqKv);
+  Value firstKvTile = b.create<arith::FloorDivSIOp>(
+      b.create<arith::MaxSIOp>(keyLo, idx(0)), idx(blockKv));
+  Value endKvTile = b.create<arith::CeilDivSIOp>(
+      b.create<arith::MaxSIOp>(b.create<arith::MinSIOp>(keyHi, seqKv), idx(0)),
+      idx(blockKv));
   bool needsElementPass = !op.getScoreMod().empty();
-  loop(0, numKvTiles, 1, [&](Value kTile) {
+  loop(firstKvTile, endKvTile, 1, [&](Value kTile) {
     Value k0 = mul(kTile, idx(blockKv));
     Value cols = minIdx(idx(blockKv), b.create<arith::SubIOp>(seqKv, k0));
     TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
