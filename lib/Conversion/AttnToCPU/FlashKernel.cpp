@@ -18,10 +18,15 @@
 //                                              block from the target)
 //     partial / edge tiles, or a score_mod:   per element score_mod, mask,
 //                                             mask_mod, invalid keys -> -inf
+//                                             (window masks without mods: on
+//                                             vectors of rows)
 //     online softmax, per vector of rows:     m' = max(m, max_j S^T[j, :]),
 //                                             P^T = exp(S^T - m'),
 //                                             l = l e^(m - m') + sum_j P^T
-//     V <- the tile; acc[i, :] = acc[i, :] e^(m - m') + sum_j P[i, j] V[j, :]
+//                                             (plain max, exp for x <= 0)
+//     acc[i, :] = acc[i, :] e^(m - m') + sum_j P[i, j] v[k0 + j, :]
+//                                             (v read in place; a pvRows x
+//                                             pvVectors register block)
 //   out = acc / l, lse = m + log l; rows with l == 0 give out = 0, lse = -inf
 //
 // Dp is head_dim rounded up to the vector width; padding is zero, so it never
