@@ -25,6 +25,8 @@ import numpy as np
 from peers.base import Peer, Unsupported
 
 LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unfused", "libunfused.so")
+# How messages (and so reports) name it: relative to the repository, not this machine.
+LIBRARY_NAME = os.path.relpath(LIBRARY, os.path.join(os.path.dirname(LIBRARY), "..", "..", ".."))
 SCORES_BYTES_LIMIT = 4 << 30
 OPENBLAS, ONEDNN = 0, 1
 
@@ -32,11 +34,11 @@ OPENBLAS, ONEDNN = 0, 1
 def load():
     if not os.path.exists(LIBRARY):
         raise ImportError("%s is not built: run benchmarks/peers/unfused/build.sh "
-                          "(needs libopenblas-dev, libdnnl-dev)" % LIBRARY)
+                          "(needs libopenblas-dev, libdnnl-dev)" % LIBRARY_NAME)
     try:
         lib = ctypes.CDLL(LIBRARY)
     except OSError as e:
-        raise ImportError("cannot load %s: %s" % (LIBRARY, e))
+        raise ImportError("cannot load %s: %s" % (LIBRARY_NAME, e))
     lib.unfused_last_error.restype = ctypes.c_char_p
     lib.unfused_info.restype = ctypes.c_char_p
     lib.unfused_create.restype = ctypes.c_void_p
