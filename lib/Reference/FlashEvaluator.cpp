@@ -22,7 +22,6 @@
 #include "attnc/Reference/Evaluator.h"
 
 #include "EvalContext.h"
-#include "attnc/Transforms/TileClassifier.h"
 
 #include <cmath>
 #include <limits>
@@ -30,6 +29,8 @@
 using namespace attnc;
 using namespace attnc::detail;
 using namespace mlir::attn;
+using attnc::mask::TileBounds;
+using attnc::mask::TileClass;
 
 namespace {
 
@@ -39,7 +40,7 @@ class FlashRun {
 public:
   FlashRun(FlashOp op, const ProblemSize &size, const HostTensor &q,
            const HostTensor &k, const HostTensor &v)
-      : ctx(op, size, q, k, v), mask(op.getMask()),
+      : ctx(op, size, q, k, v), mask(op.getMask().toMaskRule()),
         hasMaskMod(!op.getMaskMod().empty()), blockQ(op.getTileQ()),
         blockKv(op.getTileKv()) {}
 
@@ -53,7 +54,7 @@ private:
   void count(TileClass c);
 
   EvalContext ctx;
-  mlir::Attribute mask;
+  attnc::mask::Mask mask; // the mask attribute's rule, built once
   bool hasMaskMod;
   int64_t blockQ, blockKv;
   ReferenceResult result;
@@ -135,7 +136,7 @@ llvm::Error FlashRun::queryTile(int64_t b, int64_t h, int64_t q0) {
   for (int64_t k0 = 0; k0 < size.seqKv; k0 += blockKv) {
     TileBounds<int64_t> t{q0, q1, k0, std::min(size.seqKv, k0 + blockKv),
                           size.seqQ, size.seqKv};
-    TileClass c = classifyTile(mask, hasMaskMod, t);
+    TileClass c = attnc::mask::classifyTile(mask, hasMaskMod, t);
     count(c);
     if (c == TileClass::empty)
       continue;

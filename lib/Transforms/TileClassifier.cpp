@@ -167,22 +167,8 @@ mlir::attn::emitTileClass(OpBuilder &b, Location loc, ModuleOp module,
   return {full, empty};
 }
 
-/// Windows and their compositions test positions with arithmetic alone;
-/// block patterns look up tables and loop over blocks.
-static bool isArithmeticOnly(const attnc::mask::Mask &m) {
-  using namespace attnc::mask;
-  if (std::holds_alternative<Full>(m.rule) || std::holds_alternative<Window>(m.rule))
-    return true;
-  const std::vector<Mask> *operands = nullptr;
-  if (auto *conj = std::get_if<And>(&m.rule))
-    operands = &conj->masks;
-  if (auto *disj = std::get_if<Or>(&m.rule))
-    operands = &disj->masks;
-  return operands && llvm::all_of(*operands, isArithmeticOnly);
-}
-
 bool mlir::attn::canEmitMaskKeepsVector(Attribute mask) {
-  return isArithmeticOnly(toRule(mask));
+  return attnc::mask::isArithmeticOnly(toRule(mask));
 }
 
 Value mlir::attn::emitMaskKeepsVector(OpBuilder &b, Location loc, Attribute mask,

@@ -40,7 +40,7 @@ LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv) {
       op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getHeadDimAttr(),
       op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(), op.getScaleAttr(),
       op.getMaxSeqAttr(), op.getOutputsAttr(),
-      b.getI64IntegerAttr(blockQ ? blockQ : defaultBlockQ(op.getDim())),
+      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim())),
       b.getI64IntegerAttr(blockKv));
   flash.getScoreMod().takeBody(op.getScoreMod());
   flash.getMaskMod().takeBody(op.getMaskMod());

@@ -39,11 +39,13 @@ TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o, int64_t bloc
   map.qTiles = (o.seqQ + blockQ - 1) / blockQ;
   map.kvTiles = (o.seqKv + blockKv - 1) / blockKv;
   bool maskMod = !op.getMaskMod().empty();
+  attnc::mask::Mask rule = op.getMask().toMaskRule(); // once, not per tile
   for (int64_t qt = 0; qt < map.qTiles; ++qt)
     for (int64_t kt = 0; kt < map.kvTiles; ++kt) {
       int64_t q0 = qt * blockQ, q1 = std::min(o.seqQ, q0 + blockQ);
       int64_t k0 = kt * blockKv, k1 = std::min(o.seqKv, k0 + blockKv);
-      TileClass c = classifyTile(op.getMask(), maskMod, {q0, q1, k0, k1, o.seqQ, o.seqKv});
+      TileClass c = attnc::mask::classifyTile(rule, maskMod,
+                                              {q0, q1, k0, k1, o.seqQ, o.seqKv});
       map.classes.push_back(c);
       (c == TileClass::full ? map.full : c == TileClass::partial ? map.partial : map.empty)++;
       if (c != TileClass::empty)
@@ -85,8 +87,7 @@ void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                    llvm::raw_ostream &os, std::string *svg) {
   AttentionOp op = kernel.getAttention();
   const attnc::Schedule &schedule = o.selection.schedule;
-  int64_t blockQ = schedule.get("block_q") ? schedule.get("block_q")
-                                           : defaultBlockQ(op.getDim());
+  int64_t blockQ = resolveBlockQ(schedule.get("block_q"), op.getDim());
   int64_t blockKv = schedule.get("block_kv");
   TileMap map = classifyAll(op, o, blockQ, blockKv);
   int64_t perHead = o.batch * op.getHeads();

@@ -156,16 +156,16 @@ llvm::Error linkShared(StringRef object, StringRef output, const char *argv0) {
   return llvm::Error::success();
 }
 
-/// The header describes the normalized spec; normalizing a copy is cheap.
-llvm::Error writeHeaderFor(ModuleOp module, StringRef objPath) {
-  OwningOpRef<ModuleOp> normalized = module.clone();
-  PassManager pm(module->getContext());
+/// The header describes the normalized spec: normalizes `spec`, a copy the
+/// pipeline did not touch, in place.
+llvm::Error writeHeaderFor(ModuleOp spec, StringRef objPath) {
+  PassManager pm(spec->getContext());
   pm.addPass(attn::createAttnNormalizePass());
-  if (failed(pm.run(*normalized)))
+  if (failed(pm.run(spec)))
     return error("attn-normalize failed");
   llvm::SmallString<256> header(objPath);
   llvm::sys::path::replace_extension(header, ".h");
-  return writeText(header, [&](auto &os) { attnc::writeHeader(*normalized, specFile, os); });
+  return writeText(header, [&](auto &os) { attnc::writeHeader(spec, specFile, os); });
 }
 
 llvm::Error compile(ModuleOp module, const char *argv0) {

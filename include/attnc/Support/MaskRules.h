@@ -104,6 +104,25 @@ inline Mask causal(bool bottomRight) {
   return {Window{kUnbounded, 0, bottomRight}};
 }
 
+/// The operands of an `and` / `or`, or null for any other mask.
+inline const std::vector<Mask> *composedOperands(const Mask &m) {
+  if (auto *conj = std::get_if<And>(&m.rule))
+    return &conj->masks;
+  if (auto *disj = std::get_if<Or>(&m.rule))
+    return &disj->masks;
+  return nullptr;
+}
+
+/// Whether keeps are pure index arithmetic (windows, full, and their and /
+/// or), so they can be evaluated on vectors of positions; block patterns look
+/// up tables and loop over blocks.
+inline bool isArithmeticOnly(const Mask &m) {
+  if (std::holds_alternative<Full>(m.rule) || std::holds_alternative<Window>(m.rule))
+    return true;
+  const std::vector<Mask> *operands = composedOperands(m);
+  return operands && std::all_of(operands->begin(), operands->end(), isArithmeticOnly);
+}
+
 //===----------------------------------------------------------------------===//
 // The rules
 //===----------------------------------------------------------------------===//
@@ -127,10 +146,8 @@ public:
       return {e.t(true), e.t(false)};
     if (auto *w = std::get_if<Window>(&m.rule))
       return classifyWindow(*w, t);
-    if (auto *conj = std::get_if<And>(&m.rule))
-      return compose(conj->masks, t, /*isAnd=*/true);
-    if (auto *disj = std::get_if<Or>(&m.rule))
-      return compose(disj->masks, t, /*isAnd=*/false);
+    if (const std::vector<Mask> *operands = composedOperands(m))
+      return compose(*operands, t, /*isAnd=*/std::holds_alternative<And>(m.rule));
     return classifyBlocks(m, t);
   }
 
@@ -149,11 +166,10 @@ public:
                    : e.add(e.add(t.q1, off), e.c(w->right)); // (q1 - 1) + off + right + 1
       return {lo, hi};
     }
-    auto *conj = std::get_if<And>(&m.rule);
-    auto *disj = std::get_if<Or>(&m.rule);
-    const std::vector<Mask> *operands = conj ? &conj->masks : disj ? &disj->masks : nullptr;
+    const std::vector<Mask> *operands = composedOperands(m);
     if (!operands || operands->empty())
       return {e.c(0), t.seqKv};
+    bool conj = std::holds_alternative<And>(m.rule);
     auto [lo, hi] = keyRange(operands->front(), t);
     for (size_t i = 1; i < operands->size(); ++i) {
       auto [l, h] = keyRange((*operands)[i], t);

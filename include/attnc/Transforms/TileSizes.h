@@ -20,6 +20,11 @@ inline constexpr int64_t kDefaultBlockKv = 64;
 /// tile's working set (block_q x head_dim accumulators) stays small.
 int64_t defaultBlockQ(int64_t headDim);
 
+/// block_q as asked for, or its default when 0 ("auto").
+inline int64_t resolveBlockQ(int64_t requested, int64_t headDim) {
+  return requested ? requested : defaultBlockQ(headDim);
+}
+
 } // namespace mlir::attn
 
 #endif // ATTNC_TRANSFORMS_TILESIZES_H

@@ -95,6 +95,9 @@ private:
     return b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, x, y);
   }
   VectorType vecType() { return VectorType::get({cfg.vectorWidth}, b.getF32Type()); }
+  Value zeroVector(OpBuilder &nb, Location loc) {
+    return nb.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vecType(), nb.getF32FloatAttr(0)));
+  }
   Value stackBuffer(ArrayRef<int64_t> shape, Type elem) {
     return b.create<memref::AllocaOp>(MemRefType::get(shape, elem));
   }
@@ -140,7 +143,7 @@ private:
   Value offset(const Strides &s, Value batch, Value head, Value row);
   void loadQueryTile();
   void zeroFill(Value buffer, ArrayRef<int64_t> shape);
-  Value loadValue(OpBuilder &nb, Location loc, Value key, int64_t d);
+  Value loadValue(OpBuilder &nb, Location loc, Value row, int64_t d);
   void computeScores(Value k0, Value cols);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   void applyMaskVectorized(Value k0, Value cols, Value full);
@@ -201,21 +204,19 @@ void FlashKernelBuilder::loadQueryTile() {
   });
 }
 
-/// One vector of V row `key` (absolute), lanes [d, d + w) of head_dim, read in
-/// place; a head_dim tail is a masked load (zeros past head_dim).
-Value FlashKernelBuilder::loadValue(OpBuilder &nb, Location loc, Value key, int64_t d) {
+/// One vector of a V row (`row`: the flat offset of its element 0), lanes
+/// [d, d + w) of head_dim, read in place; a head_dim tail is a masked load
+/// (zeros past head_dim).
+Value FlashKernelBuilder::loadValue(OpBuilder &nb, Location loc, Value row, int64_t d) {
   int64_t w = cfg.vectorWidth;
-  Value base = nb.create<arith::AddIOp>(
-      loc, nb.create<arith::AddIOp>(loc, vBatchHead, nb.create<arith::MulIOp>(loc, key, vS.seq)),
-      nb.create<arith::ConstantIndexOp>(loc, d));
+  Value base = nb.create<arith::AddIOp>(loc, row, nb.create<arith::ConstantIndexOp>(loc, d));
   if (d + w <= dim)
     return nb.create<vector::LoadOp>(loc, vecType(), vBuf, ValueRange{base});
   auto maskType = VectorType::get({w}, nb.getI1Type());
   Value mask = nb.create<vector::CreateMaskOp>(
       loc, maskType, ValueRange{nb.create<arith::ConstantIndexOp>(loc, dim - d)});
-  Value zeros = nb.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(vecType(), nb.getF32FloatAttr(0)));
-  return nb.create<vector::MaskedLoadOp>(loc, vecType(), vBuf, ValueRange{base}, mask, zeros);
+  return nb.create<vector::MaskedLoadOp>(loc, vecType(), vBuf, ValueRange{base}, mask,
+                                        zeroVector(nb, loc));
 }
 
 /// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] for all blockQ rows, as a
@@ -239,9 +240,7 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols) {
       SmallVector<Value> rowCols;
       for (int64_t c = 0; c < rowVecs; ++c)
         rowCols.push_back(add(i0, idx(c * w)));
-      Value zero = b.create<arith::ConstantOp>(
-          DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
-      SmallVector<Value> init(keyBlock * rowVecs, zero);
+      SmallVector<Value> init(keyBlock * rowVecs, zeroVector(b, b.getLoc()));
       auto dot = b.create<scf::ForOp>(
           idx(0), idx(dim), idx(1), init,
           [&](OpBuilder &nb, Location loc, Value d, ValueRange acc) {
@@ -393,7 +392,7 @@ void FlashKernelBuilder::onlineSoftmax() {
   int64_t w = cfg.vectorWidth;
   Location loc = b.getLoc();
   Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
-  Value zeros = b.create<arith::ConstantOp>(DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
+  Value zeros = zeroVector(b, loc);
   loop(0, blockQ, w, [&](Value i) {
     SmallVector<Value> maxes = foldKeys(negInfVec, [&](OpBuilder &nb, Location l, Value j, Value acc) {
       return plainMax(nb, l, acc, nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i}));
@@ -450,9 +449,11 @@ void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
           idx(0), cols, idx(1), init,
           [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
             Value key = nb.create<arith::AddIOp>(loc, k0, j);
+            Value row = nb.create<arith::AddIOp>(
+                loc, vBatchHead, nb.create<arith::MulIOp>(loc, key, vS.seq));
             SmallVector<Value> v, next;
             for (int64_t c = 0; c < vecBlock; ++c)
-              v.push_back(loadValue(nb, loc, key, d0 + c * w));
+              v.push_back(loadValue(nb, loc, row, d0 + c * w));
             for (int64_t r = 0; r < rowBlock; ++r) {
               Value p = nb.create<vector::BroadcastOp>(
                   loc, vecType(), nb.create<memref::LoadOp>(loc, ST, ValueRange{j, rowIdx[r]}));
