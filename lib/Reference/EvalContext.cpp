@@ -53,7 +53,7 @@ EvalContext::EvalContext(AttentionSpecOpInterface op, const ProblemSize &size,
                          const HostTensor &q, const HostTensor &k,
                          const HostTensor &v)
     : size(size), heads(op.getHeads()), dim(op.getDim()), op(op), q(q), k(k),
-      v(v), maskRule(op.getMask().toMaskRule()),
+      v(v), rule(op.getMask().toMaskRule()),
       qIndex{op.getLayout(), op.getHeads(), size.seqQ, op.getDim()},
       kvIndex{op.getLayout(), op.getKvHeads(), size.seqKv, op.getDim()},
       group(op.getHeads() / op.getKvHeads()), scale(op.getScaleOrDefault()) {
@@ -77,7 +77,7 @@ ReferenceResult EvalContext::allocateOutputs(bool wantWeights) {
 
 llvm::Expected<bool> EvalContext::keeps(int64_t b, int64_t h, int64_t i,
                                         int64_t j) {
-  if (!attnc::mask::isKept(maskRule, i, j, size.seqQ, size.seqKv))
+  if (!attnc::mask::isKept(rule, i, j, size.seqQ, size.seqKv))
     return false;
   if (!maskMod)
     return true;

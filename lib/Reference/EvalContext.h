@@ -65,15 +65,17 @@ public:
   void storeRow(ReferenceResult &result, int64_t b, int64_t h, int64_t i,
                 double m, double l, llvm::ArrayRef<double> acc) const;
 
+  /// The mask attribute's rule, built once: per-element keeps through the
+  /// attribute would rebuild it for every pair.
+  const attnc::mask::Mask &maskRule() const { return rule; }
+
   const ProblemSize size;
   const int64_t heads, dim;
 
 private:
   mlir::attn::AttentionSpecOpInterface op;
   const HostTensor &q, &k, &v;
-  /// The mask attribute's rule, built once: per-element keeps through the
-  /// attribute would rebuild it for every pair.
-  attnc::mask::Mask maskRule;
+  attnc::mask::Mask rule;
   LayoutIndexer qIndex, kvIndex;
   std::optional<ModInterpreter> scoreMod, maskMod;
   int64_t group; // query heads per key/value head

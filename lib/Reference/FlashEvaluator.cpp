@@ -40,7 +40,7 @@ class FlashRun {
 public:
   FlashRun(FlashOp op, const ProblemSize &size, const HostTensor &q,
            const HostTensor &k, const HostTensor &v)
-      : ctx(op, size, q, k, v), mask(op.getMask().toMaskRule()),
+      : ctx(op, size, q, k, v),
         hasMaskMod(!op.getMaskMod().empty()), blockQ(op.getTileQ()),
         blockKv(op.getTileKv()) {}
 
@@ -54,7 +54,6 @@ private:
   void count(TileClass c);
 
   EvalContext ctx;
-  attnc::mask::Mask mask; // the mask attribute's rule, built once
   bool hasMaskMod;
   int64_t blockQ, blockKv;
   ReferenceResult result;
@@ -136,7 +135,7 @@ llvm::Error FlashRun::queryTile(int64_t b, int64_t h, int64_t q0) {
   for (int64_t k0 = 0; k0 < size.seqKv; k0 += blockKv) {
     TileBounds<int64_t> t{q0, q1, k0, std::min(size.seqKv, k0 + blockKv),
                           size.seqQ, size.seqKv};
-    TileClass c = attnc::mask::classifyTile(mask, hasMaskMod, t);
+    TileClass c = attnc::mask::classifyTile(ctx.maskRule(), hasMaskMod, t);
     count(c);
     if (c == TileClass::empty)
       continue;
