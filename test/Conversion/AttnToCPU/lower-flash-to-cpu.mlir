@@ -14,14 +14,24 @@
 // place.
 // CHECK-COUNT-3: memref.alloca() : memref<64x64xf32>
 // CHECK-COUNT-3: memref.alloca() : memref<64xf32>
-// The KV-tile loop classifies each tile by index arithmetic on its bounds (causal =
-// window<inf, 0>: full when the last query row reaches the tile's last key; empty when
-// the first key lies past it) and only visits non-empty tiles.
+// Q^T: whole 16 x 16 blocks of q are transposed in registers, 4 rounds of 16 shuffles.
+// CHECK-COUNT-64: vector.shuffle
+// The KV tiles are walked visited tile by visited tile: a scan classifies each tile by index
+// arithmetic on its bounds (causal = window<inf, 0>: full when the last query row reaches
+// the tile's last key; empty when the first key lies past it) and skips the empty ones.
 // CHECK: %[[NUMKV:.*]] = arith.ceildivsi
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[NUMKV]]
+// CHECK: scf.while
+// CHECK: arith.cmpi slt, %{{.*}}, %[[NUMKV]]
 // CHECK: arith.cmpi sle
 // CHECK: arith.cmpi slt
+// CHECK: scf.condition
+// The walk computes the next visited tile before the current one, and prefetches its k and v
+// rows (4 lines each at head_dim 64) while Q K^T runs.
+// CHECK: scf.while
+// CHECK: scf.condition
+// CHECK: scf.while
 // CHECK: scf.if
+// CHECK-COUNT-8: memref.prefetch
 // Scores S^T: a key of k broadcast, FMA with 16 query rows of Q^T; a register block of
 // 4 keys x 4 vectors (16 accumulators).
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
