@@ -81,7 +81,7 @@ public:
   FlashKernelBuilder(FlashOp op, const CpuKernelConfig &config,
                      ImplicitLocOpBuilder &b)
       : op(op), cfg(config), b(b), dim(op.getDim()), blockQ(op.getTileQ()),
-        blockKv(op.getTileKv()),
+        blockKv(op.getTileKv()), base2Scores(op.getScoreMod().empty()),
         dimPadded((dim + config.vectorWidth - 1) / config.vectorWidth *
                   config.vectorWidth) {}
 
@@ -165,7 +165,12 @@ private:
   FlashOp op;
   CpuKernelConfig cfg;
   ImplicitLocOpBuilder &b;
-  int64_t dim, blockQ, blockKv, dimPadded;
+  int64_t dim, blockQ, blockKv;
+  /// Scores in units of log2(e) (log2(e) folded into the query scale): the
+  /// softmax exponentiates with 2^x and saves a multiply per score. Not with
+  /// a score_mod, which must see natural-unit scores.
+  bool base2Scores;
+  int64_t dimPadded;
 
   ModuleOp module;
   // Function arguments and values shared by the pieces.
@@ -199,7 +204,7 @@ void FlashKernelBuilder::zeroFill(Value buffer, ArrayRef<int64_t> shape) {
   });
 }
 
-/// Q^T = scale * q rows, transposed; padding rows and columns stay 0. Whole
+/// Q^T = scale * q rows (times log2(e) for base-2 scores), transposed; padding rows and columns stay 0. Whole
 /// w x w blocks (w = vector width) are transposed in registers; the rest of
 /// the rows and of head_dim element by element. Sparse masks visit few KV
 /// tiles per query tile, so this prologue is not negligible there (BigBird
@@ -208,7 +213,8 @@ void FlashKernelBuilder::zeroFill(Value buffer, ArrayRef<int64_t> shape) {
 void FlashKernelBuilder::loadQueryTile() {
   zeroFill(QT, {dimPadded, blockQ});
   int64_t w = cfg.vectorWidth, dimFull = dim / w * w;
-  Value scale = f32(op.getScaleAttr().getValueAsDouble());
+  double log2e = 1.44269504088896341;
+  Value scale = f32(op.getScaleAttr().getValueAsDouble() * (base2Scores ? log2e : 1.0));
   Value rowsFull = mul(b.create<arith::DivUIOp>(rows, idx(w)), idx(w));
   loop(0, rowsFull, w, [&](Value i0) {
     SmallVector<Value> bases;
@@ -428,8 +434,10 @@ SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
 /// place; l = l e^(m - m') + sum_j P^T; the factor e^(m - m') is kept in
 /// ALPHA for the accumulator. Lanes with nothing kept so far (m' = -inf) use 0
 /// as their shift, so their P is exp(-inf) = 0, never NaN. Every exponent is
-/// <= 0, which emitExpNonPositive relies on.
+/// <= 0, which emitExpNonPositive relies on. With base-2 scores, m, S and
+/// the shifts are in units of log2(e) and every exp is a 2^x.
 void FlashKernelBuilder::onlineSoftmax() {
+  auto expNonPositive = base2Scores ? emitExp2NonPositive : emitExpNonPositive;
   int64_t w = cfg.vectorWidth;
   Location loc = b.getLoc();
   Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
@@ -444,10 +452,10 @@ void FlashKernelBuilder::onlineSoftmax() {
       mNew = plainMax(b, loc, mNew, m);
     Value dead = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, negInfVec);
     Value shift = b.create<arith::SelectOp>(dead, zeros, mNew);
-    Value alpha = emitExpNonPositive(b, loc, b.create<arith::SubFOp>(mOld, shift));
+    Value alpha = expNonPositive(b, loc, b.create<arith::SubFOp>(mOld, shift));
     SmallVector<Value> sums = foldKeys(zeros, [&](OpBuilder &nb, Location l, Value j, Value acc) {
       Value s = nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i});
-      Value p = emitExpNonPositive(nb, l, nb.create<arith::SubFOp>(l, s, shift));
+      Value p = expNonPositive(nb, l, nb.create<arith::SubFOp>(l, s, shift));
       nb.create<vector::StoreOp>(l, p, ST, ValueRange{j, i});
       return nb.create<arith::AddFOp>(l, acc, p).getResult();
     });
@@ -528,6 +536,8 @@ void FlashKernelBuilder::writeOutputs() {
     });
     if (wantLse) {
       Value m = b.create<memref::LoadOp>(M, ValueRange{i});
+      if (base2Scores)
+        m = b.create<arith::MulFOp>(m, f32(0.693147180559945309));
       Value lse = b.create<arith::AddFOp>(m, b.create<math::LogOp>(l));
       b.create<memref::StoreOp>(b.create<arith::SelectOp>(empty, negInf(), lse), lseBuf,
                                 offset(lseS, batch, head, row));

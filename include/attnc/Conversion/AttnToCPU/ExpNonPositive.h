@@ -18,6 +18,9 @@ namespace mlir::attn {
 /// 2^-127 it gives 0.
 Value emitExpNonPositive(OpBuilder &b, Location loc, Value x);
 
+/// The same for 2^t, t <= 0 or -inf.
+Value emitExp2NonPositive(OpBuilder &b, Location loc, Value t);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_ATTNTOCPU_EXPNONPOSITIVE_H
