@@ -1,0 +1,158 @@
+//===- FlashKernelBuilder.h - pieces of the CPU tile function ---*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The builder of one attn.flash's tile function, shared by the files that
+// emit its pieces: FlashKernel.cpp (the function, the KV-tile walk, prologue
+// and epilogue), FlashScores.cpp (Q^T, S^T = K Q^T, mods and masks),
+// FlashSoftmax.cpp (the online softmax) and FlashValues.cpp (acc += P V).
+// Private to lib/Conversion/AttnToCPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNTOCPU_FLASHKERNELBUILDER_H
+#define ATTNC_LIB_CONVERSION_ATTNTOCPU_FLASHKERNELBUILDER_H
+
+#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <limits>
+
+namespace mlir::attn::cpu {
+
+
+/// Independent max / sum chains in the softmax loops (block_kv is a multiple
+/// of the vector width, so of 4).
+constexpr int64_t kSoftmaxChains = 4;
+
+/// f32 elements per 64-byte cache line, the prefetch granule.
+constexpr int64_t kFloatsPerLine = 16;
+
+/// The largest d <= limit dividing n (n, limit >= 1).
+inline int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
+  int64_t d = std::min(n, limit);
+  while (n % d != 0)
+    --d;
+  return d;
+}
+
+/// (batch, head, seq) strides of one tensor, read from the params array.
+struct Strides {
+  Value batch, head, seq;
+};
+
+class FlashKernelBuilder {
+public:
+  FlashKernelBuilder(FlashOp op, const CpuKernelConfig &config,
+                     ImplicitLocOpBuilder &b)
+      : op(op), cfg(config), b(b), dim(op.getDim()), blockQ(op.getTileQ()),
+        blockKv(op.getTileKv()), base2Scores(op.getScoreMod().empty()),
+        dimPadded((dim + config.vectorWidth - 1) / config.vectorWidth *
+                  config.vectorWidth) {}
+
+  void build(func::FuncOp func, StringRef counterName);
+
+private:
+  // Small builders.
+  Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(v); }
+  Value f32(float v) { return b.create<arith::ConstantFloatOp>(b.getF32Type(), APFloat(v)); }
+  Value negInf() { return f32(-std::numeric_limits<float>::infinity()); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(x, y); }
+  Value mul(Value x, Value y) { return b.create<arith::MulIOp>(x, y); }
+  Value minIdx(Value x, Value y) { return b.create<arith::MinSIOp>(x, y); }
+  Value lt(Value x, Value y) {
+    return b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, x, y);
+  }
+  VectorType vecType() { return VectorType::get({cfg.vectorWidth}, b.getF32Type()); }
+  Value zeroVector(OpBuilder &nb, Location loc) {
+    return nb.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vecType(), nb.getF32FloatAttr(0)));
+  }
+  Value stackBuffer(ArrayRef<int64_t> shape, Type elem) {
+    return b.create<memref::AllocaOp>(MemRefType::get(shape, elem));
+  }
+  template <typename Fn> void loop(Value lo, Value hi, int64_t step, Fn body) {
+    b.create<scf::ForOp>(lo, hi, idx(step), ValueRange{},
+                         [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
+                           OpBuilder::InsertionGuard guard(b);
+                           b.setInsertionPoint(nested.getInsertionBlock(),
+                                               nested.getInsertionPoint());
+                           body(iv);
+                           b.create<scf::YieldOp>();
+                         });
+  }
+  template <typename Fn> void loop(int64_t lo, Value hi, int64_t step, Fn body) {
+    loop(idx(lo), hi, step, body);
+  }
+  template <typename Fn> void loop(int64_t lo, int64_t hi, int64_t step, Fn body) {
+    loop(idx(lo), idx(hi), step, body);
+  }
+  template <typename Fn> void ifThen(Value cond, Fn body) {
+    auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+  /// scf.if yielding one value of `type` from each branch.
+  template <typename Then, typename Else>
+  Value select(Value cond, Type type, Then thenFn, Else elseFn) {
+    auto ifOp = b.create<scf::IfOp>(TypeRange{type}, cond, true, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      b.create<scf::YieldOp>(thenFn());
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      b.create<scf::YieldOp>(elseFn());
+    }
+    return ifOp.getResult(0);
+  }
+
+  // Pieces of the kernel.
+  Value readParam(int64_t index);
+  Strides readStrides(int64_t first);
+  Value offset(const Strides &s, Value batch, Value head, Value row);
+  void loadQueryTile();
+  void zeroFill(Value buffer, ArrayRef<int64_t> shape);
+  Value loadValue(OpBuilder &nb, Location loc, Value row, int64_t d);
+  std::pair<Value, Value> classifyKvTile(Value kTile);
+  Value nextVisitedTile(Value from, Value end);
+  void visitTile(Value kTile, Value prefetch, Value prefetchK0, StringRef counterName);
+  void prefetchKvRow(Value row);
+  void computeScores(Value k0, Value cols, Value prefetch, Value prefetchK0);
+  void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
+  void applyMaskVectorized(Value k0, Value cols, Value full);
+  Value inlineMod(Region &region, ArrayRef<Value> args);
+  Value plainMax(OpBuilder &nb, Location loc, Value x, Value y);
+  template <typename Step> SmallVector<Value> foldKeys(Value init, Step step);
+  void onlineSoftmax();
+  void accumulatePV(Value k0, Value cols);
+  void writeOutputs();
+
+  FlashOp op;
+  CpuKernelConfig cfg;
+  ImplicitLocOpBuilder &b;
+  int64_t dim, blockQ, blockKv;
+  /// Scores in units of log2(e) (log2(e) folded into the query scale): the
+  /// softmax exponentiates with 2^x and saves a multiply per score. Not with
+  /// a score_mod, which must see natural-unit scores.
+  bool base2Scores;
+  int64_t dimPadded;
+
+  ModuleOp module;
+  // Function arguments and values shared by the pieces.
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, params, batch, head, kvHead;
+  Value seqQ, seqKv, q0, rows;
+  Strides qS, kS, vS, outS, lseS;
+  Value QT, ST, Acc, M, L, ALPHA, status;
+  Value vBatchHead; // offset of v[batch, kvHead, 0, 0]
+};
+
+} // namespace mlir::attn::cpu
+
+#endif // ATTNC_LIB_CONVERSION_ATTNTOCPU_FLASHKERNELBUILDER_H

@@ -1,0 +1,204 @@
+//===- FlashScores.cpp - Q^T and the scores of a KV tile --------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Q^T for the query tile, S^T = K Q^T for each visited KV tile (register
+// blocked, k read in place), and the element pass of partial tiles: score_mod,
+// mask, mask_mod (vectorized for window masks without mods).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashKernelBuilder.h"
+
+#include "attnc/Conversion/AttnToCPU/TransposeSquare.h"
+#include "attnc/Transforms/TileClassifier.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+/// Q^T = scale * q rows (times log2(e) for base-2 scores), transposed; padding rows and columns stay 0. Whole
+/// w x w blocks (w = vector width) are transposed in registers; the rest of
+/// the rows and of head_dim element by element. Sparse masks visit few KV
+/// tiles per query tile, so this prologue is not negligible there (BigBird
+/// at seq 8192 spent 7% of its time in a scalar transpose that LLVM had
+/// turned into scatters).
+void FlashKernelBuilder::loadQueryTile() {
+  zeroFill(QT, {dimPadded, blockQ});
+  int64_t w = cfg.vectorWidth, dimFull = dim / w * w;
+  double log2e = 1.44269504088896341;
+  Value scale = f32(op.getScaleAttr().getValueAsDouble() * (base2Scores ? log2e : 1.0));
+  Value rowsFull = mul(b.create<arith::DivUIOp>(rows, idx(w)), idx(w));
+  loop(0, rowsFull, w, [&](Value i0) {
+    SmallVector<Value> bases;
+    for (int64_t r = 0; r < w; ++r)
+      bases.push_back(offset(qS, batch, head, add(q0, add(i0, idx(r)))));
+    Value scaleVec = b.create<vector::BroadcastOp>(vecType(), scale);
+    loop(0, dimFull, w, [&](Value d0) {
+      SmallVector<Value> block;
+      for (Value base : bases) {
+        Value x = b.create<vector::LoadOp>(vecType(), qBuf, ValueRange{add(base, d0)});
+        block.push_back(b.create<arith::MulFOp>(x, scaleVec));
+      }
+      emitTransposeSquare(b, b.getLoc(), block);
+      for (int64_t c = 0; c < w; ++c)
+        b.create<vector::StoreOp>(block[c], QT, ValueRange{add(d0, idx(c)), i0});
+    });
+  });
+  auto scalarCopy = [&](Value rowLo, Value rowHi, int64_t dLo) {
+    loop(rowLo, rowHi, 1, [&](Value i) {
+      Value base = offset(qS, batch, head, add(q0, i));
+      loop(dLo, idx(dim), 1, [&](Value d) {
+        Value x = b.create<memref::LoadOp>(qBuf, add(base, d));
+        b.create<memref::StoreOp>(b.create<arith::MulFOp>(x, scale), QT, ValueRange{d, i});
+      });
+    });
+  };
+  scalarCopy(idx(0), rowsFull, dimFull);
+  scalarCopy(rowsFull, rows, 0);
+}
+
+/// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] for all blockQ rows, as a
+/// block of keyBlock keys x rowVecs vectors of rows: per step of d, rowVecs
+/// loads of Q^T and keyBlock scalar loads of k feed keyBlock * rowVecs FMAs.
+/// Keys past the sequence read its last row (in bounds); they are masked later.
+void FlashKernelBuilder::computeScores(Value k0, Value cols, Value prefetch,
+                                       Value prefetchK0) {
+  int64_t w = cfg.vectorWidth;
+  // The block must tile blockKv x blockQ exactly: take the largest sizes up
+  // to the configured ones that divide it.
+  int64_t keyBlock = largestDivisorUpTo(blockKv, cfg.qkKeys);
+  int64_t rowVecs = largestDivisorUpTo(blockQ / w, cfg.qkRowVectors);
+  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
+  loop(0, blockKv, keyBlock, [&](Value j0) {
+    SmallVector<Value> keyRows, keyBases;
+    for (int64_t r = 0; r < keyBlock; ++r) {
+      keyRows.push_back(add(j0, idx(r)));
+      keyBases.push_back(offset(kS, batch, kvHead, add(k0, minIdx(keyRows.back(), lastKey))));
+    }
+    // Spread over the key blocks, so the misses overlap the FMAs.
+    ifThen(prefetch, [&] {
+      for (Value key : keyRows)
+        prefetchKvRow(add(prefetchK0, key));
+    });
+    loop(0, blockQ, rowVecs * w, [&](Value i0) {
+      SmallVector<Value> rowCols;
+      for (int64_t c = 0; c < rowVecs; ++c)
+        rowCols.push_back(add(i0, idx(c * w)));
+      SmallVector<Value> init(keyBlock * rowVecs, zeroVector(b, b.getLoc()));
+      auto dot = b.create<scf::ForOp>(
+          idx(0), idx(dim), idx(1), init,
+          [&](OpBuilder &nb, Location loc, Value d, ValueRange acc) {
+            SmallVector<Value> qv, next;
+            for (Value col : rowCols)
+              qv.push_back(nb.create<vector::LoadOp>(loc, vecType(), QT, ValueRange{d, col}));
+            for (int64_t r = 0; r < keyBlock; ++r) {
+              Value at = nb.create<arith::AddIOp>(loc, keyBases[r], d);
+              Value kv = nb.create<memref::LoadOp>(loc, kBuf, ValueRange{at});
+              Value kb = nb.create<vector::BroadcastOp>(loc, vecType(), kv);
+              for (int64_t c = 0; c < rowVecs; ++c)
+                next.push_back(nb.create<vector::FMAOp>(loc, kb, qv[c], acc[r * rowVecs + c]));
+            }
+            nb.create<scf::YieldOp>(loc, next);
+          });
+      for (int64_t r = 0; r < keyBlock; ++r)
+        for (int64_t c = 0; c < rowVecs; ++c)
+          b.create<vector::StoreOp>(dot.getResult(r * rowVecs + c), ST,
+                                    ValueRange{keyRows[r], rowCols[c]});
+    });
+  });
+}
+
+/// Clones a score_mod / mask_mod body at the insertion point with its block
+/// arguments bound to `args`; returns the yielded value.
+Value FlashKernelBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
+  IRMapping map;
+  Block &block = region.front();
+  for (auto [arg, value] : llvm::zip(block.getArguments(), args))
+    map.map(arg, value);
+  for (Operation &inner : block.without_terminator()) {
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+            arith::FloorDivSIOp, arith::CeilDivSIOp>(inner)) {
+      // Guard: a zero divisor would trap. Record it and divide by 1 instead.
+      Value divisor = map.lookup(inner.getOperand(1));
+      Value zero = b.create<arith::ConstantOp>(b.getZeroAttr(divisor.getType()));
+      Value one = b.create<arith::ConstantOp>(b.getOneAttr(divisor.getType()));
+      Value isZero = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, divisor, zero);
+      ifThen(isZero, [&] {
+        b.create<memref::StoreOp>(
+            b.create<arith::ConstantIntOp>(1, 32), status, ValueRange{idx(0)});
+      });
+      map.map(inner.getOperand(1), b.create<arith::SelectOp>(isZero, one, divisor));
+      b.clone(inner, map);
+      map.map(inner.getOperand(1), divisor);
+      continue;
+    }
+    b.clone(inner, map);
+  }
+  return map.lookup(block.getTerminator()->getOperand(0));
+}
+
+/// Partial or edge tiles of a window mask (causal, sliding windows and their
+/// compositions) without mods: the keep test is index arithmetic, so it runs
+/// on whole vectors of query rows (the lanes of S^T), 16 elements per compare
+/// instead of one scalar branch each. Rows past `rows` are never written out.
+void FlashKernelBuilder::applyMaskVectorized(Value k0, Value cols, Value full) {
+  int64_t w = cfg.vectorWidth;
+  auto indexVec = VectorType::get({w}, b.getIndexType());
+  SmallVector<int64_t> iota(w);
+  for (int64_t l = 0; l < w; ++l)
+    iota[l] = l;
+  Value lanes = b.create<arith::ConstantOp>(b.getIndexVectorAttr(iota));
+  Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
+  auto boolVec = VectorType::get({w}, b.getI1Type());
+  loop(0, blockKv, 1, [&](Value j) {
+    Value kPos = b.create<vector::BroadcastOp>(indexVec, add(k0, j));
+    // Keys past the sequence (an edge tile) are never kept.
+    Value inKv = b.create<vector::BroadcastOp>(boolVec, lt(j, cols));
+    Value fullVec = b.create<vector::BroadcastOp>(boolVec, full);
+    loop(0, blockQ, w, [&](Value i) {
+      Value qPos = b.create<arith::AddIOp>(
+          b.create<vector::BroadcastOp>(indexVec, add(q0, i)), lanes);
+      Value keep = emitMaskKeepsVector(b, b.getLoc(), op.getMask(), qPos, kPos, seqQ, seqKv);
+      keep = b.create<arith::AndIOp>(b.create<arith::OrIOp>(keep, fullVec), inKv);
+      Value s = b.create<vector::LoadOp>(vecType(), ST, ValueRange{j, i});
+      b.create<vector::StoreOp>(b.create<arith::SelectOp>(keep, s, negInfVec), ST,
+                                ValueRange{j, i});
+    });
+  });
+}
+
+/// Per element of a partial or edge tile (or any tile with a score_mod):
+/// S = keep ? score_mod(S) : -inf.
+void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
+                                          Value full) {
+  if (op.getScoreMod().empty() && op.getMaskMod().empty() &&
+      canEmitMaskKeepsVector(op.getMask()))
+    return applyMaskVectorized(k0, cols, full);
+  loop(0, rows, 1, [&](Value i) {
+    Value qPos = add(q0v, i);
+    loop(0, blockKv, 1, [&](Value j) {
+      Value kPos = add(k0, j);
+      Value score = select(lt(j, cols), b.getF32Type(), [&] {
+        Value s = b.create<memref::LoadOp>(ST, ValueRange{j, i});
+        if (!op.getScoreMod().empty())
+          s = inlineMod(op.getScoreMod(), {s, batch, head, qPos, kPos});
+        Value keep = select(full, b.getI1Type(),
+            [&] { return b.create<arith::ConstantIntOp>(1, 1).getResult(); },
+            [&] {
+              Value k = emitMaskKeeps(b, b.getLoc(), module, op.getMask(), qPos, kPos, seqQ, seqKv);
+              if (!op.getMaskMod().empty())
+                k = b.create<arith::AndIOp>(
+                    k, inlineMod(op.getMaskMod(), {batch, head, qPos, kPos}));
+              return k;
+            });
+        return b.create<arith::SelectOp>(keep, s, negInf()).getResult();
+      }, [&] { return negInf(); });
+      b.create<memref::StoreOp>(score, ST, ValueRange{j, i});
+    });
+  });
+}

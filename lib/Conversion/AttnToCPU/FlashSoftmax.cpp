@@ -1,0 +1,88 @@
+//===- FlashSoftmax.cpp - the online softmax of a KV tile -------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// m' = max(m, rowmax S), P = exp(S - m'), l and the rescale factor, over
+// vectors of query rows (the lanes of S^T).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashKernelBuilder.h"
+
+#include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+/// A plain max: scores are never NaN unless the inputs or a score_mod make
+/// them so, and then the NaN reaches the output through P anyway, so the
+/// NaN-propagating arith.maximumf (six instructions per vector) buys nothing.
+Value FlashKernelBuilder::plainMax(OpBuilder &nb, Location loc, Value x, Value y) {
+  auto max = nb.create<arith::MaxNumFOp>(loc, x, y);
+  max.setFastmath(arith::FastMathFlags::nnan | arith::FastMathFlags::nsz);
+  return max;
+}
+
+/// Folds `step(nb, loc, j, acc)` over the keys of a tile with kSoftmaxChains
+/// independent accumulators (j, j + 1, ... in turn), so a chain of dependent
+/// max / add latencies does not serialize the loop; returns the chains.
+template <typename Step>
+SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
+  SmallVector<Value> inits(kSoftmaxChains, init);
+  auto fold = b.create<scf::ForOp>(
+      idx(0), idx(blockKv), idx(kSoftmaxChains), inits,
+      [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
+        SmallVector<Value> next;
+        for (int64_t u = 0; u < kSoftmaxChains; ++u)
+          next.push_back(step(nb, loc,
+                              nb.create<arith::AddIOp>(
+                                  loc, j, nb.create<arith::ConstantIndexOp>(loc, u)),
+                              acc[u]));
+        nb.create<scf::YieldOp>(loc, next);
+      });
+  return SmallVector<Value>(fold.getResults());
+}
+
+/// Per vector of rows: m' = max(m, max_j S^T[j, :]); P^T = exp(S^T - m') in
+/// place; l = l e^(m - m') + sum_j P^T; the factor e^(m - m') is kept in
+/// ALPHA for the accumulator. Lanes with nothing kept so far (m' = -inf) use 0
+/// as their shift, so their P is exp(-inf) = 0, never NaN. Every exponent is
+/// <= 0, which emitExpNonPositive relies on. With base-2 scores, m, S and
+/// the shifts are in units of log2(e) and every exp is a 2^x.
+void FlashKernelBuilder::onlineSoftmax() {
+  auto expNonPositive = base2Scores ? emitExp2NonPositive : emitExpNonPositive;
+  int64_t w = cfg.vectorWidth;
+  Location loc = b.getLoc();
+  Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
+  Value zeros = zeroVector(b, loc);
+  loop(0, blockQ, w, [&](Value i) {
+    SmallVector<Value> maxes = foldKeys(negInfVec, [&](OpBuilder &nb, Location l, Value j, Value acc) {
+      return plainMax(nb, l, acc, nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i}));
+    });
+    Value mOld = b.create<vector::LoadOp>(vecType(), M, ValueRange{i});
+    Value mNew = mOld;
+    for (Value m : maxes)
+      mNew = plainMax(b, loc, mNew, m);
+    Value dead = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, negInfVec);
+    Value shift = b.create<arith::SelectOp>(dead, zeros, mNew);
+    Value alpha = expNonPositive(b, loc, b.create<arith::SubFOp>(mOld, shift));
+    SmallVector<Value> sums = foldKeys(zeros, [&](OpBuilder &nb, Location l, Value j, Value acc) {
+      Value s = nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i});
+      Value p = expNonPositive(nb, l, nb.create<arith::SubFOp>(l, s, shift));
+      nb.create<vector::StoreOp>(l, p, ST, ValueRange{j, i});
+      return nb.create<arith::AddFOp>(l, acc, p).getResult();
+    });
+    Value sum = sums.front();
+    for (Value x : ArrayRef(sums).drop_front())
+      sum = b.create<arith::AddFOp>(sum, x);
+    Value lOld = b.create<vector::LoadOp>(vecType(), L, ValueRange{i});
+    b.create<vector::StoreOp>(b.create<math::FmaOp>(lOld, alpha, sum), L, ValueRange{i});
+    b.create<vector::StoreOp>(mNew, M, ValueRange{i});
+    b.create<vector::StoreOp>(alpha, ALPHA, ValueRange{i});
+  });
+}
