@@ -4,15 +4,23 @@
   python3 benchmarks/run.py --out DIR             the full comparison (peers: peers/install.sh)
   python3 benchmarks/run.py --quick --out DIR     tiny shapes, keeps the harness working (CI)
 
-For every workload (variant x seq x head_dim x threads) each available peer is first checked
-against attnc's reference evaluator on a small problem of the same variant (max abs error
-<= 1e-4 on inputs in [-1, 1): float32 accumulation of a few hundred terms, far below that),
-then timed with its repeats interleaved with the other peers' (so drift hits all alike):
-median and best of --repeats after one warm-up; a sample is as many back-to-back calls as
-fill --min-sample seconds, divided by their number. GFLOPS count useful work only, 4 * head_dim
-per (query, key) pair the mask keeps; % of peak is against the FMA peak measured in the same
-run on the same threads (attnc-run --fma-peak); memory is the growth of a fresh process's
-peak RSS during one call. A peer that cannot run a workload is listed with the reason.
+For every workload (variant x seq x head_dim x threads x dtype) each available peer is first
+checked against attnc's reference evaluator on a small problem of the same variant and dtype
+(max abs error <= 1e-4 on inputs in [-1, 1) for f32: float32 accumulation of a few hundred
+terms, far below that; <= 1e-2 for bf16, see AGREEMENT_ATOL), then timed with its repeats
+interleaved with the other peers' (so drift hits all alike): median and best of --repeats after
+one warm-up; a sample is as many back-to-back calls as fill --min-sample seconds, divided by
+their number. GFLOPS count useful work only, 4 * head_dim per (query, key) pair the mask keeps,
+whatever the dtype; % of peak is against the peak of the row's dtype measured in the same run on
+the same threads: the FMA peak for f32 (attnc-run --fma-peak), the bf16 dot-product peak for
+bf16 (attnc-run --bf16-peak: vdpbf16ps; the FMA peak on a CPU without it); memory is the growth
+of a fresh process's peak RSS during one call. A peer that cannot run a workload is listed with
+the reason.
+
+bf16 workloads (--dtypes ... bf16): q, k, v and out in bf16. The inputs are the f32 workload's
+rounded to bf16, handed to every peer as float32 arrays of bf16 numbers (each converts them
+exactly, untimed); the reference is the f32 reference evaluator on those same inputs, i.e. the
+exact answer that bf16 peers approximate (their output alone is rounded to bf16).
 """
 import os
 
@@ -41,13 +49,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from peers import attnc_peer  # noqa: E402
-from peers.base import VARIANTS, Unsupported, Workload  # noqa: E402
+from peers.base import DTYPES, VARIANTS, Unsupported, Workload, round_bf16, to_float32  # noqa: E402
 
 # Peer modules and the peers each provides (named in the report when not installed).
 PEER_MODULES = {"torch_peers": ("torch-sdpa", "torch-flex"), "iree_peer": ("iree",),
                 "unfused_peers": ("openblas-unfused", "onednn-unfused"),
                 "ort_peer": ("onnxruntime-mha",)}
-AGREEMENT_ATOL = 1e-4
+# Max abs error against the reference, per dtype. bf16: rounding the output to bf16 alone is up
+# to 2^-9 |out| (|out| < 1, so < 2e-3), rounding P to bf16 before P V (oneDNN, SDPA) another
+# 2^-9 or so; 1e-2 leaves room for that and the order of accumulation, and still catches a
+# wrong mask or scale (errors of order 0.1). Measured at seq 192: SDPA bf16 2.8e-3 (causal).
+AGREEMENT_ATOL = {"f32": 1e-4, "bf16": 1e-2}
 CHECK_SEQ = 192
 
 
@@ -61,19 +73,29 @@ def workloads(args):
                 for t in args.threads:
                     if t == 1 and args.one_thread_seqs and s not in args.one_thread_seqs:
                         continue
-                    yield Workload(variant, 1, heads, kv, s, d, t)
+                    for dtype in args.dtypes:  # adjacent: a shape's f32 and bf16 rows
+                        yield Workload(variant, 1, heads, kv, s, d, t, dtype)
 
 
 def inputs(w, seed=0):
+    """q, k, v as float32 arrays; for bf16 workloads the same numbers rounded to bf16."""
     rng = np.random.default_rng(seed)
     q = rng.uniform(-1, 1, (w.batch, w.heads, w.seq, w.head_dim)).astype(np.float32)
     k = rng.uniform(-1, 1, (w.batch, w.kv_heads, w.seq, w.head_dim)).astype(np.float32)
     v = rng.uniform(-1, 1, (w.batch, w.kv_heads, w.seq, w.head_dim)).astype(np.float32)
+    if w.dtype == "bf16":
+        q, k, v = round_bf16(q), round_bf16(k), round_bf16(v)
     return q, k, v
 
 
-def load_peers(work, target, baseline=None):
-    peers, missing = attnc_peer.make(work, (target,), baseline), {}
+def attnc_targets(args):
+    """{dtype: the target attnc compiles that dtype's kernels for}."""
+    return {"f32": args.target,
+            "bf16": args.bf16_target or attnc_peer.bf16_target(args.target)}
+
+
+def load_peers(work, targets, baseline=None):
+    peers, missing = attnc_peer.make(work, targets, baseline), {}
     for module in PEER_MODULES:
         try:
             peers += importlib.import_module("peers." + module).make()
@@ -87,8 +109,9 @@ def load_peers(work, target, baseline=None):
 
 
 def reference(w, q, k, v, work):
-    """attnc's reference evaluator on q, k, v (via attnc-run --reference)."""
-    name, text = w.spec()
+    """attnc's reference evaluator on q, k, v (via attnc-run --reference), in float32 whatever
+    w's dtype: for bf16, the exact answer on the bf16 inputs."""
+    name, text = w.as_f32().spec()
     directory = tempfile.mkdtemp(dir=work)
     spec = os.path.join(directory, "spec.mlir")
     with open(spec, "w") as f:
@@ -104,16 +127,17 @@ def reference(w, q, k, v, work):
 
 def check_agreement(peers, w, work):
     """Per peer: None if it agrees with the reference on a small problem, else the reason."""
-    small = Workload(w.variant, 1, w.heads, w.kv_heads, CHECK_SEQ, w.head_dim, w.threads)
+    small = Workload(w.variant, 1, w.heads, w.kv_heads, CHECK_SEQ, w.head_dim, w.threads, w.dtype)
     q, k, v = inputs(small, seed=1)
     want = reference(small, q, k, v, work)
+    atol = AGREEMENT_ATOL[w.dtype]
     verdicts = {}
     for peer in peers:
         try:
-            got = np.asarray(peer.prepare(small, q, k, v)())
+            got = to_float32(peer.prepare(small, q, k, v)())
             err = float(np.max(np.abs(got - want)))
-            verdicts[peer.name] = None if err <= AGREEMENT_ATOL else \
-                "disagrees with the reference: max abs err %.2e > %.0e" % (err, AGREEMENT_ATOL)
+            verdicts[peer.name] = None if err <= atol else \
+                "disagrees with the reference: max abs err %.2e > %.0e" % (err, atol)
         except Unsupported as e:
             verdicts[peer.name] = "unsupported: %s" % e
         except Exception as e:  # a peer failing is a result, not a harness crash
@@ -133,7 +157,7 @@ def time_workload(peers, w, repeats, budget, history, min_sample):
     threads, a single call of a few milliseconds measures that latency, not the kernel."""
     q, k, v = inputs(w)
     runs, notes = {}, {}
-    series = (w.variant, w.head_dim, w.threads)
+    series = (w.variant, w.head_dim, w.threads, w.dtype)
     for peer in peers:
         last = history.get((peer.name, series))
         if last:
@@ -190,7 +214,7 @@ def memory_child(args):
     reset first (clear_refs 5), so peaks of preparation (imports, compilation) do not count."""
     spec = json.loads(args.memory_child)
     w = Workload(**spec["workload"])
-    peers, _ = load_peers(spec["work"], spec["target"], spec.get("baseline"))
+    peers, _ = load_peers(spec["work"], spec["targets"], spec.get("baseline"))
     peer = next(p for p in peers if p.name == spec["peer"])
     fn = peer.prepare(w, *inputs(w))
     before = rss_mib("VmRSS")
@@ -200,8 +224,8 @@ def memory_child(args):
     print(json.dumps({"mib": max(0.0, rss_mib("VmHWM") - before)}))
 
 
-def measure_memory(peer, w, work, target, baseline=None):
-    spec = json.dumps({"workload": w.__dict__, "peer": peer, "work": work, "target": target,
+def measure_memory(peer, w, work, targets, baseline=None):
+    spec = json.dumps({"workload": w.__dict__, "peer": peer, "work": work, "targets": targets,
                        "baseline": baseline})
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child", spec],
                           capture_output=True, text=True)
@@ -216,6 +240,7 @@ def remeasure_memory(args):
     with open(args.remeasure_memory) as f:
         data = json.load(f)
     work = tempfile.mkdtemp(prefix="attnc-bench-")
+    targets = data["meta"].get("attnc_targets") or attnc_targets(args)
     threads = max(r["workload"]["threads"] for r in data["records"])
     for r in data["records"]:
         w = Workload(**r["workload"])
@@ -224,7 +249,7 @@ def remeasure_memory(args):
         if w.threads != threads or (args.memory_head_dims and w.head_dim not in args.memory_head_dims):
             continue
         for name, result in r["results"].items():
-            result["memory_mib"] = measure_memory(name, w, work, args.target)
+            result["memory_mib"] = measure_memory(name, w, work, targets)
         print(w.name, {n: x.get("memory_mib") for n, x in r["results"].items()}, flush=True)
     data["meta"]["command"] += "; memory: " + command_line()
     os.makedirs(args.out, exist_ok=True)
@@ -239,6 +264,25 @@ def fma_peak(threads):
                           "--num-threads", str(threads)], capture_output=True, text=True,
                          check=True).stdout
     return float(re.search(r"FMA peak: ([0-9.]+) GFLOPS", out).group(1))
+
+
+def bf16_peak(threads):
+    """(GFLOPS of vdpbf16ps chains on `threads` threads, None), or (None, why not): a CPU without
+    AVX512-BF16, or an attnc-run without --bf16-peak."""
+    proc = subprocess.run([os.path.join(attnc_peer.BUILD, "bin", "attnc-run"), "--bf16-peak",
+                           "--num-threads", str(threads)], capture_output=True, text=True)
+    found = re.search(r"bf16 dot peak: ([0-9.]+) GFLOPS", proc.stdout)
+    if found and proc.returncode == 0:
+        return float(found.group(1)), None
+    why = (proc.stdout.strip() or proc.stderr.strip() or "exit status %d" % proc.returncode)
+    return None, why.splitlines()[0].replace("bf16 dot peak: ", "")
+
+
+def peak_of(w, peaks, bf16_peaks):
+    """(GFLOPS, name) of the peak a workload's % is against."""
+    if w.dtype == "bf16" and bf16_peaks.get(w.threads):
+        return bf16_peaks[w.threads], "bf16 dot"
+    return peaks[w.threads], "FMA"
 
 
 def command_line():
@@ -260,7 +304,15 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--min-sample", type=float, default=0.1,
                         help="a timed sample is as many back-to-back calls as fill this (s)")
-    parser.add_argument("--target", default="x86-64-avx512" if "avx512f" in open("/proc/cpuinfo").read() else "x86-64-avx2")
+    parser.add_argument("--dtypes", nargs="+", choices=DTYPES, default=["f32"],
+                        help="dtypes of q, k, v and out (default f32); bf16 rows report %% of "
+                             "the bf16 dot-product peak")
+    parser.add_argument("--target", default="x86-64-avx512" if "avx512f" in open("/proc/cpuinfo").read() else "x86-64-avx2",
+                        help="attnc's target for f32 kernels")
+    parser.add_argument("--bf16-target",
+                        help="attnc's target for bf16 kernels (default: %s when attnc "
+                             "--list-targets has it and it runs here, else --target)"
+                             % attnc_peer.BF16_TARGET)
     parser.add_argument("--one-thread-seqs", nargs="*", type=int, default=[],
                         help="measure 1 thread only at these lengths (default: all)")
     parser.add_argument("--budget", type=float, default=30.0,
@@ -283,17 +335,27 @@ def main():
     if args.quick:
         args.seqs, args.head_dims, args.threads, args.heads, args.repeats = [128, 256], [64], [1, 2], 2, 1
         args.min_sample = 0.01
+    args.dtypes = list(dict.fromkeys(args.dtypes))  # each once, in the order given
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="attnc-bench-")  # specs, kernels, reference runs
 
-    peers, missing = load_peers(work, args.target, args.baseline)
+    targets = attnc_targets(args)
+    peers, missing = load_peers(work, targets, args.baseline)
     peaks = {t: fma_peak(t) for t in sorted(set(args.threads))}
+    bf16_peaks, bf16_missing = {}, None
+    if "bf16" in args.dtypes:
+        for t in peaks:
+            bf16_peaks[t], bf16_missing = bf16_peak(t)
     print("peers: %s; not installed: %s; FMA peak: %s" % (
         ", ".join(p.name for p in peers), ", ".join(missing) or "none",
-        ", ".join("%.1f GFLOPS on %d threads" % (g, t) for t, g in peaks.items())), flush=True)
+        ", ".join("%.1f GFLOPS on %d threads" % (g, t) for t, g in peaks.items()))
+        + ("" if "bf16" not in args.dtypes else "; bf16 dot peak: %s; attnc bf16 target: %s" % (
+            bf16_missing or ", ".join("%.1f GFLOPS on %d threads" % (g, t)
+                                      for t, g in bf16_peaks.items()), targets["bf16"])),
+        flush=True)
     agreement, records, history = {}, [], {}
     for w in workloads(args):
-        key = (w.variant, w.heads, w.kv_heads, w.head_dim)
+        key = (w.variant, w.heads, w.kv_heads, w.head_dim, w.dtype)
         if key not in agreement:
             agreement[key] = check_agreement(peers, w, work)
         ok = [p for p in peers if agreement[key][p.name] is None]
@@ -305,20 +367,25 @@ def main():
             args.memory_head_dims is None or w.head_dim in args.memory_head_dims)
         if memory:
             for name in results:
-                results[name]["memory_mib"] = measure_memory(name, w, work, args.target,
+                results[name]["memory_mib"] = measure_memory(name, w, work, targets,
                                                              args.baseline)
+        peak, peak_name = peak_of(w, peaks, bf16_peaks)
         records.append({"workload": w.__dict__, "results": results, "notes": notes,
-                        "peak_gflops": peaks[w.threads], "useful_gflop": w.useful_flops() * 1e-9})
+                        "peak_gflops": peak, "peak": peak_name,
+                        "useful_gflop": w.useful_flops() * 1e-9})
         print("%-32s %s" % (w.name, "  ".join("%s %.1f GFLOPS" % (n, r["gflops"])
                                               for n, r in results.items())), flush=True)
     meta = {"command": command_line(),
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": "%s, %d CPUs (%s)" % (platform.processor() or platform.machine(),
                                             os.cpu_count(), args.target),
-            "peaks": peaks, "min_sample_s": args.min_sample,
+            "peaks": peaks, "min_sample_s": args.min_sample, "dtypes": args.dtypes,
             "spinning": "OpenMP peers with OMP_WAIT_POLICY=%s, ONNX Runtime with "
                         "allow_spinning=0, attnc's pool parks idle threads"
                         % os.environ["OMP_WAIT_POLICY"]}
+    if "bf16" in args.dtypes:
+        meta.update({"bf16_peaks": {t: g for t, g in bf16_peaks.items() if g},
+                     "bf16_peak_missing": bf16_missing, "attnc_targets": targets})
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
     import report

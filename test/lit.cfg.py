@@ -1,5 +1,6 @@
 # attnc's lit suite. Features gate what a machine can run:
 #   avx512  the CPU runs AVX-512F code (Halide smoke test, x86-64-avx512 kernels)
+#   avx512bf16  AVX-512 with AVX512-BF16 (x86-64-avx512-bf16 kernels)
 #   avx2    the CPU runs AVX2 + FMA code (x86-64-avx2 kernels)
 #   ptxas   CMake found CUDA's ptxas
 import os
@@ -39,6 +40,8 @@ def cpu_flags():
 flags = cpu_flags()
 if "avx512f" in flags:
     config.available_features.add("avx512")
+    if "avx512_bf16" in flags:
+        config.available_features.add("avx512bf16")
 if "avx2" in flags and "fma" in flags:
     config.available_features.add("avx2")
 if config.ptxas and os.path.exists(config.ptxas):

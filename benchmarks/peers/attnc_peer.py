@@ -1,14 +1,24 @@
 """attnc's own kernels as a peer: each workload's spec compiled with `attnc --emit=so` and
-called through its C entry point with DLPack tensors (ctypes), exactly as a C user would."""
+called through its C entry point with DLPack tensors (ctypes), exactly as a C user would.
+
+dtypes: an f32 workload compiles its spec (dtype = f32) for the f32 target (run.py --target);
+a bf16 one compiles it with dtype = bf16 for the bf16 target (bf16_target(): x86-64-avx512-bf16
+when `attnc --list-targets` lists it and it runs here, else the f32 target) and passes q, k, v
+and out as bf16 DLTensors (kDLBfloat, 16 bits) over uint16 arrays of bf16 bit patterns. A build
+whose CPU backend has no bf16 kernels rejects the spec ("supports dtype f32 only"): the
+workload is unsupported, with attnc's message as the reason."""
 import ctypes
 import os
+import re
 import subprocess
 
 import numpy as np
 
-from peers.base import Peer
+from peers.base import Peer, Unsupported, bf16_bits
 
 BUILD = os.environ.get("ATTNC_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+BF16_TARGET = "x86-64-avx512-bf16"
+DL_FLOAT, DL_BFLOAT = 2, 4  # DLDataTypeCode
 
 
 class DLDevice(ctypes.Structure):
@@ -29,36 +39,74 @@ class Options(ctypes.Structure):
     _fields_ = [("num_threads", ctypes.c_int32)]
 
 
-def dl_tensor(array):
-    """A DLTensor viewing a C-contiguous float32 numpy array (kept alive by the caller)."""
-    assert array.dtype == np.float32 and array.flags.c_contiguous
+def dl_tensor(array, dtype="f32"):
+    """A DLTensor viewing a C-contiguous numpy array (kept alive by the caller): float32, or for
+    dtype bf16 a uint16 array of bf16 bit patterns."""
+    assert array.flags.c_contiguous
+    if dtype == "bf16":
+        assert array.dtype == np.uint16
+        code, bits = DL_BFLOAT, 16
+    else:
+        assert array.dtype == np.float32
+        code, bits = DL_FLOAT, 32
     shape = (ctypes.c_int64 * array.ndim)(*array.shape)
-    t = DLTensor(array.ctypes.data, DLDevice(1, 0), array.ndim, DLDataType(2, 32, 1),
+    t = DLTensor(array.ctypes.data, DLDevice(1, 0), array.ndim, DLDataType(code, bits, 1),
                  shape, None, 0)
     t._shape = shape  # keep the shape array alive with the struct
     return t
 
 
+def list_targets(build=BUILD):
+    """{target: runs here (bool)} from `attnc --list-targets` (a table: name first, the
+    "runs here" yes / no last; the lines after the table, e.g. "backends: ...", are not
+    targets)."""
+    out = subprocess.run([os.path.join(build, "bin", "attnc"), "--list-targets"],
+                         capture_output=True, text=True, check=True).stdout
+    targets = {}
+    for line in out.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 2 and fields[-1] in ("yes", "no") and not fields[0].endswith(":"):
+            targets[fields[0]] = fields[-1] == "yes"
+    return targets
+
+
+def bf16_target(f32_target, build=BUILD):
+    """The target bf16 kernels are compiled for: BF16_TARGET when this build lists it and it
+    runs here, else the f32 target."""
+    try:
+        return BF16_TARGET if list_targets(build).get(BF16_TARGET) else f32_target
+    except (OSError, subprocess.CalledProcessError):
+        return f32_target
+
+
 class AttncPeer(Peer):
-    def __init__(self, target, work, build=BUILD, label=""):
-        self.name = "attnc-" + {"host": "cpu"}.get(target, target) + label
-        self.target = target
+    def __init__(self, targets, work, build=BUILD, label=""):
+        """targets: {dtype: target}; the peer is named after the f32 target."""
+        self.name = "attnc-" + {"host": "cpu"}.get(targets["f32"], targets["f32"]) + label
+        self.targets = targets
+        self.label = label
         self.work = work
         self.build = build
         self.libraries = {}
 
     def kernel(self, w):
         name, text = w.spec()
-        if name not in self.libraries:
+        target = self.targets.get(w.dtype, self.targets["f32"])
+        key = (name, target)
+        if key not in self.libraries:
             spec = os.path.join(self.work, name + ".mlir")
-            so = os.path.join(self.work, "%s.%s%s.so" % (name, self.target,
-                                                        self.name.rsplit(self.target, 1)[1]))
+            so = os.path.join(self.work, "%s.%s%s.so" % (name, target, self.label))
             with open(spec, "w") as f:
                 f.write(text)
-            subprocess.run([os.path.join(self.build, "bin", "attnc"), spec, "--target", self.target,
-                            "--emit=so", "-o", so], check=True)
-            self.libraries[name] = ctypes.CDLL(so)
-        library = self.libraries[name]
+            proc = subprocess.run([os.path.join(self.build, "bin", "attnc"), spec, "--target",
+                                   target, "--emit=so", "-o", so], capture_output=True, text=True)
+            if proc.returncode:
+                message = compile_error(proc.stderr)
+                if re.search(r"supports dtype|dtype .*not supported|unknown target", message):
+                    raise Unsupported("attnc --target %s: %s" % (target, message))
+                raise RuntimeError("attnc --target %s failed: %s" % (target, message))
+            self.libraries[key] = ctypes.CDLL(so)
+        library = self.libraries[key]
         entry = getattr(library, name)
         entry.restype = ctypes.c_int
         library.attnc_last_error.restype = ctypes.c_char_p
@@ -66,9 +114,11 @@ class AttncPeer(Peer):
 
     def prepare(self, w, q, k, v):
         library, entry = self.kernel(w)
+        if w.dtype == "bf16":  # the inputs are bf16 numbers already: exact
+            q, k, v = (bf16_bits(a) for a in (q, k, v))
         out = np.zeros_like(q)
         arrays = (q, k, v, out)  # the DLTensors point into these: keep them alive with run()
-        tensors = [dl_tensor(a) for a in arrays]
+        tensors = [dl_tensor(a, w.dtype) for a in arrays]
         options = Options(w.threads)
         args = [ctypes.byref(t) for t in tensors] + [None, ctypes.byref(options)]
 
@@ -79,12 +129,20 @@ class AttncPeer(Peer):
         return run
 
 
-def make(work, targets=("x86-64-avx512",), baseline=None):
-    """attnc's peers; with `baseline` (another build's directory, e.g. of the previous
-    commit) also that build's kernels as `attnc-<target>-baseline`, timed in the same run."""
+def compile_error(stderr):
+    """attnc's first error line, without the spec's temporary path."""
+    lines = [l for l in stderr.splitlines() if "error" in l] or stderr.splitlines() or ["?"]
+    return re.sub(r"^\S*\.mlir:\d+:\d+: ", "", lines[0].strip())[:300]
+
+
+def make(work, targets=None, baseline=None):
+    """attnc's peers (targets: {dtype: target}, default x86-64-avx512 for every dtype); with
+    `baseline` (another build's directory, e.g. of the previous commit) also that build's
+    kernels as `attnc-<target>-baseline`, timed in the same run."""
     if not os.path.exists(os.path.join(BUILD, "bin", "attnc")):
         raise ImportError("attnc is not built (%s/bin/attnc); run scripts/setup.sh" % BUILD)
-    peers = [AttncPeer(t, work) for t in targets]
+    targets = targets or {"f32": "x86-64-avx512"}
+    peers = [AttncPeer(targets, work)]
     if baseline:
-        peers += [AttncPeer(t, work, baseline, "-baseline") for t in targets]
+        peers.append(AttncPeer(targets, work, baseline, "-baseline"))
     return peers

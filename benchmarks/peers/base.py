@@ -3,6 +3,13 @@
 A peer module exposes make() -> list[Peer] and raises ImportError when its package is not
 installed. Peer.prepare(workload, q, k, v) does everything that should not be timed
 (compilation, masks, conversions) and returns fn() -> out, the call that is timed.
+
+dtypes: a workload's q, k, v and out are all of w.dtype ("f32" or "bf16"; an lse would stay
+f32). The harness hands prepare float32 numpy arrays in every case; for bf16 their values are
+already bf16 numbers (round_bf16), so a peer's conversion to its own bf16 type (in prepare, not
+timed) is exact and every peer computes the same problem. For bf16, fn() returns out in bf16,
+as whatever the peer has: a torch tensor, an ml_dtypes.bfloat16 array, or a uint16 numpy array
+of bf16 bit patterns; to_float32 reads any of them (outside the timed call).
 """
 import dataclasses
 
@@ -11,6 +18,7 @@ import numpy as np
 VARIANTS = ("dense", "causal", "swa256", "swa1024", "bigbird", "gqa")
 BIGBIRD = {"block": 64, "window": 1, "global": 1, "random": 2, "seed": 42}
 MASK64 = (1 << 64) - 1
+DTYPES = ("f32", "bf16")
 
 
 class Unsupported(Exception):
@@ -34,11 +42,21 @@ class Workload:
     seq: int
     head_dim: int
     threads: int
+    dtype: str = "f32"  # of q, k, v and out (DTYPES); last, so older records still load
 
     @property
     def name(self):
-        return "%s h%d/%d d%d s%d t%d" % (self.variant, self.heads, self.kv_heads,
-                                          self.head_dim, self.seq, self.threads)
+        """e.g. "dense h8/8 d64 s4096 t2" (f32), "dense bf16 h8/8 d64 s4096 t2"."""
+        return "%s%s h%d/%d d%d s%d t%d" % (self.variant, self.dtype_label(), self.heads,
+                                            self.kv_heads, self.head_dim, self.seq, self.threads)
+
+    def dtype_label(self):
+        """"" for f32 (the names and labels from before dtypes), else " bf16"."""
+        return "" if self.dtype == "f32" else " " + self.dtype
+
+    def as_f32(self):
+        """The same workload in float32 (whose reference a bf16 workload is checked against)."""
+        return dataclasses.replace(self, dtype="f32")
 
     def window(self):
         return {"swa256": 256, "swa1024": 1024}.get(self.variant)
@@ -97,9 +115,38 @@ class Workload:
                        "%(global)d, random = %(random)d, seed = %(seed)d>" % BIGBIRD,
         }
         name = "bench_%s_h%d_kv%d_d%d" % (self.variant, self.heads, self.kv_heads, self.head_dim)
+        if self.dtype != "f32":
+            name += "_" + self.dtype
         return name, ("attn.kernel @%s {\n  attn.attention {num_heads = %d, num_kv_heads = %d, "
-                      "head_dim = %d, dtype = f32, layout = bhsd, mask = %s, outputs = [out]}\n}\n"
-                      % (name, self.heads, self.kv_heads, self.head_dim, masks[self.variant]))
+                      "head_dim = %d, dtype = %s, layout = bhsd, mask = %s, outputs = [out]}\n}\n"
+                      % (name, self.heads, self.kv_heads, self.head_dim, self.dtype,
+                         masks[self.variant]))
+
+
+def bf16_bits(a):
+    """float32 array -> uint16 bf16 bit patterns, rounded to nearest even (finite inputs)."""
+    bits = np.ascontiguousarray(a, np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def bf16_to_float32(bits):
+    """uint16 bf16 bit patterns -> float32 (exact)."""
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def round_bf16(a):
+    """a rounded to the nearest bf16 numbers, as float32."""
+    return bf16_to_float32(bf16_bits(a))
+
+
+def to_float32(out):
+    """A peer's output as a float32 numpy array: float32 / float16 arrays, torch tensors of any
+    float dtype, ml_dtypes.bfloat16 arrays, uint16 arrays of bf16 bit patterns."""
+    if hasattr(out, "detach") and hasattr(out, "float"):  # a torch tensor
+        return out.detach().float().numpy()
+    if isinstance(out, np.ndarray) and out.dtype == np.uint16:
+        return bf16_to_float32(out)
+    return np.asarray(out).astype(np.float32)
 
 
 class Peer:

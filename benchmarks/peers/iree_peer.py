@@ -16,6 +16,10 @@ How each variant is expressed (IREE 3.13.0):
                   [B, KVH, H/KVH, S, D] and k/v keep [B, KVH, S, D]; the indexing maps give
                   k and v no group dimension, so query head h reads kv head h // (H/KVH).
 
+bf16: the same op on bf16 q, k, v and out (the scale stays an f32 constant); IREE's llvm-cpu
+lowering accumulates in f32. The inputs are uploaded as ml_dtypes.bfloat16 arrays (ml_dtypes
+comes with iree-base-runtime), and the output comes back as one.
+
 Threads: the local-task driver's executor is created from the process-wide runtime flags when
 a driver is created, so prepare parses --task_topology_group_count=w.threads and creates a
 fresh (uncached) driver and device for each thread count (kept for later workloads). Inputs
@@ -58,8 +62,9 @@ def module_text(w):
         q_shape, kv_shape = (b, h, s, d), (b, h, s, d)
         q_map, o_map = "(b, h, m, k1)", "(b, h, m, n)"
     maps = [q_map, "(b, h, k2, k1)", "(b, h, k2, n)", "()"]
-    tq = "tensor<%sxf32>" % "x".join(map(str, q_shape))
-    tkv = "tensor<%sxf32>" % "x".join(map(str, kv_shape))
+    element = {"f32": "f32", "bf16": "bf16"}[w.dtype]
+    tq = "tensor<%sx%s>" % ("x".join(map(str, q_shape)), element)
+    tkv = "tensor<%sx%s>" % ("x".join(map(str, kv_shape)), element)
     args = ["%%q: %s" % tq, "%%k: %s" % tkv, "%%v: %s" % tkv]
     ins, types = ["%q", "%k", "%v", "%scale"], [tq, tkv, tkv, "f32"]
     if w.variant != "dense":
@@ -121,10 +126,18 @@ class IreePeer(Peer):
         context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
         function = context.modules.module["attention"]
         g = w.heads // w.kv_heads
-        qv = np.ascontiguousarray(q, np.float32)
+        element = np.float32
+        if w.dtype == "bf16":
+            try:
+                import ml_dtypes
+            except ImportError as e:
+                raise Unsupported("bf16 inputs need ml_dtypes (with iree-base-runtime): %s" % e)
+            element = ml_dtypes.bfloat16  # exact: the inputs are bf16 numbers already
+        qv = np.ascontiguousarray(q, np.float32).astype(element, copy=False)
         if g > 1:
             qv = qv.reshape(w.batch, w.kv_heads, g, w.seq, w.head_dim)
-        args = [qv, np.ascontiguousarray(k, np.float32), np.ascontiguousarray(v, np.float32)]
+        args = [qv, np.ascontiguousarray(k, np.float32).astype(element, copy=False),
+                np.ascontiguousarray(v, np.float32).astype(element, copy=False)]
         if w.variant != "dense":
             args.append(np.ascontiguousarray(w.keep_matrix(), np.bool_))
         args = [ireert.asdevicearray(device, a) for a in args]

@@ -31,6 +31,11 @@ when inductor's on-disk cache in /tmp/torchinductor_$USER already has the kernel
 Timed call: inputs are converted once in prepare (torch.from_numpy: zero-copy views of the
 numpy arrays); fn() runs the attention under torch.no_grad() and returns out.numpy(), a
 zero-copy view of the output tensor, so no conversion is timed.
+
+bf16 workloads: q, k, v are converted to torch.bfloat16 in prepare (exact: the harness's inputs
+are bf16 numbers), the masks are the same as in f32, and fn() returns the bf16 output tensor
+itself (numpy has no bf16; the harness converts it outside the timed call). SDPA's CPU flash
+kernel and inductor's flex template take bf16 with float32 accumulation.
 """
 import itertools
 import math
@@ -60,8 +65,22 @@ def _set_threads(n):
         torch.set_num_threads(n)
 
 
-def _tensors(q, k, v):
-    return tuple(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)) for a in (q, k, v))
+def _tensors(w, q, k, v):
+    """q, k, v as torch tensors of w.dtype (float32: zero-copy views)."""
+    tensors = tuple(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)) for a in (q, k, v))
+    if w.dtype == "bf16":
+        tensors = tuple(t.to(torch.bfloat16).contiguous() for t in tensors)
+    elif w.dtype != "f32":
+        raise Unsupported("dtype %s is not benchmarked" % w.dtype)
+    return tensors
+
+
+def _result(w):
+    """What fn() returns of the output tensor: a zero-copy numpy view for float32, the tensor
+    itself for bf16 (numpy has no bfloat16)."""
+    if w.dtype == "f32":
+        return lambda out: out.numpy()
+    return lambda out: out
 
 
 def _check_heads(w):
@@ -75,7 +94,8 @@ class SdpaPeer(Peer):
     def prepare(self, w, q, k, v):
         _check_heads(w)
         _set_threads(w.threads)
-        q, k, v = _tensors(q, k, v)
+        q, k, v = _tensors(w, q, k, v)
+        result = _result(w)
         kwargs = {"scale": 1.0 / math.sqrt(w.head_dim)}
         if w.heads != w.kv_heads:
             if _has_enable_gqa():
@@ -98,7 +118,7 @@ class SdpaPeer(Peer):
         def fn():
             _set_threads(threads)
             with torch.no_grad():
-                return F.scaled_dot_product_attention(q, k, v, **kwargs).numpy()
+                return result(F.scaled_dot_product_attention(q, k, v, **kwargs))
         return fn
 
 
@@ -112,7 +132,8 @@ class FlexPeer(Peer):
         except ImportError as e:
             raise Unsupported("torch %s has no FlexAttention: %s" % (torch.__version__, e))
         _set_threads(w.threads)
-        q, k, v = _tensors(q, k, v)
+        q, k, v = _tensors(w, q, k, v)
+        result = _result(w)
         mask_mod, block = _mask_mod(w)
         block_mask = None
         if mask_mod is not None:
@@ -138,7 +159,7 @@ class FlexPeer(Peer):
         def fn():
             _set_threads(threads)
             with torch.no_grad():
-                return compiled(q, k, v, block_mask).numpy()
+                return result(compiled(q, k, v, block_mask))
         return fn
 
 

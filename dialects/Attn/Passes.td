@@ -52,7 +52,7 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
 def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"> {
   let summary = "Lowers each attn.flash to an x86-64 SIMD tile function (scf / vector / memref)";
   let description = [{
-    Replaces every `attn.kernel` holding an `attn.flash` (f32) with `func.func
+    Replaces every `attn.kernel` holding an `attn.flash` (f32, f16 or bf16) with `func.func
     @<name>_tile`, the tile function of `attnc_runtime.h`: one call computes `block_q`
     query rows of one (batch, head) with the online softmax of `attn.flash` over KV tiles
     of `block_kv` keys. Query rows run along the vector lanes; each KV tile is classified
@@ -62,14 +62,17 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
 
     The vector width and the register blocks of Q K^T and P V come from the CPU target
     description (`target`); `qk-keys` / `qk-row-vectors` and `pv-rows` / `pv-vectors`
-    override them (0: the target's choice). V is read in place.
+    override them (0: the target's choice). V is read in place. bf16 on a target with
+    AVX512-BF16 runs Q K^T and P V as `x86vector.avx512.dot` (vdpbf16ps) on bf16 pairs,
+    P rounded to bf16; otherwise f16 / bf16 are widened to f32 as they are loaded.
+    Scores, softmax state and accumulators are f32 in every case.
     The kernel's static facts (heads, head_dim, dtype, layout, outputs, tile size,
     max_seq) are recorded in the module attribute `attn.cpu_kernels` for
     `attn-emit-cpu-entry`. Leaves func / scf / memref / vector / arith / math ops.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"x86-64-avx512\"",
-           "CPU target description: x86-64-avx512, x86-64-avx2 or host">,
+           "CPU target description: x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2 or host">,
     Option<"qkKeys", "qk-keys", "int64_t", /*default=*/"0",
            "Keys per Q K^T register block (0: from the target)">,
     Option<"qkRowVectors", "qk-row-vectors", "int64_t", /*default=*/"0",
@@ -85,7 +88,8 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
-    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

@@ -30,7 +30,10 @@ void attnc::buildPrepareLoopsPipeline(OpPassManager &pm) {
 void attnc::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector (vdpbf16ps in bf16 kernels) lowers to its LLVM intrinsics.
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

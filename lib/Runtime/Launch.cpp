@@ -54,7 +54,7 @@ constexpr int64_t kMaxParticipants = 256;
 /// Shared by every participant of one launch.
 struct Job {
   const attnc_kernel_desc *desc = nullptr;
-  attnc_memref_f32 views[NumTensors] = {};
+  attnc_memref views[NumTensors] = {};
   int64_t params[ATTNC_P_COUNT] = {};
   int64_t heads = 0, tiles = 0, items = 0;
   std::atomic<int64_t> next{0};    // the next unclaimed work item
@@ -63,7 +63,9 @@ struct Job {
   int32_t failedCode = 0; // written by whoever set failedItem
 };
 
-attnc_memref_f32 memrefOf(const TensorView &view) {
+/// The view as the tile function takes it: one layout for every dtype, with
+/// offset, size and stride in elements of the tensor's own dtype.
+attnc_memref memrefOf(const TensorView &view) {
   return {view.base, view.base, /*offset=*/0, view.size, /*stride=*/1};
 }
 
@@ -90,7 +92,7 @@ void runItems(void *ctx) {
     int64_t tile = item % job.tiles, bh = item / job.tiles;
     // The tile function takes non-const descriptors (MLIR's C interface);
     // fresh copies per item keep a misbehaving kernel from skewing others.
-    attnc_memref_f32 m[NumTensors];
+    attnc_memref m[NumTensors];
     std::copy(job.views, job.views + NumTensors, m);
     int64_t params[ATTNC_P_COUNT];
     std::copy(job.params, job.params + ATTNC_P_COUNT, params);

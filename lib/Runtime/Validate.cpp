@@ -18,11 +18,20 @@
 
 #include "Describe.h"
 
+#include <iterator>
+
 using namespace attnc::rt;
 
 namespace {
 
 constexpr const char *kTensorNames[NumTensors] = {"q", "k", "v", "out", "lse"};
+
+constexpr DLDataType kFloat32 = {kDLFloat, 32, 1};
+
+/// The dtypes a kernel may have (DLPack's spelling of f32, f16 and bf16): the
+/// element types whose memrefs the runtime knows how to hand over.
+constexpr DLDataType kKernelDtypes[] = {
+    kFloat32, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}};
 
 /// One expected dimension: a fixed extent, or (value < 0) any extent >= 1
 /// that the message calls `name`.
@@ -36,6 +45,10 @@ bool mulOk(int64_t a, int64_t b, int64_t &r) {
 }
 bool addOk(int64_t a, int64_t b, int64_t &r) {
   return !__builtin_add_overflow(a, b, &r);
+}
+
+bool sameDtype(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 
 class Validator {
@@ -56,6 +69,9 @@ private:
   /// Where batch, head and seq sit among the tensor's dimensions.
   const int *logicalDims(int id) const;
   int rank(int id) const { return id == Lse ? 3 : 4; }
+  DLDataType dtype(int id) const {
+    return tensorDtype(desc, static_cast<TensorId>(id));
+  }
 
   attnc_status checkPresence();
   attnc_status checkDevices();
@@ -100,12 +116,12 @@ attnc_status Validator::checkPresence() {
     if (!t[id] && id == Lse)
       return fail(ATTNC_ERR_NULL, cat("lse is NULL, but this kernel outputs "
                                       "the log-sum-exp and needs a ",
-                                      dtypeName(kernelDtype(desc)),
-                                      " tensor for it (", legend(Lse), ")"));
+                                      dtypeName(dtype(Lse)), " tensor for it (",
+                                      legend(Lse), ")"));
     if (!t[id])
       return fail(ATTNC_ERR_NULL,
                   cat(kTensorNames[id], " is NULL; pass a ",
-                      dtypeName(kernelDtype(desc)), " ",
+                      dtypeName(dtype(id)), " ",
                       deviceNoun(desc.device_type), " tensor (", legend(id),
                       ")"));
     if (!t[id]->data)
@@ -134,15 +150,17 @@ attnc_status Validator::checkDevices() {
 }
 
 attnc_status Validator::checkDtypes() {
-  DLDataType want = kernelDtype(desc);
   for (int id = 0; id < count; ++id) {
-    DLDataType dt = t[id]->dtype;
-    if (dt.code != want.code || dt.bits != want.bits || dt.lanes != 1)
+    DLDataType dt = t[id]->dtype, want = dtype(id);
+    if (!sameDtype(dt, want))
       return fail(ATTNC_ERR_DTYPE,
                   cat(kTensorNames[id], " has dtype ", dtypeName(dt),
                       " but needs ", dtypeName(want), " (",
                       dtypeCodeName(want.code), ", ", unsigned(want.bits),
-                      " bits, 1 lane)"));
+                      " bits, 1 lane)",
+                      id == Lse ? ": the log-sum-exp is float32 whatever the "
+                                  "kernel's dtype"
+                                : ""));
   }
   return ATTNC_OK;
 }
@@ -264,17 +282,21 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
                   cat(name, " has strides ", formatDims(st, n),
                       " with a negative stride in dimension ", i,
                       "; all strides must be >= 0"));
-  const int64_t elemBytes = desc.dtype_bits / 8;
+  // Every kernel dtype is naturally aligned to its size (4 bytes for
+  // float32, 2 for float16 and bfloat16), and the kernel loads elements at
+  // that alignment.
+  const int64_t elemBytes = dtype(id).bits / 8;
   if (x.byte_offset % elemBytes != 0)
     return fail(ATTNC_ERR_STRIDE,
                 cat(name, " has byte_offset ", x.byte_offset,
                     ", which is not a multiple of the element size (",
                     elemBytes, " bytes)"));
   char *base = static_cast<char *>(x.data) + x.byte_offset;
-  if (reinterpret_cast<uintptr_t>(base) % alignof(float) != 0)
+  if (reinterpret_cast<uintptr_t>(base) % elemBytes != 0)
     return fail(ATTNC_ERR_STRIDE,
                 cat(name, "'s first element (data + byte_offset) is not ",
-                    "aligned to ", alignof(float), " bytes"));
+                    "aligned to ", elemBytes, " bytes, the size of its ",
+                    dtypeName(dtype(id)), " elements"));
   // The flat view covers the largest reachable offset; bound it so that
   // offset * element size cannot overflow in the kernel's address arithmetic.
   int64_t last = 0, step;
@@ -287,7 +309,7 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
                       ", which reach beyond what an int64 byte offset can "
                       "address"));
   const int *pos = logicalDims(id);
-  view.base = reinterpret_cast<float *>(base);
+  view.base = base;
   view.size = last + 1;
   for (int i = 0; i < 3; ++i)
     view.strides[i] = st[pos[i]];
@@ -307,6 +329,27 @@ attnc_status Validator::run(CheckedLaunch &launch) {
   return ATTNC_OK;
 }
 
+static bool isKernelDtype(int32_t code, int32_t bits) {
+  for (DLDataType dt : kKernelDtypes)
+    if (code == dt.code && bits == dt.bits)
+      return true;
+  return false;
+}
+
+/// "float32 (kDLFloat = 2, 32 bits), ... and bfloat16 (kDLBfloat = 4, 16
+/// bits)", from the one list of kernel dtypes.
+static std::string kernelDtypeList() {
+  std::string list;
+  size_t n = std::size(kKernelDtypes);
+  for (size_t i = 0; i < n; ++i)
+    list += cat(i == 0 ? "" : i + 1 < n ? ", " : " and ",
+                dtypeName(kKernelDtypes[i]), " (",
+                dtypeCodeName(kKernelDtypes[i].code), " = ",
+                int(kKernelDtypes[i].code), ", ",
+                unsigned(kKernelDtypes[i].bits), " bits)");
+  return list;
+}
+
 /// The descriptor's own consistency, which a kernel built by a matching
 /// attnc always has; a failure means a corrupt or hand-made descriptor.
 static std::string checkDescriptor(const attnc_kernel_desc &d) {
@@ -324,10 +367,10 @@ static std::string checkDescriptor(const attnc_kernel_desc &d) {
   if (d.head_dim < 1 || d.block_q < 1)
     return cat("head_dim = ", d.head_dim, " and block_q = ", d.block_q,
                " must be >= 1");
-  if (d.dtype_code != kDLFloat || d.dtype_bits != 32)
+  if (!isKernelDtype(d.dtype_code, d.dtype_bits))
     return cat("dtype_code = ", d.dtype_code, " and dtype_bits = ",
-               d.dtype_bits, ", but this runtime only runs float32 kernels (",
-               dtypeCodeName(kDLFloat), " = ", int(kDLFloat), ", 32 bits)");
+               d.dtype_bits, ", but this runtime only runs ",
+               kernelDtypeList(), " kernels");
   if (d.layout != 0 && d.layout != 1)
     return cat("layout = ", d.layout, " must be 0 (bhsd) or 1 (bshd)");
   if (!(d.outputs & 1))
@@ -340,6 +383,10 @@ DLDataType attnc::rt::kernelDtype(const attnc_kernel_desc &desc) {
   // casts are exact.
   return {static_cast<uint8_t>(desc.dtype_code),
           static_cast<uint8_t>(desc.dtype_bits), 1};
+}
+
+DLDataType attnc::rt::tensorDtype(const attnc_kernel_desc &desc, TensorId id) {
+  return id == Lse ? kFloat32 : kernelDtype(desc);
 }
 
 const char *attnc::rt::kernelName(const attnc_kernel_desc &desc) {

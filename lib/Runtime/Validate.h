@@ -25,11 +25,12 @@ namespace attnc::rt {
 enum TensorId { Q = 0, K, V, Out, Lse, NumTensors };
 
 /// One tensor as a flat view: `base` is data + byte_offset, and elements
-/// [0, size) cover everything its shape and strides reach. Strides are in
-/// elements, in logical (batch, head, seq) order whatever the layout; the
-/// head_dim stride is 1.
+/// [0, size) cover everything its shape and strides reach. Elements are of
+/// the tensor's dtype (tensorDtype), so `base` is untyped; size and strides
+/// count elements, strides in logical (batch, head, seq) order whatever the
+/// layout; the head_dim stride is 1.
 struct TensorView {
-  float *base = nullptr;
+  void *base = nullptr;
   int64_t size = 0;
   int64_t strides[3] = {0, 0, 0};
 };
@@ -56,9 +57,14 @@ attnc_status validateLaunch(const attnc_kernel_desc *desc, const DLTensor *q,
                             const DLTensor *out, const DLTensor *lse,
                             CheckedLaunch &launch, std::string &message);
 
-/// The element type of the kernel's tensors, from its dtype_code and
+/// The element type of the kernel's q, k, v and out, from its dtype_code and
 /// dtype_bits.
 DLDataType kernelDtype(const attnc_kernel_desc &desc);
+
+/// The element type tensor `id` must have: the kernel's dtype, except lse,
+/// which is float32 for every kernel: it is the f32 softmax statistics'
+/// result, and callers that merge partial attentions need its precision.
+DLDataType tensorDtype(const attnc_kernel_desc &desc, TensorId id);
 
 /// The descriptor's name for messages, which may be NULL in a hand-written one.
 const char *kernelName(const attnc_kernel_desc &desc);

@@ -23,8 +23,8 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-static constexpr llvm::StringLiteral kCpuTargets[] = {"x86-64-avx512", "x86-64-avx2",
-                                                      "host"};
+static constexpr llvm::StringLiteral kCpuTargets[] = {
+    "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "host"};
 static constexpr llvm::StringLiteral kHalideStatus =
     "no targets yet: the Halide backend is not implemented in this build";
 

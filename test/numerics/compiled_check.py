@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Runs the numeric matrix through attnc's compiled CPU kernels.
 
-For each case of matrix.json: build the case's spec with `attnc --emit=so --target T`, run
-it with `attnc-run --so` on seeded inputs, and let attnc-run compare every output with the
-reference evaluator under the matrix's tolerance for the case's dtype (f32: rtol 2e-5,
-atol 2e-6: f32 accumulation over tiles and a polynomial exp, against a double reference).
-The CPU backend computes f32 only; f16 / bf16 cases are listed as "not applicable", and the
-reference-only `weights` output is left out of the compiled spec.
+For each case of matrix.json, every dtype: build the case's spec with `attnc --emit=so
+--target T`, run it with `attnc-run --so` on seeded inputs, and let attnc-run compare every
+output with the reference evaluator under the matrix's tolerance for the case's dtype
+(matrix.json "tolerances"; f32: rtol 2e-5, atol 2e-6: f32 accumulation over tiles and a
+polynomial exp, against a double reference; f16 / bf16 also round q, k, v and out). A case
+that does not compile fails like one that computes wrong values. The reference-only `weights`
+output is left out of the compiled spec.
 """
 import argparse
 import copy
@@ -23,6 +24,20 @@ def run(cmd):
     return proc.returncode, proc.stdout
 
 
+def cases(matrix, also_dtypes):
+    """The matrix's cases, then each f32 case again in every dtype of also_dtypes: every mask,
+    mod, layout and GQA shape the f32 kernels are checked on, in f16 / bf16 too."""
+    for case in matrix["cases"]:
+        yield copy.deepcopy(case)
+    for dtype in also_dtypes:
+        for case in matrix["cases"]:
+            if case["dtype"] == "f32":
+                case = copy.deepcopy(case)
+                case["name"] += "_as_" + dtype
+                case["dtype"] = dtype
+                yield case
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attnc", required=True)
@@ -30,25 +45,24 @@ def main():
     parser.add_argument("--target", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--only", help="run only the case of this name")
+    parser.add_argument("--also-dtypes", nargs="*", default=[], choices=["f16", "bf16"],
+                        help="also run every f32 case in these dtypes (named CASE_as_DTYPE)")
     args = parser.parse_args()
     matrix = attnc_matrix.load()
-    passed = failed = not_applicable = 0
+    passed = failed = 0
     compile_times = []
-    for case in matrix["cases"]:
+    for case in cases(matrix, args.also_dtypes):
         if args.only and case["name"] != args.only:
             continue
-        if case["dtype"] != "f32":
-            print("N/A  %-42s dtype %s: the CPU backend is f32 only" % (case["name"], case["dtype"]))
-            not_applicable += 1
-            continue
-        case = copy.deepcopy(case)
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         directory, spec = attnc_matrix.write_spec(case, args.work)
         so = os.path.join(directory, "kernel.so")
         start = time.monotonic()
+        step = "attnc --emit=so"
         rc, out = run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so])
         compile_times.append(time.monotonic() - start)
         if rc == 0:
+            step = "attnc-run --so"
             tol = matrix["tolerances"][case["dtype"]]
             rc, out = run([args.attnc_run, spec, "--so", so, "--batch", str(case["batch"]),
                            "--seq-q", str(case["seq_q"]), "--seq-kv", str(case["seq_kv"]),
@@ -59,12 +73,13 @@ def main():
             print("PASS %-42s %s" % (case["name"], "; ".join(errors)))
             passed += 1
         else:
-            print("FAIL %-42s\n%s" % (case["name"], out))
+            print("FAIL %-42s dtype %s: %s exited with %d\n%s"
+                  % (case["name"], case["dtype"], step, rc, out))
             failed += 1
     if compile_times:
         print("compile time per kernel (attnc --emit=so, incl. linking): median %.2f s, max %.2f s"
               % (sorted(compile_times)[len(compile_times) // 2], max(compile_times)))
-    print("%d passed, %d failed (%d not applicable)" % (passed, failed, not_applicable))
+    print("%d passed, %d failed" % (passed, failed))
     return 1 if failed or not passed else 0
 
 

@@ -10,24 +10,28 @@
 // every address from the memrefs and params alone, so a wrong offset, stride
 // or view size in the runtime shows up as a wrong value or a flagged
 // out-of-range access. It also records which thread ran which work item.
+// Like a compiled kernel, it reads q, k, v and writes out in the
+// descriptor's dtype (float32, float16 or bfloat16) and lse in float32.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Runtime/ElementCodec.h"
 #include "attnc/Runtime/KernelDescFields.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <sys/wait.h>
@@ -35,20 +39,35 @@
 
 namespace {
 
-constexpr float kSentinel = -12345.0f; // never produced by the fake kernel
+using attnc::elementBytes;
+using attnc::loadElement;
+using attnc::storeElement;
+
+// Never produced by the fake kernel. It and every value the tests store are
+// integers of at most 8 significant bits, exact in float16 and bfloat16, so
+// storing and loading them (ElementCodec.h) never rounds.
+constexpr float kSentinel = -1000.0f;
+
+constexpr DLDataType kF32 = {kDLFloat, 32, 1};
+constexpr DLDataType kF16 = {kDLFloat, 16, 1};
+constexpr DLDataType kBF16 = {kDLBfloat, 16, 1};
+
+std::string dtypeLabel(DLDataType type) {
+  return type.bits == 32 ? "float32" : type.code == kDLBfloat ? "bfloat16" : "float16";
+}
 
 // What the fake tile function records; reset by the fixture.
 std::mutex gMutex;
 std::map<std::array<int64_t, 3>, int> gVisits; // (b, h, q_tile) -> count
 std::set<std::thread::id> gThreads;
-attnc_memref_f32 gViews[5];
+attnc_memref gViews[5];
 std::atomic<int> gBad{0};                        // broken memref invariants
 std::atomic<const attnc_kernel_desc *> gDesc{nullptr};
 std::array<int64_t, 3> gFailAt = {-1, -1, -1};   // this item returns 7
 
 /// The flat index of element (i0, i1, i2, d) of `m`, given the element strides
 /// of i0..i2 (head_dim is contiguous); flags indices outside the view.
-int64_t flatIndex(const attnc_memref_f32 &m, const int64_t *strides, int64_t i0,
+int64_t flatIndex(const attnc_memref &m, const int64_t *strides, int64_t i0,
                   int64_t i1, int64_t i2, int64_t d) {
   int64_t i = i0 * strides[0] + i1 * strides[1] + i2 * strides[2] + d;
   if (i < 0 || i >= m.size)
@@ -56,15 +75,16 @@ int64_t flatIndex(const attnc_memref_f32 &m, const int64_t *strides, int64_t i0,
   return i;
 }
 
-int32_t fakeTile(attnc_memref_f32 *q, attnc_memref_f32 *k, attnc_memref_f32 *v,
-                 attnc_memref_f32 *out, attnc_memref_f32 *lse,
-                 attnc_memref_i64 *params, int64_t b, int64_t h, int64_t tile) {
+int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v,
+                 attnc_memref *out, attnc_memref *lse, attnc_memref_i64 *params,
+                 int64_t b, int64_t h, int64_t tile) {
   const attnc_kernel_desc &d = *gDesc.load();
+  DLDataType type = {uint8_t(d.dtype_code), uint8_t(d.dtype_bits), 1};
   {
     std::lock_guard<std::mutex> lock(gMutex);
     ++gVisits[{b, h, tile}];
     gThreads.insert(std::this_thread::get_id());
-    attnc_memref_f32 *views[5] = {q, k, v, out, lse};
+    attnc_memref *views[5] = {q, k, v, out, lse};
     for (int i = 0; i < 5; ++i) {
       gViews[i] = *views[i];
       if (views[i]->allocated != views[i]->aligned || views[i]->offset != 0 ||
@@ -79,30 +99,38 @@ int32_t fakeTile(attnc_memref_f32 *q, attnc_memref_f32 *k, attnc_memref_f32 *v,
   int64_t g = h / (d.num_heads / d.num_kv_heads);
   for (int64_t s = tile * d.block_q; s < std::min(sq, (tile + 1) * d.block_q); ++s) {
     for (int64_t c = 0; c < d.head_dim; ++c) {
-      float qv = q->aligned[flatIndex(*q, p + ATTNC_P_Q_STRIDES, b, h, s, c)];
-      float kv = k->aligned[flatIndex(*k, p + ATTNC_P_K_STRIDES, b, g, skv - 1, c)];
-      float vv = v->aligned[flatIndex(*v, p + ATTNC_P_V_STRIDES, b, g, skv - 1, c)];
-      out->aligned[flatIndex(*out, p + ATTNC_P_OUT_STRIDES, b, h, s, c)] =
-          2 * qv + float(h) + kv + vv;
+      float qv = loadElement(
+          type, q->aligned, flatIndex(*q, p + ATTNC_P_Q_STRIDES, b, h, s, c));
+      float kv = loadElement(
+          type, k->aligned, flatIndex(*k, p + ATTNC_P_K_STRIDES, b, g, skv - 1, c));
+      float vv = loadElement(
+          type, v->aligned, flatIndex(*v, p + ATTNC_P_V_STRIDES, b, g, skv - 1, c));
+      storeElement(type, out->aligned,
+                   flatIndex(*out, p + ATTNC_P_OUT_STRIDES, b, h, s, c),
+                   2 * qv + float(h) + kv + vv);
     }
     if (lse->size > 0)
-      lse->aligned[flatIndex(*lse, p + ATTNC_P_LSE_STRIDES, b, h, s, 0)] =
-          float(100 * h + s);
+      storeElement(kF32, lse->aligned,
+                   flatIndex(*lse, p + ATTNC_P_LSE_STRIDES, b, h, s, 0),
+                   float(100 * h + s));
   }
   return 0;
 }
 
-/// A float32 CPU DLTensor over its own storage. Empty `strides` means compact,
-/// passed as NULL strides. Moves keep the vectors' buffers, so `dl` stays valid.
+/// A CPU DLTensor of `dtype` over its own storage, every element initially
+/// kSentinel. Empty `strides` means compact, passed as NULL strides. Moves keep
+/// the vector's buffer, so `dl` stays valid.
 struct Tensor {
   std::vector<int64_t> shape, strides;
-  std::vector<float> storage;
-  int64_t offset = 0; // elements skipped through byte_offset
+  DLDataType dtype = kF32;
+  std::vector<char> storage; // elements of dtype; new'd, so 16-byte aligned
+  int64_t offset = 0;        // elements skipped through byte_offset
   DLTensor dl = {};
 
   Tensor() = default;
-  Tensor(std::vector<int64_t> shp, std::vector<int64_t> str = {}, int64_t off = 0)
-      : shape(std::move(shp)), strides(std::move(str)), offset(off) {
+  Tensor(std::vector<int64_t> shp, std::vector<int64_t> str = {}, int64_t off = 0,
+         DLDataType type = kF32)
+      : shape(std::move(shp)), strides(std::move(str)), dtype(type), offset(off) {
     bool compact = strides.empty();
     int n = int(shape.size());
     if (compact) {
@@ -113,21 +141,50 @@ struct Tensor {
     int64_t last = 0;
     for (int i = 0; i < n; ++i)
       last += (shape[i] - 1) * strides[i];
-    storage.assign(std::max<int64_t>(offset + last + 1, 1), kSentinel); // 1 if empty
+    int64_t count = std::max<int64_t>(offset + last + 1, 1); // 1 if empty
+    storage.resize(count * elementBytes(dtype));
+    for (int64_t i = 0; i < count; ++i)
+      storeElement(dtype, storage.data(), i, kSentinel);
     dl.data = storage.data();
     dl.device = {kDLCPU, 0};
     dl.ndim = n;
-    dl.dtype = {kDLFloat, 32, 1};
+    dl.dtype = dtype;
     dl.shape = shape.data();
     dl.strides = compact ? nullptr : strides.data();
-    dl.byte_offset = uint64_t(offset) * sizeof(float);
+    dl.byte_offset = uint64_t(offset * elementBytes(dtype));
   }
 
-  float &at(std::array<int64_t, 4> i) {
+  int64_t elements() const {
+    return int64_t(storage.size()) / elementBytes(dtype);
+  }
+  /// The address of stored element i.
+  char *element(int64_t i) {
+    return storage.data() + i * elementBytes(dtype);
+  }
+  int64_t flat(std::array<int64_t, 4> i) const {
     int64_t flat = offset;
     for (size_t n = 0; n < shape.size(); ++n)
       flat += i[n] * strides[n];
-    return storage[flat];
+    return flat;
+  }
+  float at(std::array<int64_t, 4> i) const {
+    return loadElement(dtype, storage.data(), flat(i));
+  }
+  void set(std::array<int64_t, 4> i, float value) {
+    storeElement(dtype, storage.data(), flat(i), value);
+  }
+  /// Stored elements that no longer hold kSentinel.
+  int64_t written() const {
+    int64_t n = 0;
+    for (int64_t i = 0; i < elements(); ++i)
+      n += loadElement(dtype, storage.data(), i) != kSentinel;
+    return n;
+  }
+  /// Passes the skipped elements through `data` instead of byte_offset, so
+  /// that `data` itself is only as aligned as the element size makes it.
+  void offsetThroughData() {
+    dl.data = element(offset);
+    dl.byte_offset = 0;
   }
 };
 
@@ -142,46 +199,58 @@ struct Problem {
   attnc_kernel_desc desc = {};
   Tensor q, k, v, out, lse;
 
-  Problem(int layout = 0, Dims dims = {}, bool withLse = true) : n(dims) {
+  Problem(int layout = 0, Dims dims = {}, bool withLse = true,
+          DLDataType dtype = kF32)
+      : n(dims) {
     // By field name, as attn-emit-cpu-entry fills it.
     desc.abi_version = ATTNC_ABI_VERSION;
     desc.device_type = kDLCPU;
     desc.num_heads = int32_t(n.heads);
     desc.num_kv_heads = int32_t(n.kvHeads);
     desc.head_dim = int32_t(n.dim);
-    desc.dtype_code = kDLFloat;
-    desc.dtype_bits = 32;
+    desc.dtype_code = dtype.code;
+    desc.dtype_bits = dtype.bits;
     desc.layout = layout;
     desc.outputs = withLse ? 3 : 1;
     desc.block_q = int32_t(n.blockQ);
     desc.name = "fake";
     desc.tile = fakeTile;
-    q = Tensor(shape(n.heads, n.seqQ));
-    k = Tensor(shape(n.kvHeads, n.seqKV));
-    v = Tensor(shape(n.kvHeads, n.seqKV));
-    out = Tensor(shape(n.heads, n.seqQ));
-    lse = Tensor({n.batch, n.heads, n.seqQ});
+    q = tensor(n.heads, n.seqQ);
+    k = tensor(n.kvHeads, n.seqKV);
+    v = tensor(n.kvHeads, n.seqKV);
+    out = tensor(n.heads, n.seqQ);
+    lse = Tensor({n.batch, n.heads, n.seqQ}); // float32 for every dtype
     fill();
+  }
+  DLDataType dtype() const {
+    return {uint8_t(desc.dtype_code), uint8_t(desc.dtype_bits), 1};
+  }
+  /// A q / k / v / out tensor in the kernel's layout and dtype.
+  Tensor tensor(int64_t heads, int64_t seq, std::vector<int64_t> strides = {},
+                int64_t offset = 0) const {
+    return Tensor(shape(heads, seq), std::move(strides), offset, dtype());
   }
   std::vector<int64_t> shape(int64_t heads, int64_t seq) const {
     if (desc.layout == 1)
       return {n.batch, seq, heads, n.dim};
     return {n.batch, heads, seq, n.dim};
   }
-  /// Element (b, h, s, d) of a 4-d tensor in the descriptor's layout.
-  float &el(Tensor &t, int64_t b, int64_t h, int64_t s, int64_t d) {
-    return desc.layout == 1 ? t.at({b, s, h, d}) : t.at({b, h, s, d});
+  /// The index of element (b, h, s, d) of a 4-d tensor in the descriptor's
+  /// layout.
+  std::array<int64_t, 4> at(int64_t b, int64_t h, int64_t s, int64_t d) const {
+    return desc.layout == 1 ? std::array<int64_t, 4>{b, s, h, d}
+                            : std::array<int64_t, 4>{b, h, s, d};
   }
   void fill() {
     for (int64_t b = 0; b < n.batch; ++b)
       for (int64_t d = 0; d < n.dim; ++d) {
         for (int64_t h = 0; h < n.heads; ++h)
           for (int64_t s = 0; s < n.seqQ; ++s)
-            el(q, b, h, s, d) = float((b * 7 + h * 5 + s * 3 + d) % 11 - 5);
+            q.set(at(b, h, s, d), float((b * 7 + h * 5 + s * 3 + d) % 11 - 5));
         for (int64_t h = 0; h < n.kvHeads; ++h)
           for (int64_t s = 0; s < n.seqKV; ++s) {
-            el(k, b, h, s, d) = float((b * 3 + h * 2 + s + d) % 7);
-            el(v, b, h, s, d) = float((b + h * 4 + s * 2 + d) % 5 - 2);
+            k.set(at(b, h, s, d), float((b * 3 + h * 2 + s + d) % 7));
+            v.set(at(b, h, s, d), float((b + h * 4 + s * 2 + d) % 5 - 2));
           }
       }
   }
@@ -206,10 +275,10 @@ struct Problem {
       for (int64_t h = 0; h < n.heads; ++h)
         for (int64_t s = 0; s < n.seqQ; ++s) {
           for (int64_t d = 0; d < n.dim; ++d) {
-            float want = 2 * el(q, b, h, s, d) + float(h) +
-                         el(k, b, h / group, n.seqKV - 1, d) +
-                         el(v, b, h / group, n.seqKV - 1, d);
-            ASSERT_EQ(el(out, b, h, s, d), want)
+            float want = 2 * q.at(at(b, h, s, d)) + float(h) +
+                         k.at(at(b, h / group, n.seqKV - 1, d)) +
+                         v.at(at(b, h / group, n.seqKV - 1, d));
+            ASSERT_EQ(out.at(at(b, h, s, d)), want)
                 << b << "," << h << "," << s << "," << d;
           }
           if (desc.outputs & 2) {
@@ -241,46 +310,74 @@ protected:
     std::string message = attnc_last_error();
     EXPECT_NE(message.find(text), std::string::npos) << message;
     EXPECT_TRUE(gVisits.empty());
-    for (float x : p.out.storage)
-      ASSERT_EQ(x, kSentinel);
+    EXPECT_EQ(p.out.written(), 0);
   }
 };
 
-class Layouts : public Runtime, public ::testing::WithParamInterface<int> {};
+/// Every layout with every kernel dtype: q, k, v and out in the dtype, lse
+/// in float32.
+class Kinds : public Runtime,
+              public ::testing::WithParamInterface<std::tuple<int, DLDataType>> {};
 
-TEST_P(Layouts, Run) {
-  Problem p(GetParam());
+TEST_P(Kinds, Run) {
+  auto [layout, dtype] = GetParam();
+  Problem p(layout, {}, /*withLse=*/true, dtype);
   ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
   p.expectOutputs();
   p.expectEachItemOnce();
+  EXPECT_EQ(gViews[0].size, p.q.elements()); // in elements, not bytes
+  EXPECT_EQ(gViews[4].size, p.lse.elements());
 }
 
-INSTANTIATE_TEST_SUITE_P(Runtime, Layouts, ::testing::Values(0, 1),
-                         [](const auto &c) { return c.param ? "bshd" : "bhsd"; });
+INSTANTIATE_TEST_SUITE_P(Runtime, Kinds,
+                         ::testing::Combine(::testing::Values(0, 1),
+                                            ::testing::Values(kF32, kF16, kBF16)),
+                         [](const auto &c) {
+                           return std::string(std::get<0>(c.param) ? "bshd" : "bhsd") +
+                                  "_" + dtypeLabel(std::get<1>(c.param));
+                         });
 
 TEST_F(Runtime, HonoursPaddedStridesAndByteOffset) {
-  for (int layout : {0, 1}) {
-    Problem p(layout);
-    // Rows padded by 2, dimension 1 by 3, batches by 5 elements; the data
-    // starts 3 elements in.
-    int64_t dim1 = p.q.shape[1], dim2 = p.q.shape[2], row = p.n.dim + 2;
-    int64_t step1 = dim2 * row + 3;
-    std::vector<int64_t> strides = {dim1 * step1 + 5, step1, row, 1};
-    p.q = Tensor(p.shape(p.n.heads, p.n.seqQ), strides, 3);
-    p.out = Tensor(p.shape(p.n.heads, p.n.seqQ), strides, 3);
-    p.v = Tensor(p.shape(p.n.kvHeads, p.n.seqKV), {}, 1);
-    p.lse = Tensor({p.n.batch, p.n.heads, p.n.seqQ}, {p.n.heads * 8, 8, 1}, 2);
+  for (DLDataType dtype : {kF32, kF16, kBF16})
+    for (int layout : {0, 1}) {
+      SCOPED_TRACE(dtypeLabel(dtype) + (layout ? " bshd" : " bhsd"));
+      Problem p(layout, {}, /*withLse=*/true, dtype);
+      // Rows padded by 2, dimension 1 by 3, batches by 5 elements; the data
+      // starts 3 elements in (a byte_offset of 6 bytes for the 16-bit dtypes:
+      // a multiple of their size, not of 4).
+      int64_t dim1 = p.q.shape[1], dim2 = p.q.shape[2], row = p.n.dim + 2;
+      int64_t step1 = dim2 * row + 3;
+      std::vector<int64_t> strides = {dim1 * step1 + 5, step1, row, 1};
+      p.q = p.tensor(p.n.heads, p.n.seqQ, strides, 3);
+      p.out = p.tensor(p.n.heads, p.n.seqQ, strides, 3);
+      p.v = p.tensor(p.n.kvHeads, p.n.seqKV, {}, 1);
+      p.lse = Tensor({p.n.batch, p.n.heads, p.n.seqQ}, {p.n.heads * 8, 8, 1}, 2);
+      p.fill();
+      ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
+      p.expectOutputs();
+      // A view spans exactly the reachable elements, from data + byte_offset.
+      EXPECT_EQ(gViews[0].aligned, p.q.element(3));
+      EXPECT_EQ(gViews[0].size, p.q.elements() - 3);
+      EXPECT_EQ(gViews[2].size, p.v.elements() - 1);
+      EXPECT_EQ(gViews[4].aligned, p.lse.element(2));
+      EXPECT_EQ(p.out.written(),
+                p.n.batch * p.n.heads * p.n.seqQ * p.n.dim); // no padding
+    }
+}
+
+// Alignment is to the element size: a 16-bit tensor whose data is 2 modulo 4
+// bytes is fine (the float32 one is refused, see the MisalignedData error).
+TEST_F(Runtime, SixteenBitDataNeedsOnlyTwoByteAlignment) {
+  for (DLDataType dtype : {kF16, kBF16}) {
+    SCOPED_TRACE(dtypeLabel(dtype));
+    Problem p(0, {}, /*withLse=*/true, dtype);
+    p.q = p.tensor(p.n.heads, p.n.seqQ, {}, 1);
+    p.q.offsetThroughData();
     p.fill();
+    ASSERT_EQ(reinterpret_cast<uintptr_t>(p.q.dl.data) % 4, 2u);
     ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
     p.expectOutputs();
-    // A view spans exactly the reachable elements, from data + byte_offset.
-    EXPECT_EQ(gViews[0].aligned, p.q.storage.data() + 3);
-    EXPECT_EQ(gViews[0].size, int64_t(p.q.storage.size()) - 3);
-    EXPECT_EQ(gViews[2].size, int64_t(p.v.storage.size()) - 1);
-    int written = 0;
-    for (float x : p.out.storage)
-      written += x != kSentinel;
-    EXPECT_EQ(written, p.n.batch * p.n.heads * p.n.seqQ * p.n.dim); // no padding
+    EXPECT_EQ(gViews[0].aligned, p.q.dl.data);
   }
 }
 
@@ -304,8 +401,7 @@ TEST_F(Runtime, LseNotRequestedIsIgnored) {
   p.lse.dl.dtype.bits = 16;
   p.drop[4] = false;
   ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
-  for (float x : p.lse.storage)
-    ASSERT_EQ(x, kSentinel);
+  EXPECT_EQ(p.lse.written(), 0);
   p.expectOutputs();
 }
 
@@ -341,6 +437,7 @@ struct ErrorCase {
   int status;
   const char *text; // a substring of the message
   int layout = 0;
+  DLDataType dtype = kF32; // the kernel's
 };
 
 const ErrorCase kErrors[] = {
@@ -414,11 +511,56 @@ const ErrorCase kErrors[] = {
     {"CudaDesc", [](Problem &p) { p.desc.device_type = kDLCUDA; }, ATTNC_ERR_ABI,
      "kernel 'fake': malformed descriptor: device_type = kDLCUDA (2), but this "
      "runtime only launches kDLCPU (1) kernels"},
-    {"Bf16Desc", [](Problem &p) { p.desc.dtype_code = kDLBfloat;
-                                  p.desc.dtype_bits = 16; },
-     ATTNC_ERR_ABI, "kernel 'fake': malformed descriptor: dtype_code = 4 and "
-     "dtype_bits = 16, but this runtime only runs float32 kernels (kDLFloat = 2, "
-     "32 bits)"},
+    {"Float64Desc", [](Problem &p) { p.desc.dtype_bits = 64; }, ATTNC_ERR_ABI,
+     "kernel 'fake': malformed descriptor: dtype_code = 2 and dtype_bits = 64, "
+     "but this runtime only runs float32 (kDLFloat = 2, 32 bits), float16 "
+     "(kDLFloat = 2, 16 bits) and bfloat16 (kDLBfloat = 4, 16 bits) kernels"},
+    // Code and bits are checked as a pair.
+    {"Bfloat32Desc", [](Problem &p) { p.desc.dtype_code = kDLBfloat; },
+     ATTNC_ERR_ABI, "malformed descriptor: dtype_code = 4 and dtype_bits = 32, "
+     "but this runtime only runs float32"},
+    // A float32 tensor whose data is 2 bytes off alignment.
+    {"MisalignedData", [](Problem &p) { p.q.dl.data = p.q.element(0) + 2; },
+     ATTNC_ERR_STRIDE, "kernel 'fake': q's first element (data + byte_offset) is "
+     "not aligned to 4 bytes, the size of its float32 elements"},
+    // 16-bit kernels: q, k, v and out in the kernel's dtype, lse in float32.
+    {"Bf16NullTensor", [](Problem &p) { p.drop[1] = true; }, ATTNC_ERR_NULL,
+     "kernel 'fake': k is NULL; pass a bfloat16 CPU tensor (bhsd: batch, "
+     "kv_heads, seq_kv, head_dim)", 0, kBF16},
+    {"Bf16LseMissing", [](Problem &p) { p.drop[4] = true; }, ATTNC_ERR_NULL,
+     "kernel 'fake': lse is NULL, but this kernel outputs the log-sum-exp and "
+     "needs a float32 tensor for it (batch, heads, seq_q)", 0, kBF16},
+    {"Bf16KernelFloat32Input", [](Problem &p) { p.q.dl.dtype = kF32; },
+     ATTNC_ERR_DTYPE, "kernel 'fake': q has dtype float32 but needs bfloat16 "
+     "(kDLBfloat, 16 bits, 1 lane)", 0, kBF16},
+    {"Bf16KernelFloat16Out", [](Problem &p) { p.out.dl.dtype = kF16; },
+     ATTNC_ERR_DTYPE, "out has dtype float16 but needs bfloat16 (kDLBfloat, 16 "
+     "bits, 1 lane)", 1, kBF16},
+    // Same width, other code.
+    {"F16KernelBfloat16Input", [](Problem &p) { p.v.dl.dtype = kBF16; },
+     ATTNC_ERR_DTYPE, "kernel 'fake': v has dtype bfloat16 but needs float16 "
+     "(kDLFloat, 16 bits, 1 lane)", 0, kF16},
+    {"F16KernelFloat32Input", [](Problem &p) { p.k.dl.dtype = kF32; },
+     ATTNC_ERR_DTYPE, "k has dtype float32 but needs float16", 0, kF16},
+    {"Bf16LseInKernelDtype", [](Problem &p) { p.lse.dl.dtype = kBF16; },
+     ATTNC_ERR_DTYPE, "kernel 'fake': lse has dtype bfloat16 but needs float32 "
+     "(kDLFloat, 32 bits, 1 lane): the log-sum-exp is float32 whatever the "
+     "kernel's dtype", 0, kBF16},
+    {"F16LseInKernelDtype", [](Problem &p) { p.lse.dl.dtype = kF16; },
+     ATTNC_ERR_DTYPE, "lse has dtype float16 but needs float32", 0, kF16},
+    {"Bf16ByteOffset", [](Problem &p) { p.q.dl.byte_offset = 3; },
+     ATTNC_ERR_STRIDE, "q has byte_offset 3, which is not a multiple of the "
+     "element size (2 bytes)", 0, kBF16},
+    {"F16MisalignedData", [](Problem &p) { p.v.dl.data = p.v.element(0) + 1; },
+     ATTNC_ERR_STRIDE, "v's first element (data + byte_offset) is not aligned "
+     "to 2 bytes, the size of its float16 elements", 0, kF16},
+    // lse keeps float32's 4-byte element size in a 16-bit kernel.
+    {"Bf16LseByteOffset", [](Problem &p) { p.lse.dl.byte_offset = 2; },
+     ATTNC_ERR_STRIDE, "lse has byte_offset 2, which is not a multiple of the "
+     "element size (4 bytes)", 0, kBF16},
+    {"Bf16LseMisaligned", [](Problem &p) { p.lse.dl.data = p.lse.element(0) + 2; },
+     ATTNC_ERR_STRIDE, "lse's first element (data + byte_offset) is not aligned "
+     "to 4 bytes, the size of its float32 elements", 0, kBF16},
 };
 
 void PrintTo(const ErrorCase &c, std::ostream *os) { *os << c.name; }
@@ -426,7 +568,7 @@ void PrintTo(const ErrorCase &c, std::ostream *os) { *os << c.name; }
 class Errors : public Runtime, public ::testing::WithParamInterface<ErrorCase> {};
 
 TEST_P(Errors, FailBeforeTouchingData) {
-  Problem p(GetParam().layout);
+  Problem p(GetParam().layout, {}, /*withLse=*/true, GetParam().dtype);
   GetParam().mutate(p);
   expectError(p, GetParam().status, GetParam().text);
 }
@@ -510,9 +652,9 @@ TEST_F(Runtime, ConcurrentCallers) {
 std::vector<Problem> *gInner = nullptr;
 
 /// A tile function that launches a whole kernel of its own, one per head.
-int32_t nestingTile(attnc_memref_f32 *, attnc_memref_f32 *, attnc_memref_f32 *,
-                    attnc_memref_f32 *, attnc_memref_f32 *, attnc_memref_i64 *,
-                    int64_t, int64_t h, int64_t) {
+int32_t nestingTile(attnc_memref *, attnc_memref *, attnc_memref *,
+                    attnc_memref *, attnc_memref *, attnc_memref_i64 *, int64_t,
+                    int64_t h, int64_t) {
   return (*gInner)[h].run(2);
 }
 

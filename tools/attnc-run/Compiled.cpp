@@ -6,19 +6,23 @@
 //===----------------------------------------------------------------------===//
 //
 // The kernel is called exactly as a user would: through its exported C entry
-// point with DLPack tensors. Timing is the median and best of `repeat` runs
-// after one warm-up run.
+// point with DLPack tensors, q, k, v and out in the spec's dtype (float16 and
+// bfloat16 as their raw 16-bit patterns) and lse in float32. Timing is the
+// median and best of `repeat` runs after one warm-up run.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Compiled.h"
 
 #include "PeakProbe.h"
+#include "attnc/Runtime/ElementCodec.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <dlfcn.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -38,35 +42,58 @@ llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// A float32 CPU tensor owning its data.
+/// The DLPack dtype of a kernel tensor of element type `type`.
+DLDataType dlpackDtype(ElementType type) {
+  switch (type) {
+  case ElementType::f32:
+    return {kDLFloat, 32, 1};
+  case ElementType::f16:
+    return {kDLFloat, 16, 1};
+  case ElementType::bf16:
+    return {kDLBfloat, 16, 1};
+  }
+  llvm_unreachable("unknown element type");
+}
+
+/// A CPU tensor owning its data, stored as the kernel stores `type`
+/// (ElementCodec.h): float32, or the 16-bit patterns of float16 / bfloat16.
 struct DeviceTensor {
-  std::vector<float> data;
+  ElementType type;
   std::vector<int64_t> shape;
+  std::vector<char> data; // new'd, so aligned beyond any element size
   DLTensor dl{};
 
-  explicit DeviceTensor(llvm::ArrayRef<int64_t> dims) : shape(dims.begin(), dims.end()) {
-    int64_t n = 1;
-    for (int64_t d : dims)
-      n *= d;
-    data.assign(n, 0.0f);
+  DeviceTensor(ElementType type, llvm::ArrayRef<int64_t> dims)
+      : type(type), shape(dims.begin(), dims.end()) {
+    dl.dtype = dlpackDtype(type);
+    data.assign(numElements() * elementBytes(dl.dtype), 0);
     dl.data = data.data();
     dl.device = {kDLCPU, 0};
     dl.ndim = shape.size();
-    dl.dtype = {kDLFloat, 32, 1};
     dl.shape = shape.data();
   }
-  static DeviceTensor from(const HostTensor &t) {
-    DeviceTensor d(t.shape);
-    std::transform(t.data.begin(), t.data.end(), d.data.begin(),
-                   [](double x) { return float(x); });
+  /// `t`'s values rounded to `type` by the reference's own rounding (roundTo:
+  /// to nearest, ties to even), after which storing them is exact.
+  static DeviceTensor from(ElementType type, const HostTensor &t) {
+    DeviceTensor d(type, t.shape);
+    for (int64_t i = 0, e = d.numElements(); i < e; ++i)
+      storeElement(d.dl.dtype, d.data.data(), i,
+                   static_cast<float>(roundTo(type, t.data[i])));
     return d;
   }
   HostTensor toHost() const {
-    HostTensor t(ElementType::f32, shape);
-    std::copy(data.begin(), data.end(), t.data.begin());
+    HostTensor t(type, shape);
+    for (int64_t i = 0, e = numElements(); i < e; ++i)
+      t.data[i] = loadElement(dl.dtype, data.data(), i);
     return t;
   }
-  double megabytes() const { return data.size() * 4.0 / (1 << 20); }
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  double megabytes() const { return data.size() / double(1 << 20); }
 };
 
 double peakRssMegabytes() {
@@ -76,6 +103,18 @@ double peakRssMegabytes() {
 }
 
 } // namespace
+
+Tolerance attnc::defaultTolerance(ElementType type) {
+  switch (type) {
+  case ElementType::f32:
+    return {2e-5, 2e-6};
+  case ElementType::f16:
+    return {4e-3, 1e-3};
+  case ElementType::bf16:
+    return {2e-2, 8e-3};
+  }
+  llvm_unreachable("unknown element type");
+}
 
 bool attnc::compareOutputs(llvm::StringRef name, const HostTensor &got,
                            const HostTensor &ref, double rtol, double atol) {
@@ -113,6 +152,12 @@ llvm::Expected<CompiledOutputs>
 attnc::runCompiled(AttentionOp op, const HostTensor &q, const HostTensor &k,
                    const HostTensor &v, double usefulPairs,
                    const CompiledOptions &o) {
+  // Every symbol is bound now, so that a kernel needing one that nothing
+  // defines (a compiler-runtime helper, say) is this error rather than a
+  // "symbol lookup error" that kills the process at its first call. The
+  // library stays loaded, and getPermanentLibrary finds it so.
+  if (!dlopen(o.soPath.c_str(), RTLD_NOW | RTLD_GLOBAL))
+    return error("cannot load " + o.soPath + ": " + dlerror());
   std::string message;
   auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(o.soPath.c_str(), &message);
   if (!library.isValid())
@@ -122,10 +167,14 @@ attnc::runCompiled(AttentionOp op, const HostTensor &q, const HostTensor &k,
   if (!entry)
     return error(o.soPath + " has no kernel '" + name + "'");
 
-  DeviceTensor dq = DeviceTensor::from(q), dk = DeviceTensor::from(k),
-               dv = DeviceTensor::from(v), dout(q.shape);
+  // q, k, v and out in the kernel's dtype, lse in float32 for every kernel
+  // (the runtime checks both).
+  ElementType type = *elementTypeOf(op.getDtype());
+  DeviceTensor dq = DeviceTensor::from(type, q), dk = DeviceTensor::from(type, k),
+               dv = DeviceTensor::from(type, v), dout(type, q.shape);
   bool bhsd = op.getLayout() == Layout::bhsd;
-  DeviceTensor dlse({q.shape[0], op.getHeads(), q.shape[bhsd ? 2 : 1]});
+  DeviceTensor dlse(ElementType::f32,
+                    {q.shape[0], op.getHeads(), q.shape[bhsd ? 2 : 1]});
   bool wantLse = op.hasOutput(OutputKind::lse);
   attnc_options options{o.threads};
   int threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -17,9 +17,20 @@ struct CompiledOptions {
   std::string soPath;
   int threads = 0;  // 0: all cores
   int repeat = 5;
-  double rtol = 2e-5, atol = 2e-6;
   bool measurePeak = true;
 };
+
+/// How far a kernel output may be from the reference's, per element:
+/// |got - ref| <= atol + rtol |ref|.
+struct Tolerance {
+  double rtol, atol;
+};
+
+/// The tolerance of a kernel of element type `type` against the reference:
+/// the numeric matrix's (test/numerics/matrix.json, "tolerances"). f32
+/// kernels differ from the double reference by f32 accumulation over tiles
+/// and a polynomial exp; f16 / bf16 kernels also round q, k, v and out.
+Tolerance defaultTolerance(ElementType type);
 
 struct CompiledOutputs {
   HostTensor out, lse;

@@ -55,6 +55,10 @@ static cl::OptionCategory compiledCat("attnc-run: compiled kernel mode (--so)");
 static cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"), cl::cat(problemCat));
 static cl::opt<bool> fmaPeak("fma-peak",
                              cl::desc("Only measure and print the FMA peak (--num-threads)"), cl::cat(compiledCat));
+static cl::opt<bool> bf16Peak("bf16-peak",
+                              cl::desc("Only measure and print the bf16 dot-product (vdpbf16ps) "
+                                       "peak (--num-threads); exit status 1 without AVX512-BF16"),
+                              cl::cat(compiledCat));
 static cl::opt<bool> reference("reference",
                                cl::desc("Evaluate with the reference evaluator"), cl::cat(referenceCat));
 static cl::opt<std::string> kernelName("kernel",
@@ -82,8 +86,10 @@ static cl::opt<bool> noReference("no-reference",
 static cl::opt<int> threads("num-threads", cl::desc("With --so: threads (0 = all cores)"),
                             cl::init(0), cl::cat(compiledCat));
 static cl::opt<int> repeat("repeat", cl::desc("With --so: timed runs"), cl::init(5), cl::cat(compiledCat));
-static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance"), cl::init(2e-5), cl::cat(compiledCat));
-static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance"), cl::init(2e-6), cl::cat(compiledCat));
+// Without --rtol / --atol, the numeric matrix's tolerance for the spec's dtype
+// (defaultTolerance).
+static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance (default per dtype: f32 2e-5, f16 4e-3, bf16 2e-2)"), cl::cat(compiledCat));
+static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance (default per dtype: f32 2e-6, f16 1e-3, bf16 8e-3)"), cl::cat(compiledCat));
 static cl::opt<bool> noPeak("no-peak", cl::desc("With --so: skip the FMA peak probe"), cl::cat(compiledCat));
 
 namespace {
@@ -242,8 +248,6 @@ llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {
   options.soPath = soFile;
   options.threads = threads;
   options.repeat = std::max(1, int(repeat));
-  options.rtol = relTol;
-  options.atol = absTol;
   options.measurePeak = !noPeak;
   double pairs = ref ? double(ref->keptPairs) : keptPairsOfMask(op, in);
   llvm::Expected<CompiledOutputs> got = runCompiled(op, in.q, in.k, in.v, pairs, options);
@@ -251,11 +255,16 @@ llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {
     return got.takeError();
   if (!ref)
     return llvm::Error::success();
+  Tolerance tol = defaultTolerance(*elementTypeOf(op.getDtype()));
+  if (relTol.getNumOccurrences())
+    tol.rtol = relTol;
+  if (absTol.getNumOccurrences())
+    tol.atol = absTol;
   bool ok = true;
   if (!got->out.empty())
-    ok &= compareOutputs("out", got->out, ref->out, relTol, absTol);
+    ok &= compareOutputs("out", got->out, ref->out, tol.rtol, tol.atol);
   if (!got->lse.empty())
-    ok &= compareOutputs("lse", got->lse, ref->lse, relTol, absTol);
+    ok &= compareOutputs("lse", got->lse, ref->lse, tol.rtol, tol.atol);
   return ok ? llvm::Error::success()
             : error("the compiled kernel does not match the reference");
 }
@@ -373,6 +382,16 @@ int main(int argc, char **argv) {
     int n = threads ? int(threads) : std::max(1u, std::thread::hardware_concurrency());
     llvm::outs() << llvm::formatv("FMA peak: {0:f1} GFLOPS on {1} threads\n",
                                   measureFmaPeakGflops(n), n);
+    return 0;
+  }
+  if (bf16Peak) {
+    int n = threads ? int(threads) : std::max(1u, std::thread::hardware_concurrency());
+    if (!hasBf16Dot()) {
+      llvm::outs() << "bf16 dot peak: not available: this CPU has no AVX512-BF16 (vdpbf16ps)\n";
+      return 1;
+    }
+    llvm::outs() << llvm::formatv("bf16 dot peak: {0:f1} GFLOPS on {1} threads\n",
+                                  measureBf16DotPeakGflops(n), n);
     return 0;
   }
   if (specFile.empty()) {

@@ -26,19 +26,24 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
                 : ("[batch, " + seq + ", " + heads + ", " + llvm::Twine(op.getDim()) + "]").str();
   };
   std::string heads = std::to_string(op.getHeads()), kv = std::to_string(op.getKvHeads());
+  Type dtype = op.getDtype();
+  // DLPack's names (the runtime's messages use them too).
+  StringRef dlName = dtype.isF32() ? "float32" : dtype.isF16() ? "float16" : "bfloat16";
+  std::string dtypeText;
+  llvm::raw_string_ostream(dtypeText) << dtype;
   std::string mask;
   llvm::raw_string_ostream maskOs(mask);
   maskOs << op.getMask();
   os << "/* " << kernel.getSymName() << ": " << op.getHeads() << " heads ("
-     << op.getKvHeads() << " kv), head_dim " << op.getDim() << ", f32, "
+     << op.getKvHeads() << " kv), head_dim " << op.getDim() << ", " << dtypeText << ", "
      << stringifyLayout(op.getLayout()) << ", scale "
      << op.getScaleAttr().getValueAsDouble() << "\n *   mask " << mask
      << (op.getScoreMod().empty() ? "" : ", score_mod")
      << (op.getMaskMod().empty() ? "" : ", mask_mod") << "\n"
-     << " *   q, out: float32 " << shape(heads, "seq_q")
+     << " *   q, out: " << dlName << " " << shape(heads, "seq_q")
      << (op.hasOutput(OutputKind::out) ? "" : " (out is written even though the spec asks for lse only)")
      << "\n"
-     << " *   k, v:   float32 " << shape(kv, "seq_kv") << "\n"
+     << " *   k, v:   " << dlName << " " << shape(kv, "seq_kv") << "\n"
      << " *   lse:    float32 [batch, " << heads << ", seq_q]"
      << (op.hasOutput(OutputKind::lse) ? " (required)" : " (not written; pass NULL)")
      << "\n";

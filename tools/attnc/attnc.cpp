@@ -61,7 +61,7 @@ cl::opt<std::string> backendName("backend", cl::desc("Code generator: mlir (hali
                                  cl::sub(explainCmd), cl::cat(attncCat));
 cl::opt<std::string> targetName("target",
                                 cl::desc("Target (see --list-targets): x86-64-avx512, "
-                                         "x86-64-avx2 or host"),
+                                         "x86-64-avx512-bf16, x86-64-avx2 or host"),
                                 cl::init("x86-64-avx512"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
                                 cl::cat(attncCat));
@@ -245,10 +245,10 @@ llvm::Error runExplain(ModuleOp module) {
 }
 
 void printTargets(llvm::raw_ostream &os) {
-  os << llvm::formatv("{0,-15} {1,-8} {2,-13} {3,-36} {4}\n", "target", "backend",
+  os << llvm::formatv("{0,-18} {1,-8} {2,-13} {3,-42} {4}\n", "target", "backend",
                       "device", "needs", "runs here");
   for (const attnc::TargetEntry &t : attnc::listTargets())
-    os << llvm::formatv("{0,-15} {1,-8} {2,-13} {3,-36} {4}\n", t.name, t.backend,
+    os << llvm::formatv("{0,-18} {1,-8} {2,-13} {3,-42} {4}\n", t.name, t.backend,
                         t.device, t.needs, t.runsHere ? "yes" : "no");
   attnc::printBackends(os);
 }

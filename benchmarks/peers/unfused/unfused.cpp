@@ -22,6 +22,15 @@
 // Layout bhsd, float32; query head h reads key/value head h / (heads / kv_heads) (GQA in place,
 // nothing repeated). Every variant computes all seq^2 scores: nothing is skipped.
 //
+// bf16 (UNFUSED_BF16; oneDNN only): q, k, v and out are bf16 (raw 16-bit patterns), as a user
+// of oneDNN writes bf16 attention:
+//   S = scale * Q K^T      bf16 x bf16 matmul, f32 accumulation, f32 dst (+ the mask post-op)
+//   P = softmax(S)         oneDNN's softmax_v2, f32 src, bf16 dst: P converted to bf16
+//   O = P V                bf16 x bf16 matmul, f32 accumulation, bf16 dst
+// so besides the f32 score buffer there is a bf16 seq x seq buffer for P (6 * seq^2 bytes in
+// all). OpenBLAS has a bf16 GEMM only when built with BUILD_BFLOAT16 (cblas_sbgemm), which
+// Debian's build is not: the Python side reports that as unsupported.
+//
 // Written against oneDNN 2.x (Debian 12's libdnnl-dev 2.6.3): 3.x removed the op descriptors.
 #include <cblas.h>
 #include <omp.h>
@@ -52,24 +61,27 @@ namespace {
 thread_local std::string last_error;
 
 enum { UNFUSED_OPENBLAS = 0, UNFUSED_ONEDNN = 1 };
+enum { UNFUSED_F32 = 0, UNFUSED_BF16 = 1 };
 
 struct Onednn {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   dnnl::matmul scores, output;
-  dnnl::softmax_forward softmax;
-  dnnl::memory q, kt, v, s, o, mask;  // data handles set per head
+  dnnl::primitive softmax;             // softmax_forward (f32), softmax_v2_forward (bf16)
+  dnnl::memory q, kt, v, s, p, o, mask;  // q, kt, v, o: data handles set per head
   std::vector<float> mask_values;     // additive mask, seq x seq, when masked
 };
 
 }  // namespace
 
 struct unfused {
-  int impl, batch, heads, kv_heads, seq, head_dim, threads;
+  int impl, dtype, batch, heads, kv_heads, seq, head_dim, threads;
   float scale;
   const uint8_t *keep;  // OpenBLAS: the caller's keep matrix (nullptr: dense)
   float *s;             // seq x seq scores, allocated at creation, first touched by a run
+  uint16_t *p;          // bf16: seq x seq probabilities in bf16 (likewise); else nullptr
   Onednn *dnn;
+  size_t element_bytes() const { return dtype == UNFUSED_BF16 ? 2 : 4; }
 };
 
 namespace {
@@ -80,10 +92,12 @@ using tag = dnnl::memory::format_tag;
 void create_onednn(unfused *u) {
   const int64_t S = u->seq, D = u->head_dim;
   Onednn *d = u->dnn = new Onednn();
-  dnnl::memory::desc q_md({S, D}, dt::f32, tag::ab);
-  dnnl::memory::desc kt_md({D, S}, dt::f32, tag::ba);  // K [S, D] row-major, read as K^T
-  dnnl::memory::desc v_md({S, D}, dt::f32, tag::ab);
+  const dt io = u->dtype == UNFUSED_BF16 ? dt::bf16 : dt::f32;  // q, k, v, out (and P)
+  dnnl::memory::desc q_md({S, D}, io, tag::ab);
+  dnnl::memory::desc kt_md({D, S}, io, tag::ba);  // K [S, D] row-major, read as K^T
+  dnnl::memory::desc v_md({S, D}, io, tag::ab);
   dnnl::memory::desc s_md({S, S}, dt::f32, tag::ab);
+  dnnl::memory::desc p_md({S, S}, io, tag::ab);  // f32: S itself (softmax in place)
 
   dnnl::primitive_attr attr;
   attr.set_output_scales(0, {u->scale});
@@ -97,10 +111,18 @@ void create_onednn(unfused *u) {
   }
   d->scores = dnnl::matmul(dnnl::matmul::primitive_desc(
       dnnl::matmul::desc(q_md, kt_md, s_md), attr, d->engine));
-  d->softmax = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
-      dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, s_md, 1), d->engine));
+  if (u->dtype == UNFUSED_BF16)
+    d->softmax = dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(
+        dnnl::softmax_v2_forward::desc(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::softmax_accurate, s_md, p_md, 1),
+        d->engine));
+  else
+    d->softmax = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
+        dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, s_md, 1), d->engine));
   d->output = dnnl::matmul(dnnl::matmul::primitive_desc(
-      dnnl::matmul::desc(s_md, v_md, q_md), d->engine));
+      dnnl::matmul::desc(p_md, v_md, q_md), d->engine));
+  d->p = u->dtype == UNFUSED_BF16 ? dnnl::memory(p_md, d->engine, u->p)
+                                  : dnnl::memory(s_md, d->engine, u->s);
   d->q = dnnl::memory(q_md, d->engine, DNNL_MEMORY_NONE);
   d->kt = dnnl::memory(kt_md, d->engine, DNNL_MEMORY_NONE);
   d->v = dnnl::memory(v_md, d->engine, DNNL_MEMORY_NONE);
@@ -161,25 +183,30 @@ void run_openblas(unfused *u, const float *q, const float *k, const float *v, fl
     }
 }
 
-void run_onednn(unfused *u, const float *q, const float *k, const float *v, float *out) {
+// q, k, v, out: float32, or bf16 bit patterns (u->dtype); offsets are in elements.
+void run_onednn(unfused *u, const void *q, const void *k, const void *v, void *out) {
   const int64_t S = u->seq, D = u->head_dim, group = u->heads / u->kv_heads;
+  const size_t e = u->element_bytes();
+  auto at = [e](const void *base, int64_t offset) {
+    return const_cast<char *>(static_cast<const char *>(base)) + offset * e;
+  };
   Onednn *d = u->dnn;
   omp_set_num_threads(u->threads);
   for (int64_t b = 0; b < u->batch; b++)
     for (int64_t h = 0; h < u->heads; h++) {
       const int64_t qo = (b * u->heads + h) * S * D;
       const int64_t ko = (b * u->kv_heads + h / group) * S * D;
-      d->q.set_data_handle(const_cast<float *>(q + qo));
-      d->kt.set_data_handle(const_cast<float *>(k + ko));
-      d->v.set_data_handle(const_cast<float *>(v + ko));
-      d->o.set_data_handle(out + qo);
+      d->q.set_data_handle(at(q, qo));
+      d->kt.set_data_handle(at(k, ko));
+      d->v.set_data_handle(at(v, ko));
+      d->o.set_data_handle(at(out, qo));
       std::unordered_map<int, dnnl::memory> args{
           {DNNL_ARG_SRC, d->q}, {DNNL_ARG_WEIGHTS, d->kt}, {DNNL_ARG_DST, d->s}};
       if (u->keep) args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = d->mask;
       d->scores.execute(d->stream, args);
-      d->softmax.execute(d->stream, {{DNNL_ARG_SRC, d->s}, {DNNL_ARG_DST, d->s}});
+      d->softmax.execute(d->stream, {{DNNL_ARG_SRC, d->s}, {DNNL_ARG_DST, d->p}});
       d->output.execute(d->stream,
-                        {{DNNL_ARG_SRC, d->s}, {DNNL_ARG_WEIGHTS, d->v}, {DNNL_ARG_DST, d->o}});
+                        {{DNNL_ARG_SRC, d->p}, {DNNL_ARG_WEIGHTS, d->v}, {DNNL_ARG_DST, d->o}});
     }
   d->stream.wait();
 }
@@ -189,6 +216,9 @@ void run_onednn(unfused *u, const float *q, const float *k, const float *v, floa
 extern "C" {
 
 const char *unfused_last_error(void) { return last_error.c_str(); }
+
+// The C ABI's version, checked by unfused_peers.py: 2 added unfused_create's dtype.
+int unfused_abi_version(void) { return 2; }
 
 // The libraries as loaded, e.g. "OpenBLAS 0.3.21 ... USE_OPENMP ... (OpenMP threads); oneDNN 2.6.3 (OpenMP)".
 const char *unfused_info(void) {
@@ -205,27 +235,36 @@ void unfused_destroy(unfused *u) {
   if (!u) return;
   delete u->dnn;
   std::free(u->s);
+  std::free(u->p);
   delete u;
 }
 
-// impl: 0 OpenBLAS, 1 oneDNN. keep: nullptr (dense) or seq x seq bytes, nonzero = attend; the
-// OpenBLAS implementation reads it on every run (the caller keeps it alive), oneDNN copies it
-// into its float mask here. The seq x seq score buffer is allocated here but not touched, so
-// its pages are faulted in by the first run. Returns nullptr on error (unfused_last_error).
-unfused *unfused_create(int impl, int batch, int heads, int kv_heads, int seq, int head_dim,
-                        float scale, const uint8_t *keep, int threads) {
+// impl: 0 OpenBLAS, 1 oneDNN. dtype: 0 float32, 1 bf16 (oneDNN only). keep: nullptr (dense)
+// or seq x seq bytes, nonzero = attend; the OpenBLAS implementation reads it on every run (the
+// caller keeps it alive), oneDNN copies it into its float mask here. The seq x seq score
+// buffers are allocated here but not touched, so their pages are faulted in by the first run.
+// Returns nullptr on error (unfused_last_error).
+unfused *unfused_create(int impl, int dtype, int batch, int heads, int kv_heads, int seq,
+                        int head_dim, float scale, const uint8_t *keep, int threads) {
   unfused *u = nullptr;
   try {
     if ((impl != UNFUSED_OPENBLAS && impl != UNFUSED_ONEDNN) || batch < 1 || heads < 1 ||
-        kv_heads < 1 || heads % kv_heads || seq < 1 || head_dim < 1 || threads < 1) {
+        kv_heads < 1 || heads % kv_heads || seq < 1 || head_dim < 1 || threads < 1 ||
+        (dtype != UNFUSED_F32 && dtype != UNFUSED_BF16)) {
       last_error = "unfused_create: bad arguments";
       return nullptr;
     }
-    u = new unfused{impl, batch, heads, kv_heads, seq, head_dim, threads, scale, keep,
-                    nullptr, nullptr};
+    if (dtype == UNFUSED_BF16 && impl != UNFUSED_ONEDNN) {
+      last_error = "unfused_create: bf16 is implemented with oneDNN only";
+      return nullptr;
+    }
+    u = new unfused{impl, dtype, batch, heads, kv_heads, seq, head_dim, threads, scale, keep,
+                    nullptr, nullptr, nullptr};
     u->s = static_cast<float *>(std::malloc(sizeof(float) * size_t(seq) * size_t(seq)));
-    if (!u->s) {
-      last_error = "unfused_create: cannot allocate the seq x seq score buffer";
+    if (dtype == UNFUSED_BF16)
+      u->p = static_cast<uint16_t *>(std::malloc(sizeof(uint16_t) * size_t(seq) * size_t(seq)));
+    if (!u->s || (dtype == UNFUSED_BF16 && !u->p)) {
+      last_error = "unfused_create: cannot allocate the seq x seq score buffers";
       unfused_destroy(u);
       return nullptr;
     }
@@ -241,11 +280,13 @@ unfused *unfused_create(int impl, int batch, int heads, int kv_heads, int seq, i
   return nullptr;
 }
 
-// q [B, H, S, D], k and v [B, KVH, S, D], out [B, H, S, D], all C-contiguous float32.
-int unfused_run(unfused *u, const float *q, const float *k, const float *v, float *out) {
+// q [B, H, S, D], k and v [B, KVH, S, D], out [B, H, S, D], all C-contiguous, float32 or
+// (dtype bf16) bf16.
+int unfused_run(unfused *u, const void *q, const void *k, const void *v, void *out) {
   try {
     if (u->impl == UNFUSED_OPENBLAS)
-      run_openblas(u, q, k, v, out);
+      run_openblas(u, static_cast<const float *>(q), static_cast<const float *>(k),
+                   static_cast<const float *>(v), static_cast<float *>(out));
     else
       run_onednn(u, q, k, v, out);
     return 0;

@@ -28,7 +28,10 @@ extern "C" {
 #endif
 
 /* Bumped whenever attnc_kernel_desc or the tile function signature changes.
- * 2: the descriptor gained device_type and dtype_code. */
+ * 2: the descriptor gained device_type and dtype_code. float16 and bfloat16
+ * kernels need no new version: their tile functions take the same memref
+ * descriptors (attnc_memref), and a runtime that predates them refuses their
+ * dtype_code / dtype_bits with ATTNC_ERR_ABI instead of misreading data. */
 #define ATTNC_ABI_VERSION 2
 
 typedef struct attnc_options {
@@ -54,14 +57,18 @@ typedef enum attnc_status {
 /* The message of the last failed call on this thread; "" if none. */
 const char *attnc_last_error(void);
 
-/* A 1-d MLIR memref descriptor (MLIR's C interface for memref<?xT>). */
-typedef struct attnc_memref_f32 {
-  float *allocated;
-  float *aligned;
+/* A 1-d MLIR memref descriptor (MLIR's C interface for memref<?xT>). Its
+ * layout is the same for every element type T, so one struct with untyped
+ * pointers serves q, k, v and out (T = the kernel's dtype: float32, float16
+ * or bfloat16) and lse (always float32). offset, size and stride count
+ * elements of T, not bytes. */
+typedef struct attnc_memref {
+  void *allocated;
+  void *aligned;
   int64_t offset;
   int64_t size;
   int64_t stride;
-} attnc_memref_f32;
+} attnc_memref;
 
 typedef struct attnc_memref_i64 {
   int64_t *allocated;
@@ -87,11 +94,12 @@ enum attnc_param {
 
 /* Computes query tile `q_tile` of head `h` of batch `b`: rows
  * [q_tile * block_q, min(seq_q, (q_tile + 1) * block_q)). q, k, v, out and lse
- * are flat views of the whole tensors (lse has size 0 when not requested).
- * Returns 0, or non-zero when a score_mod / mask_mod failed. */
-typedef int32_t (*attnc_tile_fn)(attnc_memref_f32 *q, attnc_memref_f32 *k,
-                                 attnc_memref_f32 *v, attnc_memref_f32 *out,
-                                 attnc_memref_f32 *lse, attnc_memref_i64 *params,
+ * are flat views of the whole tensors (lse has size 0 when not requested):
+ * q, k, v and out are memref<?xT> with T the descriptor's dtype, lse is
+ * memref<?xf32>. Returns 0, or non-zero when a score_mod / mask_mod failed. */
+typedef int32_t (*attnc_tile_fn)(attnc_memref *q, attnc_memref *k,
+                                 attnc_memref *v, attnc_memref *out,
+                                 attnc_memref *lse, attnc_memref_i64 *params,
                                  int64_t b, int64_t h, int64_t q_tile);
 
 /* The fields of attnc_kernel_desc, in order, as X(TYPE, NAME). This list is
@@ -125,7 +133,9 @@ typedef struct attnc_kernel_desc {
 } attnc_kernel_desc;
 #undef ATTNC_KERNEL_DESC_MEMBER_
 
-/* Checks the arguments against `desc` and runs the kernel. lse may be NULL
+/* Checks the arguments against `desc` and runs the kernel. q, k, v and out
+ * must have the kernel's dtype (float32, float16 or bfloat16, from
+ * dtype_code / dtype_bits); lse is float32 whatever that dtype. lse may be NULL
  * when the kernel does not output it (and must be non-NULL when it does);
  * when it is not output, a given lse is ignored: neither checked nor written.
  * opt may be NULL. Returns ATTNC_OK or an attnc_status with
@@ -136,6 +146,8 @@ typedef struct attnc_kernel_desc {
  * (DEVICE), dtypes (DTYPE), ranks and shapes (SHAPE), max_seq (LIMIT), strides
  * and byte_offset (STRIDE). NULL strides mean compact row-major; otherwise
  * strides must be >= 0 and head_dim's must be 1 (unless head_dim is 1).
+ * byte_offset must be a multiple of the tensor's element size (4 bytes for
+ * float32, 2 for float16 / bfloat16), and data + byte_offset aligned to it.
  * Outputs must not overlap each other or the inputs (not checked).
  *
  * Thread-safe: launches from different threads are serialised, and a tile

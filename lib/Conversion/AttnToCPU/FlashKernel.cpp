@@ -108,7 +108,14 @@ void FlashKernelBuilder::visitTile(Value kTile, Value prefetch, Value prefetchK0
                                   b.create<arith::ConstantIntOp>(1, 64), counter,
                                   ValueRange{idx(0)});
   }
-  computeScores(k0, cols, prefetch, prefetchK0);
+  if (dot) {
+    packValuePairs(k0, cols);
+    computeScoresDot(k0, cols, prefetch, prefetchK0);
+  } else {
+    if (widen)
+      widenKvTile(k0, cols);
+    computeScores(k0, cols, prefetch, prefetchK0);
+  }
   Value edge = lt(cols, idx(blockKv));
   bool needsElementPass = !op.getScoreMod().empty();
   Value elementPass = b.create<arith::OrIOp>(
@@ -116,7 +123,10 @@ void FlashKernelBuilder::visitTile(Value kTile, Value prefetch, Value prefetchK0
       b.create<arith::ConstantIntOp>(needsElementPass, 1));
   ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
   onlineSoftmax();
-  accumulatePV(k0, cols);
+  if (dot)
+    accumulatePVDot(cols);
+  else
+    accumulatePV(k0, cols);
 }
 
 /// Prefetches every cache line of k and v row `row` (clamped to the last key).
@@ -124,10 +134,53 @@ void FlashKernelBuilder::prefetchKvRow(Value row) {
   Value clamped = minIdx(row, b.create<arith::SubIOp>(seqKv, idx(1)));
   Value kRow = offset(kS, batch, kvHead, clamped);
   Value vRow = offset(vS, batch, kvHead, clamped);
-  for (int64_t d = 0; d < dim; d += kFloatsPerLine)
+  int64_t perLine = kLineBytes * 8 / elemType.getIntOrFloatBitWidth();
+  for (int64_t d = 0; d < dim; d += perLine)
     for (auto [buf, base] : {std::pair{kBuf, kRow}, std::pair{vBuf, vRow}})
       b.create<memref::PrefetchOp>(buf, ValueRange{add(base, idx(d))}, /*isWrite=*/false,
                                    /*localityHint=*/3, /*isDataCache=*/true);
+}
+
+/// KF / VF rows j = the tile's k / v rows k0 + j in f32; rows past the
+/// sequence repeat its last key (finite; the mask drops them, and P = 0 there).
+/// One conversion per element per query tile, against blockQ uses of it.
+void FlashKernelBuilder::widenKvTile(Value k0, Value cols) {
+  int64_t w = cfg.vectorWidth, dimFull = dim / w * w;
+  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
+  loop(0, blockKv, 1, [&](Value j) {
+    Value key = add(k0, minIdx(j, lastKey));
+    Value to = mul(j, idx(dimPadded));
+    for (auto [src, strides, dst] : {std::tuple{kBuf, kS, KF}, std::tuple{vBuf, vS, VF}}) {
+      Value from = offset(strides, batch, kvHead, key);
+      for (int64_t d = 0; d < dimFull; d += w) {
+        Value x = b.create<vector::LoadOp>(elemVecType(), src, ValueRange{add(from, idx(d))});
+        b.create<vector::StoreOp>(toF32(b, b.getLoc(), x), dst, ValueRange{add(to, idx(d))});
+      }
+      for (int64_t d = dimFull; d < dim; ++d) {
+        Value x = b.create<memref::LoadOp>(src, ValueRange{add(from, idx(d))});
+        b.create<memref::StoreOp>(toF32(b, b.getLoc(), x), dst, ValueRange{add(to, idx(d))});
+      }
+    }
+  });
+}
+
+Value FlashKernelBuilder::fromF32(Value x) {
+  if (elemType.isF32())
+    return x;
+  if (!elemType.isBF16() || cfg.bf16Dot)
+    return b.create<arith::TruncFOp>(elemType, x); // vcvtps2ph / vcvtneps2bf16
+  // Without AVX512-BF16, LLVM calls __truncsfbf2, which libgcc before 13
+  // lacks: round the f32 bits to nearest even by hand; NaN stays a quiet NaN.
+  Type i32 = b.getI32Type();
+  auto c = [&](int64_t v) { return b.create<arith::ConstantIntOp>(v, 32); };
+  Value bits = b.create<arith::BitcastOp>(i32, x);
+  Value odd = b.create<arith::AndIOp>(b.create<arith::ShRUIOp>(bits, c(16)), c(1));
+  Value rounded = b.create<arith::ShRUIOp>(
+      b.create<arith::AddIOp>(bits, b.create<arith::AddIOp>(odd, c(0x7fff))), c(16));
+  Value isNan = b.create<arith::CmpFOp>(arith::CmpFPredicate::UNO, x, x);
+  Value half = b.create<arith::SelectOp>(isNan, c(0x7fc0), rounded);
+  return b.create<arith::BitcastOp>(elemType,
+                                    b.create<arith::TruncIOp>(b.getI16Type(), half));
 }
 
 void FlashKernelBuilder::writeOutputs() {
@@ -142,7 +195,9 @@ void FlashKernelBuilder::writeOutputs() {
     Value base = offset(outS, batch, head, row);
     loop(0, dim, 1, [&](Value d) {
       Value acc = b.create<memref::LoadOp>(Acc, ValueRange{i, d});
-      b.create<memref::StoreOp>(b.create<arith::MulFOp>(acc, factor), outBuf, add(base, d));
+      Value x = b.create<arith::MulFOp>(acc, factor);
+      x = fromF32(x);
+      b.create<memref::StoreOp>(x, outBuf, add(base, d));
     });
     if (wantLse) {
       Value m = b.create<memref::LoadOp>(M, ValueRange{i});
@@ -176,15 +231,40 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   rows = minIdx(idx(blockQ), b.create<arith::SubIOp>(seqQ, q0));
 
   Type f32Type = b.getF32Type();
-  QT = stackBuffer({dimPadded, blockQ}, f32Type);
+  if (!dot)
+    QT = stackBuffer({dimPadded, blockQ}, f32Type);
   ST = stackBuffer({blockKv, blockQ}, f32Type);
   Acc = stackBuffer({blockQ, dimPadded}, f32Type);
   M = stackBuffer({blockQ}, f32Type);
   L = stackBuffer({blockQ}, f32Type);
   ALPHA = stackBuffer({blockQ}, f32Type);
   status = stackBuffer({1}, b.getI32Type());
+  if (widen) {
+    // Zero once: the padding columns [dim, dimPadded) are never written.
+    KF = stackBuffer({blockKv * dimPadded}, f32Type);
+    VF = stackBuffer({blockKv * dimPadded}, f32Type);
+    loop(0, blockKv * dimPadded, 1, [&](Value i) {
+      for (Value buf : {KF, VF})
+        b.create<memref::StoreOp>(f32(0), buf, ValueRange{i});
+    });
+  }
   b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(0, 32), status, ValueRange{idx(0)});
-  loadQueryTile();
+  if (dot) {
+    Type bf16 = b.getBF16Type();
+    QP = stackBuffer({dim / 2, 2 * blockQ}, bf16);
+    VP = stackBuffer({blockKv / 2, 2 * dimPadded}, bf16);
+    PB = stackBuffer({blockKv / 2, 2 * blockQ}, bf16);
+    // Zero once: VP's padding columns (head_dim past dim) are never written.
+    loop(0, blockKv / 2, 1, [&](Value jp) {
+      loop(0, 2 * dimPadded, 1, [&](Value c) {
+        b.create<memref::StoreOp>(b.create<arith::ConstantOp>(b.getZeroAttr(bf16)), VP,
+                                  ValueRange{jp, c});
+      });
+    });
+    packQueryPairs();
+  } else {
+    loadQueryTile();
+  }
   zeroFill(Acc, {blockQ, dimPadded});
   loop(0, blockQ, 1, [&](Value i) {
     b.create<memref::StoreOp>(negInf(), M, ValueRange{i});
@@ -228,9 +308,10 @@ mlir::attn::buildCpuFlashKernel(KernelOp kernel, const CpuKernelConfig &config) 
   if (!op)
     return kernel.emitOpError("expects its tiled form, attn.flash; run "
                               "attn-tile-flash first");
-  if (!op.getDtype().isF32())
-    return op.emitOpError("the CPU backend supports dtype f32 only, got ")
-           << op.getDtype();
+  Type elem = op.getDtype();
+  if (!elem.isF32() && !elem.isF16() && !elem.isBF16())
+    return op.emitOpError("the CPU backend supports dtypes f32, f16 and bf16, got ")
+           << elem;
   for (auto [name, size] : {std::pair<StringRef, int64_t>{"block_q", op.getTileQ()},
                              {"block_kv", op.getTileKv()}})
     if (size % config.vectorWidth != 0)
@@ -251,11 +332,12 @@ mlir::attn::buildCpuFlashKernel(KernelOp kernel, const CpuKernelConfig &config) 
         DenseElementsAttr::get(RankedTensorType::get({1}, b.getI64Type()), int64_t(0)),
         /*constant=*/false, /*alignment=*/nullptr);
   }
+  Type elemBuf = MemRefType::get({ShapedType::kDynamic}, elem);
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   Type i64Buf = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
   Type index = b.getIndexType();
   auto type = FunctionType::get(
-      ctx, {f32Buf, f32Buf, f32Buf, f32Buf, f32Buf, i64Buf, index, index, index},
+      ctx, {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf, i64Buf, index, index, index},
       {b.getI32Type()});
   auto func = b.create<func::FuncOp>(name, type);
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());

@@ -27,13 +27,13 @@
 
 namespace mlir::attn::cpu {
 
-
 /// Independent max / sum chains in the softmax loops (block_kv is a multiple
 /// of the vector width, so of 4).
 constexpr int64_t kSoftmaxChains = 4;
+static_assert(kSoftmaxChains % 2 == 0, "the bf16 softmax packs P in key pairs per step");
 
-/// f32 elements per 64-byte cache line, the prefetch granule.
-constexpr int64_t kFloatsPerLine = 16;
+/// Bytes per cache line, the prefetch granule.
+constexpr int64_t kLineBytes = 64;
 
 /// The largest d <= limit dividing n (n, limit >= 1).
 inline int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
@@ -55,7 +55,10 @@ public:
       : op(op), cfg(config), b(b), dim(op.getDim()), blockQ(op.getTileQ()),
         blockKv(op.getTileKv()), base2Scores(op.getScoreMod().empty()),
         dimPadded((dim + config.vectorWidth - 1) / config.vectorWidth *
-                  config.vectorWidth) {}
+                  config.vectorWidth),
+        elemType(op.getDtype()),
+        dot(elemType.isBF16() && config.bf16Dot && dim % 2 == 0 && config.vectorWidth == 16),
+        widen(!elemType.isF32() && !dot) {}
 
   void build(func::FuncOp func, StringRef counterName);
 
@@ -71,6 +74,16 @@ private:
     return b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, x, y);
   }
   VectorType vecType() { return VectorType::get({cfg.vectorWidth}, b.getF32Type()); }
+  /// A vector of the tensors' element type, as wide as vecType().
+  VectorType elemVecType() { return VectorType::get({cfg.vectorWidth}, elemType); }
+  /// x (scalar or vector of elemType) as f32.
+  Value toF32(OpBuilder &nb, Location loc, Value x) {
+    if (!widen)
+      return x;
+    auto vec = dyn_cast<VectorType>(x.getType());
+    Type f32Type = vec ? Type(vec.clone(nb.getF32Type())) : Type(nb.getF32Type());
+    return nb.create<arith::ExtFOp>(loc, f32Type, x);
+  }
   Value zeroVector(OpBuilder &nb, Location loc) {
     return nb.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vecType(), nb.getF32FloatAttr(0)));
   }
@@ -113,6 +126,9 @@ private:
     return ifOp.getResult(0);
   }
 
+  /// x (f32) rounded to the element type (nearest even).
+  Value fromF32(Value x);
+
   // Pieces of the kernel.
   Value readParam(int64_t index);
   Strides readStrides(int64_t first);
@@ -124,6 +140,11 @@ private:
   Value nextVisitedTile(Value from, Value end);
   void visitTile(Value kTile, Value prefetch, Value prefetchK0, StringRef counterName);
   void prefetchKvRow(Value row);
+  double queryScale();
+  void prefetchKeyBlock(Value prefetch, Value prefetchK0, ArrayRef<Value> keyRows);
+  void widenKvTile(Value k0, Value cols);
+  Value keyRowOffset(Value k0, Value lastKey, Value j);
+  Value valueRowOffset(OpBuilder &nb, Location loc, Value k0, Value j);
   void computeScores(Value k0, Value cols, Value prefetch, Value prefetchK0);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   void applyMaskVectorized(Value k0, Value cols, Value full);
@@ -133,6 +154,15 @@ private:
   void onlineSoftmax();
   void accumulatePV(Value k0, Value cols);
   void writeOutputs();
+  // The bf16 dot-product path (FlashBf16Dot.cpp).
+  VectorType pairVecType();
+  Value broadcastPair(OpBuilder &nb, Location loc, Value buf, ValueRange at);
+  void packQueryPairs();
+  void computeScoresDot(Value k0, Value cols, Value prefetch, Value prefetchK0);
+  void packValuePairs(Value k0, Value cols);
+  void storeProbabilityPair(OpBuilder &nb, Location loc, Value j, Value i, Value evenP,
+                            Value oddP);
+  void accumulatePVDot(Value cols);
 
   FlashOp op;
   CpuKernelConfig cfg;
@@ -143,6 +173,13 @@ private:
   /// a score_mod, which must see natural-unit scores.
   bool base2Scores;
   int64_t dimPadded;
+  /// The element type of q, k, v and out. bf16 on a target with AVX512-BF16
+  /// runs Q K^T and P V as bf16 dot products (`dot`, FlashBf16Dot.cpp);
+  /// otherwise f16 and bf16 are widened to f32 as they are read (Q^T once per
+  /// query tile; k and v once per visited KV tile into KF / VF), and
+  /// everything after the loads is the f32 kernel.
+  Type elemType;
+  bool dot, widen;
 
   ModuleOp module;
   // Function arguments and values shared by the pieces.
@@ -150,6 +187,8 @@ private:
   Value seqQ, seqKv, q0, rows;
   Strides qS, kS, vS, outS, lseS;
   Value QT, ST, Acc, M, L, ALPHA, status;
+  Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded
+  Value QP, VP, PB; // dot: q, v and P packed in bf16 pairs (FlashBf16Dot.cpp)
   Value vBatchHead; // offset of v[batch, kvHead, 0, 0]
 };
 

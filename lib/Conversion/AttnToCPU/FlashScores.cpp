@@ -30,8 +30,7 @@ using namespace mlir::attn::cpu;
 void FlashKernelBuilder::loadQueryTile() {
   zeroFill(QT, {dimPadded, blockQ});
   int64_t w = cfg.vectorWidth, dimFull = dim / w * w;
-  double log2e = 1.44269504088896341;
-  Value scale = f32(op.getScaleAttr().getValueAsDouble() * (base2Scores ? log2e : 1.0));
+  Value scale = f32(queryScale());
   Value rowsFull = mul(b.create<arith::DivUIOp>(rows, idx(w)), idx(w));
   loop(0, rowsFull, w, [&](Value i0) {
     SmallVector<Value> bases;
@@ -41,8 +40,8 @@ void FlashKernelBuilder::loadQueryTile() {
     loop(0, dimFull, w, [&](Value d0) {
       SmallVector<Value> block;
       for (Value base : bases) {
-        Value x = b.create<vector::LoadOp>(vecType(), qBuf, ValueRange{add(base, d0)});
-        block.push_back(b.create<arith::MulFOp>(x, scaleVec));
+        Value x = b.create<vector::LoadOp>(elemVecType(), qBuf, ValueRange{add(base, d0)});
+        block.push_back(b.create<arith::MulFOp>(toF32(b, b.getLoc(), x), scaleVec));
       }
       emitTransposeSquare(b, b.getLoc(), block);
       for (int64_t c = 0; c < w; ++c)
@@ -53,13 +52,36 @@ void FlashKernelBuilder::loadQueryTile() {
     loop(rowLo, rowHi, 1, [&](Value i) {
       Value base = offset(qS, batch, head, add(q0, i));
       loop(dLo, idx(dim), 1, [&](Value d) {
-        Value x = b.create<memref::LoadOp>(qBuf, add(base, d));
+        Value x = toF32(b, b.getLoc(), b.create<memref::LoadOp>(qBuf, add(base, d)));
         b.create<memref::StoreOp>(b.create<arith::MulFOp>(x, scale), QT, ValueRange{d, i});
       });
     });
   };
   scalarCopy(idx(0), rowsFull, dimFull);
   scalarCopy(rowsFull, rows, 0);
+}
+
+/// The factor on q k: the spec's scale, in units of log2(e) for base-2 scores.
+double FlashKernelBuilder::queryScale() {
+  double log2e = 1.44269504088896341;
+  return op.getScaleAttr().getValueAsDouble() * (base2Scores ? log2e : 1.0);
+}
+
+/// If `prefetch`, the k and v rows prefetchK0 + keyRows; called once per key
+/// block, so the misses spread over the tile and overlap the FMAs.
+void FlashKernelBuilder::prefetchKeyBlock(Value prefetch, Value prefetchK0,
+                                          ArrayRef<Value> keyRows) {
+  ifThen(prefetch, [&] {
+    for (Value key : keyRows)
+      prefetchKvRow(add(prefetchK0, key));
+  });
+}
+
+/// Where key j of the tile starts: in k itself, or in KF (widened).
+Value FlashKernelBuilder::keyRowOffset(Value k0, Value lastKey, Value j) {
+  if (widen)
+    return mul(j, idx(dimPadded));
+  return offset(kS, batch, kvHead, add(k0, minIdx(j, lastKey)));
 }
 
 /// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] for all blockQ rows, as a
@@ -78,13 +100,9 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols, Value prefetch,
     SmallVector<Value> keyRows, keyBases;
     for (int64_t r = 0; r < keyBlock; ++r) {
       keyRows.push_back(add(j0, idx(r)));
-      keyBases.push_back(offset(kS, batch, kvHead, add(k0, minIdx(keyRows.back(), lastKey))));
+      keyBases.push_back(keyRowOffset(k0, lastKey, keyRows.back()));
     }
-    // Spread over the key blocks, so the misses overlap the FMAs.
-    ifThen(prefetch, [&] {
-      for (Value key : keyRows)
-        prefetchKvRow(add(prefetchK0, key));
-    });
+    prefetchKeyBlock(prefetch, prefetchK0, keyRows);
     loop(0, blockQ, rowVecs * w, [&](Value i0) {
       SmallVector<Value> rowCols;
       for (int64_t c = 0; c < rowVecs; ++c)
@@ -98,7 +116,7 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols, Value prefetch,
               qv.push_back(nb.create<vector::LoadOp>(loc, vecType(), QT, ValueRange{d, col}));
             for (int64_t r = 0; r < keyBlock; ++r) {
               Value at = nb.create<arith::AddIOp>(loc, keyBases[r], d);
-              Value kv = nb.create<memref::LoadOp>(loc, kBuf, ValueRange{at});
+              Value kv = nb.create<memref::LoadOp>(loc, widen ? KF : kBuf, ValueRange{at});
               Value kb = nb.create<vector::BroadcastOp>(loc, vecType(), kv);
               for (int64_t c = 0; c < rowVecs; ++c)
                 next.push_back(nb.create<vector::FMAOp>(loc, kb, qv[c], acc[r * rowVecs + c]));

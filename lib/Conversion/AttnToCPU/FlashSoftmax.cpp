@@ -15,6 +15,8 @@
 #include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <utility>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
@@ -52,7 +54,8 @@ SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
 /// place; l = l e^(m - m') + sum_j P^T; the factor e^(m - m') is kept in
 /// ALPHA for the accumulator. Lanes with nothing kept so far (m' = -inf) use 0
 /// as their shift, so their P is exp(-inf) = 0, never NaN. Every exponent is
-/// <= 0, which emitExpNonPositive relies on. With base-2 scores, m, S and
+/// <= 0, which emitExpNonPositive relies on. In the bf16 dot kernel P goes
+/// to PB in bf16 pairs instead of back to S^T. With base-2 scores, m, S and
 /// the shifts are in units of log2(e) and every exp is a 2^x.
 void FlashKernelBuilder::onlineSoftmax() {
   auto expNonPositive = base2Scores ? emitExp2NonPositive : emitExpNonPositive;
@@ -71,10 +74,16 @@ void FlashKernelBuilder::onlineSoftmax() {
     Value dead = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, negInfVec);
     Value shift = b.create<arith::SelectOp>(dead, zeros, mNew);
     Value alpha = expNonPositive(b, loc, b.create<arith::SubFOp>(mOld, shift));
+    Value evenP; // dot: P of the even key of the pair being packed
     SmallVector<Value> sums = foldKeys(zeros, [&](OpBuilder &nb, Location l, Value j, Value acc) {
       Value s = nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i});
       Value p = expNonPositive(nb, l, nb.create<arith::SubFOp>(l, s, shift));
-      nb.create<vector::StoreOp>(l, p, ST, ValueRange{j, i});
+      if (!dot)
+        nb.create<vector::StoreOp>(l, p, ST, ValueRange{j, i});
+      else if (!evenP)
+        evenP = p;
+      else // keys j - 1, j: straight into PB, P^T never stored
+        storeProbabilityPair(nb, l, j, i, std::exchange(evenP, Value()), p);
       return nb.create<arith::AddFOp>(l, acc, p).getResult();
     });
     Value sum = sums.front();

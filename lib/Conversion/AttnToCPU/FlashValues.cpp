@@ -24,6 +24,8 @@ using namespace mlir::attn::cpu;
 Value FlashKernelBuilder::loadValue(OpBuilder &nb, Location loc, Value row, int64_t d) {
   int64_t w = cfg.vectorWidth;
   Value base = nb.create<arith::AddIOp>(loc, row, nb.create<arith::ConstantIndexOp>(loc, d));
+  if (widen) // VF rows are zero padded to dimPadded
+    return nb.create<vector::LoadOp>(loc, vecType(), VF, ValueRange{base});
   if (d + w <= dim)
     return nb.create<vector::LoadOp>(loc, vecType(), vBuf, ValueRange{base});
   auto maskType = VectorType::get({w}, nb.getI1Type());
@@ -31,6 +33,14 @@ Value FlashKernelBuilder::loadValue(OpBuilder &nb, Location loc, Value row, int6
       loc, maskType, ValueRange{nb.create<arith::ConstantIndexOp>(loc, dim - d)});
   return nb.create<vector::MaskedLoadOp>(loc, vecType(), vBuf, ValueRange{base}, mask,
                                         zeroVector(nb, loc));
+}
+
+/// Where value row j of the tile starts: in v itself, or in VF (widened).
+Value FlashKernelBuilder::valueRowOffset(OpBuilder &nb, Location loc, Value k0, Value j) {
+  if (widen)
+    return nb.create<arith::MulIOp>(loc, j, nb.create<arith::ConstantIndexOp>(loc, dimPadded));
+  Value key = nb.create<arith::AddIOp>(loc, k0, j);
+  return nb.create<arith::AddIOp>(loc, vBatchHead, nb.create<arith::MulIOp>(loc, key, vS.seq));
 }
 
 /// acc[i, :] = acc[i, :] * ALPHA[i] + sum_j P[i, j] V[k0 + j, :], register
@@ -61,9 +71,7 @@ void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
       auto sum = b.create<scf::ForOp>(
           idx(0), cols, idx(1), init,
           [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
-            Value key = nb.create<arith::AddIOp>(loc, k0, j);
-            Value row = nb.create<arith::AddIOp>(
-                loc, vBatchHead, nb.create<arith::MulIOp>(loc, key, vS.seq));
+            Value row = valueRowOffset(nb, loc, k0, j);
             SmallVector<Value> v, next;
             for (int64_t c = 0; c < vecBlock; ++c)
               v.push_back(loadValue(nb, loc, row, d0 + c * w));

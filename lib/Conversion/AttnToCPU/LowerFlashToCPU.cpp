@@ -76,6 +76,7 @@ struct AttnLowerFlashToCPUPass
     config.qkRowVectors = qkRowVectors ? int64_t(qkRowVectors) : cpu->qkRowVectors();
     config.pvRows = pvRows ? int64_t(pvRows) : cpu->pvRows();
     config.pvVectors = pvVectors ? int64_t(pvVectors) : cpu->pvVectors();
+    config.bf16Dot = cpu->bf16Dot;
     config.countTiles = countTiles;
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {

@@ -32,7 +32,9 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-llvm::StringRef attnc::cpuTargetNames() { return "x86-64-avx512, x86-64-avx2, host"; }
+llvm::StringRef attnc::cpuTargetNames() {
+  return "x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2, host";
+}
 
 /// The x86-64-v4 / v3 levels as LLVM's X86 target defines them.
 static const char *const kAvx512Needs[] = {"avx512f", "avx512bw", "avx512cd",
@@ -43,6 +45,12 @@ llvm::Expected<CpuTarget> attnc::lookupCpuTarget(llvm::StringRef name) {
   if (name == "x86-64-avx512")
     return CpuTarget{name.str(), "x86-64-v4", "", 16, 32,
                      "x86-64-v4: AVX-512 F/BW/CD/DQ/VL"};
+  if (name == "x86-64-avx512-bf16") {
+    CpuTarget t{name.str(), "x86-64-v4", "+avx512bf16", 16, 32,
+                "x86-64-v4 and AVX512-BF16 (vdpbf16ps)"};
+    t.bf16Dot = true;
+    return t;
+  }
   if (name == "x86-64-avx2")
     return CpuTarget{name.str(), "x86-64-v3", "", 8, 16, "x86-64-v3: AVX2, FMA"};
   if (name == "host") {
@@ -53,8 +61,10 @@ llvm::Expected<CpuTarget> attnc::lookupCpuTarget(llvm::StringRef name) {
               f.first().str();
     bool avx512 = features.lookup("avx512f");
     int64_t width = avx512 ? 16 : features.lookup("avx2") ? 8 : 4;
-    return CpuTarget{"host", llvm::sys::getHostCPUName().str(), list, width,
-                     avx512 ? 32 : 16, "this machine's CPU"};
+    CpuTarget t{"host", llvm::sys::getHostCPUName().str(), list, width,
+                avx512 ? 32 : 16, "this machine's CPU"};
+    t.bf16Dot = avx512 && features.lookup("avx512bf16");
+    return t;
   }
   return error("unknown target '" + name + "'; expected one of " + cpuTargetNames());
 }
@@ -65,7 +75,7 @@ bool CpuTarget::runsHere() const {
     return llvm::all_of(names, [&](const char *f) { return host.lookup(f); });
   };
   if (cpu == "x86-64-v4")
-    return all(kAvx512Needs) && all(kAvx2Needs);
+    return all(kAvx512Needs) && all(kAvx2Needs) && (!bf16Dot || host.lookup("avx512bf16"));
   if (cpu == "x86-64-v3")
     return all(kAvx2Needs);
   return true; // host

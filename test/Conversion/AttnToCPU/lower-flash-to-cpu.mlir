@@ -2,6 +2,8 @@
 // the vector width and Q K^T register block of the CPU target description.
 // RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu --verify-diagnostics | FileCheck %s
 // RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu="target=x86-64-avx2 count-tiles=1" --verify-diagnostics | FileCheck %s --check-prefix=AVX2
+// RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu="target=x86-64-avx512-bf16" --verify-diagnostics | FileCheck %s --check-prefix=BF16DOT
+// RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu --verify-diagnostics | FileCheck %s --check-prefix=BF16WIDE
 
 // The descriptor facts go to a module attribute; the kernel op is gone.
 // CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, dtype = f32, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "causal", num_heads = 4 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]}
@@ -116,7 +118,32 @@ attn.kernel @mods {
 // -----
 
 attn.kernel @half {
-  // expected-error @below {{the CPU backend supports dtype f32 only, got 'f16'}}
   attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f16, layout = bhsd,
+              mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
+}
+
+// -----
+// bf16 on a target with AVX512-BF16: Q K^T and P V as vdpbf16ps on bf16 pairs. q is
+// packed in d pairs once (16 x 16 blocks of 32-bit words transposed in registers), v in
+// key pairs per visited tile, P rounded to bf16 and interleaved after the softmax.
+// BF16DOT-LABEL: func.func @brain_tile(
+// BF16DOT-SAME: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xf32>
+// BF16DOT: vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
+// BF16DOT-COUNT-64: vector.shuffle
+// BF16DOT: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// BF16DOT: x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// BF16DOT: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// BF16DOT: x86vector.avx512.dot %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// BF16DOT: arith.truncf %{{.*}} : f32 to bf16
+// Without AVX512-BF16 (x86-64-avx512): k and v rows widened to f32 once per visited tile,
+// then the f32 kernel; out rounded to bf16 by integer arithmetic (no libgcc call).
+// BF16WIDE-LABEL: func.func @brain_tile(
+// BF16WIDE: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// BF16WIDE: vector.fma
+// BF16WIDE-NOT: x86vector
+// BF16WIDE: arith.shrui
+// BF16WIDE: arith.bitcast %{{.*}} : i16 to bf16
+attn.kernel @brain {
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = bf16, layout = bhsd,
               mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
 }

@@ -23,13 +23,15 @@ struct CpuKernelConfig {
   int64_t qkRowVectors = 4;
   int64_t pvRows = 4;
   int64_t pvVectors = 4;
+  /// The target has AVX512-BF16: bf16 kernels use vdpbf16ps.
+  bool bf16Dot = false;
   /// Adds a global counter `<kernel>_tiles_visited` incremented once per KV
   /// tile the kernel processes (test instrumentation).
   bool countTiles = false;
 };
 
 /// Builds `func.func @<kernel>_tile` (the C-interface tile function described
-/// in attnc_runtime.h) for the kernel's f32 attn.flash, inserted before
+/// in attnc_runtime.h) for the kernel's attn.flash, inserted before
 /// `kernel`. Emits a diagnostic and fails for what the CPU backend cannot do.
 FailureOr<func::FuncOp> buildCpuFlashKernel(KernelOp kernel,
                                             const CpuKernelConfig &config);

@@ -1,0 +1,249 @@
+//===- FlashBf16Dot.cpp - Q K^T and P V on AVX512-BF16 dot products -------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// bf16 kernels on targets with AVX512-BF16. `vdpbf16ps acc, a, b` adds to
+// each f32 lane a[2l] b[2l] + a[2l+1] b[2l+1]: two multiply-adds of a pair
+// per lane, twice an f32 FMA's work per instruction. Both products keep their
+// f32 form (lanes = query rows for S^T, head_dim for acc) with the pairs
+// running along the reduced dimension, so the operands are packed in pairs:
+//
+//   QP[dp][2i + e] = q[i][2dp + e]        (d pairs; once per query tile)
+//   S^T[j][i..]   += QP[dp][2i..] . (k[j][2dp], k[j][2dp + 1])
+//                                         (a k pair is one 32-bit broadcast,
+//                                          read in place)
+//   VP[jp][2d + e] = v[2jp + e][d]        (key pairs; once per visited tile)
+//   PB[jp][2i + e] = bf16(P[i][2jp + e])  (by the softmax, which stays f32)
+//   acc[i][d..]   += VP[jp][2d..] . (PB[jp][2i], PB[jp][2i + 1])
+//
+// P is rounded to bf16 before P V, as FlashAttention does; scores, softmax
+// state and accumulators are f32. The scale is applied to S^T in f32 (scaling
+// bf16 q would round it a second time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashKernelBuilder.h"
+
+#include "attnc/Conversion/AttnToCPU/TransposeSquare.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+/// Lanes of a and b alternating: a0 b0 a1 b1 ... (two n-lane vectors).
+Value interleave(OpBuilder &b, Location loc, Value x, Value y) {
+  int64_t n = cast<VectorType>(x.getType()).getNumElements();
+  SmallVector<int64_t> mask;
+  for (int64_t l = 0; l < n; ++l) {
+    mask.push_back(l);
+    mask.push_back(n + l);
+  }
+  return b.create<vector::ShuffleOp>(loc, x, y, mask);
+}
+
+} // namespace
+
+VectorType FlashKernelBuilder::pairVecType() {
+  return VectorType::get({2 * cfg.vectorWidth}, b.getBF16Type());
+}
+
+/// The pair of bf16 at `at` (a 32-bit load) in every 32-bit lane.
+Value FlashKernelBuilder::broadcastPair(OpBuilder &nb, Location loc, Value buf,
+                                        ValueRange at) {
+  Value pair = nb.create<vector::LoadOp>(loc, VectorType::get({2}, nb.getBF16Type()), buf, at);
+  Value word = nb.create<vector::ExtractOp>(
+      loc, nb.create<vector::BitCastOp>(loc, VectorType::get({1}, nb.getI32Type()), pair),
+      ArrayRef<int64_t>{0});
+  Value words = nb.create<vector::BroadcastOp>(
+      loc, VectorType::get({cfg.vectorWidth}, nb.getI32Type()), word);
+  return nb.create<vector::BitCastOp>(loc, pairVecType(), words);
+}
+
+/// QP from the query rows: a w x w block of 32-bit (d pair) words is
+/// transposed in registers, like Q^T in the f32 kernel; the rest of the rows
+/// and pairs element by element. Rows past `rows` stay zero.
+void FlashKernelBuilder::packQueryPairs() {
+  int64_t w = cfg.vectorWidth, pairs = dim / 2, pairsFull = pairs / w * w;
+  loop(0, pairs, 1, [&](Value dp) {
+    loop(0, 2 * blockQ, 1, [&](Value c) {
+      b.create<memref::StoreOp>(b.create<arith::ConstantOp>(b.getZeroAttr(b.getBF16Type())),
+                                QP, ValueRange{dp, c});
+    });
+  });
+  auto words = VectorType::get({w}, b.getI32Type());
+  Value rowsFull = mul(b.create<arith::DivUIOp>(rows, idx(w)), idx(w));
+  loop(0, rowsFull, w, [&](Value i0) {
+    SmallVector<Value> bases;
+    for (int64_t r = 0; r < w; ++r)
+      bases.push_back(offset(qS, batch, head, add(q0, add(i0, idx(r)))));
+    loop(0, pairsFull, w, [&](Value dp0) {
+      SmallVector<Value> block;
+      for (Value base : bases) {
+        Value x = b.create<vector::LoadOp>(pairVecType(), qBuf, ValueRange{add(base, mul(dp0, idx(2)))});
+        block.push_back(b.create<vector::BitCastOp>(words, x));
+      }
+      emitTransposeSquare(b, b.getLoc(), block);
+      for (int64_t c = 0; c < w; ++c)
+        b.create<vector::StoreOp>(b.create<vector::BitCastOp>(pairVecType(), block[c]), QP,
+                                  ValueRange{add(dp0, idx(c)), mul(i0, idx(2))});
+    });
+  });
+  auto scalarCopy = [&](Value rowLo, Value rowHi, int64_t dLo) {
+    loop(rowLo, rowHi, 1, [&](Value i) {
+      Value base = offset(qS, batch, head, add(q0, i));
+      loop(dLo, idx(dim), 1, [&](Value d) {
+        Value x = b.create<memref::LoadOp>(qBuf, add(base, d));
+        Value dp = b.create<arith::DivUIOp>(d, idx(2));
+        Value col = add(mul(i, idx(2)), b.create<arith::RemUIOp>(d, idx(2)));
+        b.create<memref::StoreOp>(x, QP, ValueRange{dp, col});
+      });
+    });
+  };
+  scalarCopy(idx(0), rowsFull, 2 * pairsFull);
+  scalarCopy(rowsFull, rows, 0);
+}
+
+/// S^T = K Q^T * scale with k pairs broadcast against QP: the register block
+/// of computeScores, half the instructions.
+void FlashKernelBuilder::computeScoresDot(Value k0, Value cols, Value prefetch,
+                                          Value prefetchK0) {
+  int64_t w = cfg.vectorWidth;
+  int64_t keyBlock = largestDivisorUpTo(blockKv, cfg.qkKeys);
+  int64_t rowVecs = largestDivisorUpTo(blockQ / w, cfg.qkRowVectors);
+  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
+  Value scaleVec = b.create<vector::BroadcastOp>(vecType(), f32(queryScale()));
+  loop(0, blockKv, keyBlock, [&](Value j0) {
+    SmallVector<Value> keyRows, keyBases;
+    for (int64_t r = 0; r < keyBlock; ++r) {
+      keyRows.push_back(add(j0, idx(r)));
+      keyBases.push_back(offset(kS, batch, kvHead, add(k0, minIdx(keyRows.back(), lastKey))));
+    }
+    prefetchKeyBlock(prefetch, prefetchK0, keyRows);
+    loop(0, blockQ, rowVecs * w, [&](Value i0) {
+      SmallVector<Value> rowCols;
+      for (int64_t c = 0; c < rowVecs; ++c)
+        rowCols.push_back(mul(add(i0, idx(c * w)), idx(2)));
+      SmallVector<Value> init(keyBlock * rowVecs, zeroVector(b, b.getLoc()));
+      auto dot = b.create<scf::ForOp>(
+          idx(0), idx(dim / 2), idx(1), init,
+          [&](OpBuilder &nb, Location loc, Value dp, ValueRange acc) {
+            SmallVector<Value> qv, next;
+            for (Value col : rowCols)
+              qv.push_back(nb.create<vector::LoadOp>(loc, pairVecType(), QP, ValueRange{dp, col}));
+            Value d = nb.create<arith::MulIOp>(loc, dp, nb.create<arith::ConstantIndexOp>(loc, 2));
+            for (int64_t r = 0; r < keyBlock; ++r) {
+              Value kp = broadcastPair(nb, loc, kBuf,
+                                       nb.create<arith::AddIOp>(loc, keyBases[r], d).getResult());
+              for (int64_t c = 0; c < rowVecs; ++c)
+                next.push_back(nb.create<x86vector::DotBF16Op>(loc, vecType(),
+                                                               acc[r * rowVecs + c], qv[c], kp));
+            }
+            nb.create<scf::YieldOp>(loc, next);
+          });
+      for (int64_t r = 0; r < keyBlock; ++r)
+        for (int64_t c = 0; c < rowVecs; ++c)
+          b.create<vector::StoreOp>(
+              b.create<arith::MulFOp>(dot.getResult(r * rowVecs + c), scaleVec), ST,
+              ValueRange{keyRows[r], add(i0, idx(c * w))});
+    });
+  });
+}
+
+/// VP for the tile: rows 2jp and 2jp + 1 of v interleaved; keys past the
+/// sequence are zero (their P is 0 too, and 0 * a non-finite v would not be).
+void FlashKernelBuilder::packValuePairs(Value k0, Value cols) {
+  int64_t w = cfg.vectorWidth, dimFull = dim / w * w;
+  auto half = VectorType::get({w}, b.getBF16Type());
+  Value zeroHalf = b.create<arith::ConstantOp>(
+      DenseElementsAttr::get(half, b.getZeroAttr(b.getBF16Type())));
+  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
+  loop(0, blockKv / 2, 1, [&](Value jp) {
+    SmallVector<Value> bases, valid;
+    for (int64_t e = 0; e < 2; ++e) {
+      Value j = add(mul(jp, idx(2)), idx(e));
+      valid.push_back(lt(j, cols));
+      bases.push_back(offset(vS, batch, kvHead, add(k0, minIdx(j, lastKey))));
+    }
+    for (int64_t d = 0; d < dimFull; d += w) {
+      SmallVector<Value> halves;
+      for (int64_t e = 0; e < 2; ++e) {
+        Value x = b.create<vector::LoadOp>(half, vBuf, ValueRange{add(bases[e], idx(d))});
+        halves.push_back(b.create<arith::SelectOp>(valid[e], x, zeroHalf));
+      }
+      b.create<vector::StoreOp>(interleave(b, b.getLoc(), halves[0], halves[1]), VP,
+                                ValueRange{jp, idx(2 * d)});
+    }
+    for (int64_t d = dimFull; d < dim; ++d)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value x = b.create<memref::LoadOp>(vBuf, ValueRange{add(bases[e], idx(d))});
+        Value zero = b.create<arith::ConstantOp>(b.getZeroAttr(b.getBF16Type()));
+        b.create<memref::StoreOp>(b.create<arith::SelectOp>(valid[e], x, zero), VP,
+                                  ValueRange{jp, idx(2 * d + e)});
+      }
+  });
+}
+
+/// PB[(j - 1) / 2][2i..] = the P vectors of keys j - 1 and j (rows i.. of
+/// the tile) rounded to bf16 and interleaved; called by the softmax as it
+/// computes them (j odd).
+void FlashKernelBuilder::storeProbabilityPair(OpBuilder &nb, Location loc, Value j, Value i,
+                                              Value evenP, Value oddP) {
+  auto half = VectorType::get({cfg.vectorWidth}, nb.getBF16Type());
+  Value pair = interleave(nb, loc, nb.create<arith::TruncFOp>(loc, half, evenP),
+                          nb.create<arith::TruncFOp>(loc, half, oddP));
+  Value two = nb.create<arith::ConstantIndexOp>(loc, 2);
+  Value jp = nb.create<arith::DivUIOp>(loc, j, two);
+  nb.create<vector::StoreOp>(loc, pair, PB, ValueRange{jp, nb.create<arith::MulIOp>(loc, i, two)});
+}
+
+/// acc = acc * ALPHA + P V over key pairs: the register block of
+/// accumulatePV, VP vectors against broadcast P pairs.
+void FlashKernelBuilder::accumulatePVDot(Value cols) {
+  int64_t w = cfg.vectorWidth;
+  int64_t rowBlock = largestDivisorUpTo(blockQ, cfg.pvRows);
+  int64_t vecBlock = largestDivisorUpTo(dimPadded / w, cfg.pvVectors);
+  Value keyPairs = b.create<arith::CeilDivUIOp>(cols, idx(2));
+  for (int64_t d0 = 0; d0 < dimPadded; d0 += vecBlock * w) {
+    loop(0, blockQ, rowBlock, [&](Value i0) {
+      SmallVector<Value> rowIdx, init;
+      for (int64_t r = 0; r < rowBlock; ++r) {
+        rowIdx.push_back(add(i0, idx(r)));
+        Value alpha = b.create<vector::BroadcastOp>(
+            vecType(), b.create<memref::LoadOp>(ALPHA, ValueRange{rowIdx.back()}));
+        for (int64_t c = 0; c < vecBlock; ++c)
+          init.push_back(b.create<arith::MulFOp>(
+              b.create<vector::LoadOp>(vecType(), Acc,
+                                       ValueRange{rowIdx.back(), idx(d0 + c * w)}),
+              alpha));
+      }
+      auto sum = b.create<scf::ForOp>(
+          idx(0), keyPairs, idx(1), init,
+          [&](OpBuilder &nb, Location loc, Value jp, ValueRange acc) {
+            SmallVector<Value> v, next;
+            for (int64_t c = 0; c < vecBlock; ++c)
+              v.push_back(nb.create<vector::LoadOp>(
+                  loc, pairVecType(), VP,
+                  ValueRange{jp, nb.create<arith::ConstantIndexOp>(loc, 2 * (d0 + c * w))}));
+            for (int64_t r = 0; r < rowBlock; ++r) {
+              Value col = nb.create<arith::MulIOp>(loc, rowIdx[r],
+                                                   nb.create<arith::ConstantIndexOp>(loc, 2));
+              Value p = broadcastPair(nb, loc, PB, ValueRange{jp, col});
+              for (int64_t c = 0; c < vecBlock; ++c)
+                next.push_back(nb.create<x86vector::DotBF16Op>(loc, vecType(),
+                                                               acc[r * vecBlock + c], v[c], p));
+            }
+            nb.create<scf::YieldOp>(loc, next);
+          });
+      for (int64_t r = 0; r < rowBlock; ++r)
+        for (int64_t c = 0; c < vecBlock; ++c)
+          b.create<vector::StoreOp>(sum.getResult(r * vecBlock + c), Acc,
+                                    ValueRange{rowIdx[r], idx(d0 + c * w)});
+    });
+  }
+}
