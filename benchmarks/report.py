@@ -81,7 +81,7 @@ def reasons(records):
             items = seen.setdefault((n, why), [])
             if label not in items:
                 items.append(label)
-    return ["- **%s**: %s%s" % (n, why, "" if "not installed" in why else ": " + ", ".join(v))
+    return ["- **%s**: %s%s" % (n, why, "" if "not installed" in why or "--skip-peers" in why else ": " + ", ".join(v))
             for (n, why), v in seen.items()]
 
 

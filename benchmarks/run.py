@@ -315,6 +315,8 @@ def main():
                              % attnc_peer.BF16_TARGET)
     parser.add_argument("--one-thread-seqs", nargs="*", type=int, default=[],
                         help="measure 1 thread only at these lengths (default: all)")
+    parser.add_argument("--skip-peers", nargs="*", default=[], metavar="PEER",
+                        help="leave these peers out (the report lists them with the reason)")
     parser.add_argument("--budget", type=float, default=30.0,
                         help="skip a peer whose predicted time per call exceeds this (s)")
     parser.add_argument("--memory-head-dims", nargs="*", type=int, default=None,
@@ -341,12 +343,15 @@ def main():
 
     targets = attnc_targets(args)
     peers, missing = load_peers(work, targets, args.baseline)
+    for peer in [p for p in peers if p.name in args.skip_peers]:
+        peers.remove(peer)
+        missing[peer.name] = "left out of this run (--skip-peers)"
     peaks = {t: fma_peak(t) for t in sorted(set(args.threads))}
     bf16_peaks, bf16_missing = {}, None
     if "bf16" in args.dtypes:
         for t in peaks:
             bf16_peaks[t], bf16_missing = bf16_peak(t)
-    print("peers: %s; not installed: %s; FMA peak: %s" % (
+    print("peers: %s; not run: %s; FMA peak: %s" % (
         ", ".join(p.name for p in peers), ", ".join(missing) or "none",
         ", ".join("%.1f GFLOPS on %d threads" % (g, t) for t, g in peaks.items()))
         + ("" if "bf16" not in args.dtypes else "; bf16 dot peak: %s; attnc bf16 target: %s" % (

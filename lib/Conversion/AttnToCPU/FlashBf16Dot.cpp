@@ -109,50 +109,30 @@ void FlashKernelBuilder::packQueryPairs() {
   scalarCopy(rowsFull, rows, 0);
 }
 
-/// S^T = K Q^T * scale with k pairs broadcast against QP: the register block
-/// of computeScores, half the instructions.
+/// S^T = K Q^T * scale with k pairs broadcast against QP: computeScores'
+/// register block, half the instructions.
 void FlashKernelBuilder::computeScoresDot(Value k0, Value cols, Value prefetch,
                                           Value prefetchK0) {
-  int64_t w = cfg.vectorWidth;
-  int64_t keyBlock = largestDivisorUpTo(blockKv, cfg.qkKeys);
-  int64_t rowVecs = largestDivisorUpTo(blockQ / w, cfg.qkRowVectors);
-  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
-  Value scaleVec = b.create<vector::BroadcastOp>(vecType(), f32(queryScale()));
-  loop(0, blockKv, keyBlock, [&](Value j0) {
-    SmallVector<Value> keyRows, keyBases;
-    for (int64_t r = 0; r < keyBlock; ++r) {
-      keyRows.push_back(add(j0, idx(r)));
-      keyBases.push_back(offset(kS, batch, kvHead, add(k0, minIdx(keyRows.back(), lastKey))));
-    }
-    prefetchKeyBlock(prefetch, prefetchK0, keyRows);
-    loop(0, blockQ, rowVecs * w, [&](Value i0) {
-      SmallVector<Value> rowCols;
-      for (int64_t c = 0; c < rowVecs; ++c)
-        rowCols.push_back(mul(add(i0, idx(c * w)), idx(2)));
-      SmallVector<Value> init(keyBlock * rowVecs, zeroVector(b, b.getLoc()));
-      auto dot = b.create<scf::ForOp>(
-          idx(0), idx(dim / 2), idx(1), init,
-          [&](OpBuilder &nb, Location loc, Value dp, ValueRange acc) {
-            SmallVector<Value> qv, next;
-            for (Value col : rowCols)
-              qv.push_back(nb.create<vector::LoadOp>(loc, pairVecType(), QP, ValueRange{dp, col}));
-            Value d = nb.create<arith::MulIOp>(loc, dp, nb.create<arith::ConstantIndexOp>(loc, 2));
-            for (int64_t r = 0; r < keyBlock; ++r) {
-              Value kp = broadcastPair(nb, loc, kBuf,
-                                       nb.create<arith::AddIOp>(loc, keyBases[r], d).getResult());
-              for (int64_t c = 0; c < rowVecs; ++c)
-                next.push_back(nb.create<x86vector::DotBF16Op>(loc, vecType(),
-                                                               acc[r * rowVecs + c], qv[c], kp));
-            }
-            nb.create<scf::YieldOp>(loc, next);
-          });
-      for (int64_t r = 0; r < keyBlock; ++r)
-        for (int64_t c = 0; c < rowVecs; ++c)
-          b.create<vector::StoreOp>(
-              b.create<arith::MulFOp>(dot.getResult(r * rowVecs + c), scaleVec), ST,
-              ValueRange{keyRows[r], add(i0, idx(c * w))});
-    });
-  });
+  Value scale = b.create<vector::BroadcastOp>(vecType(), f32(queryScale()));
+  scoreBlocks(k0, cols, prefetch, prefetchK0, dim / 2, scale,
+              [&](OpBuilder &nb, Location loc, Value dp, ArrayRef<Value> keyBases,
+                  ArrayRef<Value> rowCols, ValueRange acc) {
+                Value two = nb.create<arith::ConstantIndexOp>(loc, 2);
+                SmallVector<Value> qv, next;
+                for (Value col : rowCols)
+                  qv.push_back(nb.create<vector::LoadOp>(
+                      loc, pairVecType(), QP,
+                      ValueRange{dp, nb.create<arith::MulIOp>(loc, col, two)}));
+                Value d = nb.create<arith::MulIOp>(loc, dp, two);
+                for (auto [r, base] : llvm::enumerate(keyBases)) {
+                  Value kp = broadcastPair(nb, loc, kBuf,
+                                           nb.create<arith::AddIOp>(loc, base, d).getResult());
+                  for (auto [c, q] : llvm::enumerate(qv))
+                    next.push_back(nb.create<x86vector::DotBF16Op>(loc, vecType(),
+                                                                   acc[r * qv.size() + c], q, kp));
+                }
+                return next;
+              });
 }
 
 /// VP for the tile: rows 2jp and 2jp + 1 of v interleaved; keys past the
@@ -202,48 +182,26 @@ void FlashKernelBuilder::storeProbabilityPair(OpBuilder &nb, Location loc, Value
   nb.create<vector::StoreOp>(loc, pair, PB, ValueRange{jp, nb.create<arith::MulIOp>(loc, i, two)});
 }
 
-/// acc = acc * ALPHA + P V over key pairs: the register block of
-/// accumulatePV, VP vectors against broadcast P pairs.
+/// acc = acc * ALPHA + P V over key pairs: accumulatePV's register block,
+/// VP vectors against broadcast P pairs.
 void FlashKernelBuilder::accumulatePVDot(Value cols) {
   int64_t w = cfg.vectorWidth;
-  int64_t rowBlock = largestDivisorUpTo(blockQ, cfg.pvRows);
-  int64_t vecBlock = largestDivisorUpTo(dimPadded / w, cfg.pvVectors);
-  Value keyPairs = b.create<arith::CeilDivUIOp>(cols, idx(2));
-  for (int64_t d0 = 0; d0 < dimPadded; d0 += vecBlock * w) {
-    loop(0, blockQ, rowBlock, [&](Value i0) {
-      SmallVector<Value> rowIdx, init;
-      for (int64_t r = 0; r < rowBlock; ++r) {
-        rowIdx.push_back(add(i0, idx(r)));
-        Value alpha = b.create<vector::BroadcastOp>(
-            vecType(), b.create<memref::LoadOp>(ALPHA, ValueRange{rowIdx.back()}));
-        for (int64_t c = 0; c < vecBlock; ++c)
-          init.push_back(b.create<arith::MulFOp>(
-              b.create<vector::LoadOp>(vecType(), Acc,
-                                       ValueRange{rowIdx.back(), idx(d0 + c * w)}),
-              alpha));
-      }
-      auto sum = b.create<scf::ForOp>(
-          idx(0), keyPairs, idx(1), init,
-          [&](OpBuilder &nb, Location loc, Value jp, ValueRange acc) {
-            SmallVector<Value> v, next;
-            for (int64_t c = 0; c < vecBlock; ++c)
-              v.push_back(nb.create<vector::LoadOp>(
-                  loc, pairVecType(), VP,
-                  ValueRange{jp, nb.create<arith::ConstantIndexOp>(loc, 2 * (d0 + c * w))}));
-            for (int64_t r = 0; r < rowBlock; ++r) {
-              Value col = nb.create<arith::MulIOp>(loc, rowIdx[r],
-                                                   nb.create<arith::ConstantIndexOp>(loc, 2));
-              Value p = broadcastPair(nb, loc, PB, ValueRange{jp, col});
-              for (int64_t c = 0; c < vecBlock; ++c)
-                next.push_back(nb.create<x86vector::DotBF16Op>(loc, vecType(),
-                                                               acc[r * vecBlock + c], v[c], p));
-            }
-            nb.create<scf::YieldOp>(loc, next);
-          });
-      for (int64_t r = 0; r < rowBlock; ++r)
-        for (int64_t c = 0; c < vecBlock; ++c)
-          b.create<vector::StoreOp>(sum.getResult(r * vecBlock + c), Acc,
-                                    ValueRange{rowIdx[r], idx(d0 + c * w)});
-    });
-  }
+  valueBlocks(b.create<arith::CeilDivUIOp>(cols, idx(2)),
+              [&](OpBuilder &nb, Location loc, Value jp, ArrayRef<Value> rowIdx, int64_t d0,
+                  int64_t vecBlock, ValueRange acc) {
+                Value two = nb.create<arith::ConstantIndexOp>(loc, 2);
+                SmallVector<Value> v, next;
+                for (int64_t c = 0; c < vecBlock; ++c)
+                  v.push_back(nb.create<vector::LoadOp>(
+                      loc, pairVecType(), VP,
+                      ValueRange{jp, nb.create<arith::ConstantIndexOp>(loc, 2 * (d0 + c * w))}));
+                for (auto [r, i] : llvm::enumerate(rowIdx)) {
+                  Value col = nb.create<arith::MulIOp>(loc, i, two);
+                  Value p = broadcastPair(nb, loc, PB, ValueRange{jp, col});
+                  for (int64_t c = 0; c < vecBlock; ++c)
+                    next.push_back(nb.create<x86vector::DotBF16Op>(loc, vecType(),
+                                                                   acc[r * vecBlock + c], v[c], p));
+                }
+                return next;
+              });
 }

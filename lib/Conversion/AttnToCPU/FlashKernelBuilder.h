@@ -145,6 +145,12 @@ private:
   void widenKvTile(Value k0, Value cols);
   Value keyRowOffset(Value k0, Value lastKey, Value j);
   Value valueRowOffset(OpBuilder &nb, Location loc, Value k0, Value j);
+  /// One step of a Q K^T register block: the next accumulators.
+  using ScoreStep = llvm::function_ref<SmallVector<Value>(
+      OpBuilder &, Location, Value step, ArrayRef<Value> keyBases, ArrayRef<Value> rowCols,
+      ValueRange acc)>;
+  void scoreBlocks(Value k0, Value cols, Value prefetch, Value prefetchK0, int64_t trips,
+                   Value scale, ScoreStep step);
   void computeScores(Value k0, Value cols, Value prefetch, Value prefetchK0);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   void applyMaskVectorized(Value k0, Value cols, Value full);
@@ -152,6 +158,11 @@ private:
   Value plainMax(OpBuilder &nb, Location loc, Value x, Value y);
   template <typename Step> SmallVector<Value> foldKeys(Value init, Step step);
   void onlineSoftmax();
+  /// One step of a P V register block: the next accumulators.
+  using ValueStep = llvm::function_ref<SmallVector<Value>(
+      OpBuilder &, Location, Value step, ArrayRef<Value> rowIdx, int64_t d0, int64_t vecBlock,
+      ValueRange acc)>;
+  void valueBlocks(Value trips, ValueStep step);
   void accumulatePV(Value k0, Value cols);
   void writeOutputs();
   // The bf16 dot-product path (FlashBf16Dot.cpp).

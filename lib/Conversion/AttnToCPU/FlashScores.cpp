@@ -84,12 +84,14 @@ Value FlashKernelBuilder::keyRowOffset(Value k0, Value lastKey, Value j) {
   return offset(kS, batch, kvHead, add(k0, minIdx(j, lastKey)));
 }
 
-/// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] for all blockQ rows, as a
-/// block of keyBlock keys x rowVecs vectors of rows: per step of d, rowVecs
-/// loads of Q^T and keyBlock scalar loads of k feed keyBlock * rowVecs FMAs.
-/// Keys past the sequence read its last row (in bounds); they are masked later.
-void FlashKernelBuilder::computeScores(Value k0, Value cols, Value prefetch,
-                                       Value prefetchK0) {
+/// S^T for all blockQ rows and blockKv keys as register blocks of keyBlock
+/// keys x rowVecs vectors of rows, each accumulated over `trips` steps of
+/// `step` (given the block's key row offsets and first row of each vector),
+/// times `scale` (if given) when stored. The k rows of the next visited tile
+/// are prefetched once per key block. Keys past the sequence read its last
+/// row (in bounds); they are masked later.
+void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, Value prefetch, Value prefetchK0,
+                                     int64_t trips, Value scale, ScoreStep step) {
   int64_t w = cfg.vectorWidth;
   // The block must tile blockKv x blockQ exactly: take the largest sizes up
   // to the configured ones that divide it.
@@ -108,27 +110,42 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols, Value prefetch,
       for (int64_t c = 0; c < rowVecs; ++c)
         rowCols.push_back(add(i0, idx(c * w)));
       SmallVector<Value> init(keyBlock * rowVecs, zeroVector(b, b.getLoc()));
-      auto dot = b.create<scf::ForOp>(
-          idx(0), idx(dim), idx(1), init,
-          [&](OpBuilder &nb, Location loc, Value d, ValueRange acc) {
-            SmallVector<Value> qv, next;
-            for (Value col : rowCols)
-              qv.push_back(nb.create<vector::LoadOp>(loc, vecType(), QT, ValueRange{d, col}));
-            for (int64_t r = 0; r < keyBlock; ++r) {
-              Value at = nb.create<arith::AddIOp>(loc, keyBases[r], d);
-              Value kv = nb.create<memref::LoadOp>(loc, widen ? KF : kBuf, ValueRange{at});
-              Value kb = nb.create<vector::BroadcastOp>(loc, vecType(), kv);
-              for (int64_t c = 0; c < rowVecs; ++c)
-                next.push_back(nb.create<vector::FMAOp>(loc, kb, qv[c], acc[r * rowVecs + c]));
-            }
-            nb.create<scf::YieldOp>(loc, next);
+      auto sums = b.create<scf::ForOp>(
+          idx(0), idx(trips), idx(1), init,
+          [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
+            nb.create<scf::YieldOp>(loc, step(nb, loc, t, keyBases, rowCols, acc));
           });
       for (int64_t r = 0; r < keyBlock; ++r)
-        for (int64_t c = 0; c < rowVecs; ++c)
-          b.create<vector::StoreOp>(dot.getResult(r * rowVecs + c), ST,
-                                    ValueRange{keyRows[r], rowCols[c]});
+        for (int64_t c = 0; c < rowVecs; ++c) {
+          Value sum = sums.getResult(r * rowVecs + c);
+          if (scale)
+            sum = b.create<arith::MulFOp>(sum, scale);
+          b.create<vector::StoreOp>(sum, ST, ValueRange{keyRows[r], rowCols[c]});
+        }
     });
   });
+}
+
+/// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] (Q^T holds the scale): per
+/// step of d, rowVecs loads of Q^T and keyBlock scalar loads of k (in place,
+/// or widened in KF) feed keyBlock * rowVecs FMAs.
+void FlashKernelBuilder::computeScores(Value k0, Value cols, Value prefetch,
+                                       Value prefetchK0) {
+  scoreBlocks(k0, cols, prefetch, prefetchK0, dim, /*scale=*/Value(),
+              [&](OpBuilder &nb, Location loc, Value d, ArrayRef<Value> keyBases,
+                  ArrayRef<Value> rowCols, ValueRange acc) {
+                SmallVector<Value> qv, next;
+                for (Value col : rowCols)
+                  qv.push_back(nb.create<vector::LoadOp>(loc, vecType(), QT, ValueRange{d, col}));
+                for (auto [r, base] : llvm::enumerate(keyBases)) {
+                  Value at = nb.create<arith::AddIOp>(loc, base, d);
+                  Value kv = nb.create<memref::LoadOp>(loc, widen ? KF : kBuf, ValueRange{at});
+                  Value kb = nb.create<vector::BroadcastOp>(loc, vecType(), kv);
+                  for (auto [c, q] : llvm::enumerate(qv))
+                    next.push_back(nb.create<vector::FMAOp>(loc, kb, q, acc[r * qv.size() + c]));
+                }
+                return next;
+              });
 }
 
 /// Clones a score_mod / mask_mod body at the insertion point with its block

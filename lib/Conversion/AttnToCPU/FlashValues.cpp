@@ -43,15 +43,13 @@ Value FlashKernelBuilder::valueRowOffset(OpBuilder &nb, Location loc, Value k0, 
   return nb.create<arith::AddIOp>(loc, vBatchHead, nb.create<arith::MulIOp>(loc, key, vS.seq));
 }
 
-/// acc[i, :] = acc[i, :] * ALPHA[i] + sum_j P[i, j] V[k0 + j, :], register
-/// blocked like Q K^T: a block of pvRows query rows x pvVectors vectors of
-/// head_dim stays in registers for all keys of the tile; per key, pvVectors
-/// loads of V (in place, no copy) and pvRows broadcasts of P feed
-/// pvRows * pvVectors FMAs, and each accumulator is rescaled once per tile.
-/// The head_dim slices are the outer loop so one slice of V stays in L1
-/// across all row blocks. Rows past `rows` (last query tile) are computed on
-/// zero queries and never written out.
-void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
+/// acc = acc * ALPHA + P V as register blocks of pvRows query rows x
+/// pvVectors vectors of head_dim that stay in registers over the `trips`
+/// steps of `step` (given the block's rows and first head_dim column), each
+/// accumulator rescaled once per tile. The head_dim slices are the outer loop
+/// so one slice of V stays in L1 across all row blocks. Rows past `rows`
+/// (last query tile) are computed on zero queries and never written out.
+void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step) {
   int64_t w = cfg.vectorWidth;
   int64_t rowBlock = largestDivisorUpTo(blockQ, cfg.pvRows);
   int64_t vecBlock = largestDivisorUpTo(dimPadded / w, cfg.pvVectors);
@@ -68,26 +66,36 @@ void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
                                        ValueRange{rowIdx.back(), idx(d0 + c * w)}),
               alpha));
       }
-      auto sum = b.create<scf::ForOp>(
-          idx(0), cols, idx(1), init,
-          [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
-            Value row = valueRowOffset(nb, loc, k0, j);
-            SmallVector<Value> v, next;
-            for (int64_t c = 0; c < vecBlock; ++c)
-              v.push_back(loadValue(nb, loc, row, d0 + c * w));
-            for (int64_t r = 0; r < rowBlock; ++r) {
-              Value p = nb.create<vector::BroadcastOp>(
-                  loc, vecType(), nb.create<memref::LoadOp>(loc, ST, ValueRange{j, rowIdx[r]}));
-              for (int64_t c = 0; c < vecBlock; ++c)
-                next.push_back(
-                    nb.create<vector::FMAOp>(loc, p, v[c], acc[r * vecBlock + c]));
-            }
-            nb.create<scf::YieldOp>(loc, next);
+      auto sums = b.create<scf::ForOp>(
+          idx(0), trips, idx(1), init,
+          [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
+            nb.create<scf::YieldOp>(loc, step(nb, loc, t, rowIdx, d0, vecBlock, acc));
           });
       for (int64_t r = 0; r < rowBlock; ++r)
         for (int64_t c = 0; c < vecBlock; ++c)
-          b.create<vector::StoreOp>(sum.getResult(r * vecBlock + c), Acc,
+          b.create<vector::StoreOp>(sums.getResult(r * vecBlock + c), Acc,
                                     ValueRange{rowIdx[r], idx(d0 + c * w)});
     });
   }
+}
+
+/// acc[i, :] = acc[i, :] * ALPHA[i] + sum_j P[i, j] V[k0 + j, :]: per key,
+/// pvVectors loads of V (in place, no copy; or widened in VF) and pvRows
+/// broadcasts of P feed pvRows * pvVectors FMAs.
+void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
+  int64_t w = cfg.vectorWidth;
+  valueBlocks(cols, [&](OpBuilder &nb, Location loc, Value j, ArrayRef<Value> rowIdx,
+                        int64_t d0, int64_t vecBlock, ValueRange acc) {
+    Value row = valueRowOffset(nb, loc, k0, j);
+    SmallVector<Value> v, next;
+    for (int64_t c = 0; c < vecBlock; ++c)
+      v.push_back(loadValue(nb, loc, row, d0 + c * w));
+    for (auto [r, i] : llvm::enumerate(rowIdx)) {
+      Value p = nb.create<vector::BroadcastOp>(
+          loc, vecType(), nb.create<memref::LoadOp>(loc, ST, ValueRange{j, i}));
+      for (int64_t c = 0; c < vecBlock; ++c)
+        next.push_back(nb.create<vector::FMAOp>(loc, p, v[c], acc[r * vecBlock + c]));
+    }
+    return next;
+  });
 }
