@@ -58,7 +58,8 @@ public:
                   config.vectorWidth),
         elemType(op.getDtype()),
         dot(elemType.isBF16() && config.bf16Dot && dim % 2 == 0 && config.vectorWidth == 16),
-        widen(!elemType.isF32() && !dot) {}
+        widen(!elemType.isF32() && !dot),
+        scaleInSoftmax(dot && base2Scores && queryScale() > 0) {}
 
   void build(func::FuncOp func, StringRef counterName);
 
@@ -191,6 +192,10 @@ private:
   /// everything after the loads is the f32 kernel.
   Type elemType;
   bool dot, widen;
+  /// The bf16 dot kernel leaves S^T unscaled and the softmax applies the
+  /// scale inside its s - m' (an FMA instead of a subtract): one multiply per
+  /// score fewer. Needs base-2 scores (no score_mod) and scale > 0.
+  bool scaleInSoftmax;
 
   ModuleOp module;
   // Function arguments and values shared by the pieces.

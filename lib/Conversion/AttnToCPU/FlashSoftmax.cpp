@@ -54,30 +54,47 @@ SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
 /// place; l = l e^(m - m') + sum_j P^T; the factor e^(m - m') is kept in
 /// ALPHA for the accumulator. Lanes with nothing kept so far (m' = -inf) use 0
 /// as their shift, so their P is exp(-inf) = 0, never NaN. Every exponent is
-/// <= 0, which emitExpNonPositive relies on. In the bf16 dot kernel P goes
+/// <= 0, which emitExp2NonPositive relies on. In the bf16 dot kernel P goes
 /// to PB in bf16 pairs instead of back to S^T. With base-2 scores, m, S and
 /// the shifts are in units of log2(e) and every exp is a 2^x.
 void FlashKernelBuilder::onlineSoftmax() {
-  auto expNonPositive = base2Scores ? emitExp2NonPositive : emitExpNonPositive;
   int64_t w = cfg.vectorWidth;
   Location loc = b.getLoc();
   Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
   Value zeros = zeroVector(b, loc);
+  // exp(x) as 2^(x log2 e) unless the scores are base 2 already; P in the bf16
+  // dot kernel is rounded to bf16 next, so a cheaper polynomial does there.
+  Value log2e = b.create<vector::BroadcastOp>(vecType(), f32(1.44269504088896341f));
+  auto expOf = [&](OpBuilder &nb, Location l, Value x, ExpAccuracy accuracy) {
+    if (!base2Scores)
+      x = nb.create<arith::MulFOp>(l, x, log2e);
+    return emitExp2NonPositive(nb, l, x, accuracy);
+  };
+  ExpAccuracy pAccuracy = dot ? ExpAccuracy::bf16 : ExpAccuracy::f32;
+  // S^T holds q k unscaled when the scale is applied here (scaleInSoftmax):
+  // the max scales with it (scale > 0), and s * scale - m' is one FMA.
+  Value scale = scaleInSoftmax ? b.create<vector::BroadcastOp>(vecType(), f32(queryScale())) : Value();
   loop(0, blockQ, w, [&](Value i) {
     SmallVector<Value> maxes = foldKeys(negInfVec, [&](OpBuilder &nb, Location l, Value j, Value acc) {
       return plainMax(nb, l, acc, nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i}));
     });
+    Value rowMax = maxes.front();
+    for (Value m : ArrayRef(maxes).drop_front())
+      rowMax = plainMax(b, loc, rowMax, m);
+    if (scale)
+      rowMax = b.create<arith::MulFOp>(rowMax, scale);
     Value mOld = b.create<vector::LoadOp>(vecType(), M, ValueRange{i});
-    Value mNew = mOld;
-    for (Value m : maxes)
-      mNew = plainMax(b, loc, mNew, m);
+    Value mNew = plainMax(b, loc, mOld, rowMax);
     Value dead = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, negInfVec);
     Value shift = b.create<arith::SelectOp>(dead, zeros, mNew);
-    Value alpha = expNonPositive(b, loc, b.create<arith::SubFOp>(mOld, shift));
+    Value negShift = b.create<arith::NegFOp>(shift);
+    Value alpha = expOf(b, loc, b.create<arith::SubFOp>(mOld, shift), ExpAccuracy::f32);
     Value evenP; // dot: P of the even key of the pair being packed
     SmallVector<Value> sums = foldKeys(zeros, [&](OpBuilder &nb, Location l, Value j, Value acc) {
       Value s = nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i});
-      Value p = expNonPositive(nb, l, nb.create<arith::SubFOp>(l, s, shift));
+      Value x = scale ? Value(nb.create<math::FmaOp>(l, s, scale, negShift))
+                      : Value(nb.create<arith::SubFOp>(l, s, shift));
+      Value p = expOf(nb, l, x, pAccuracy);
       if (!dot)
         nb.create<vector::StoreOp>(l, p, ST, ValueRange{j, i});
       else if (!evenP)

@@ -18,8 +18,13 @@ namespace mlir::attn {
 /// 2^-127 it gives 0.
 Value emitExpNonPositive(OpBuilder &b, Location loc, Value x);
 
-/// The same for 2^t, t <= 0 or -inf.
-Value emitExp2NonPositive(OpBuilder &b, Location loc, Value t);
+/// How exact 2^t must be: f32 (relative 1.9e-7) or bf16, for values that are
+/// rounded to bf16 next (relative 1.0e-4, a degree-3 polynomial).
+enum class ExpAccuracy { f32, bf16 };
+
+/// The same for 2^t, t <= 0 or -inf (exp(0) = 1 exactly at either accuracy).
+Value emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
+                          ExpAccuracy accuracy = ExpAccuracy::f32);
 
 } // namespace mlir::attn
 
