@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from peers import attnc_peer  # noqa: E402
-from peers.base import DTYPES, VARIANTS, Unsupported, Workload, round_bf16, to_float32  # noqa: E402
+from peers.base import DTYPES, VARIANTS, Unsupported, Workload, aligned, round_bf16, to_float32  # noqa: E402
 
 # Peer modules and the peers each provides (named in the report when not installed).
 PEER_MODULES = {"torch_peers": ("torch-sdpa", "torch-flex"), "iree_peer": ("iree",),
@@ -78,13 +78,14 @@ def workloads(args):
 
 
 def inputs(w, seed=0):
-    """q, k, v as float32 arrays; for bf16 workloads the same numbers rounded to bf16."""
+    """q, k, v as cache-line-aligned float32 arrays; for bf16 workloads the same numbers
+    rounded to bf16."""
     rng = np.random.default_rng(seed)
-    q = rng.uniform(-1, 1, (w.batch, w.heads, w.seq, w.head_dim)).astype(np.float32)
-    k = rng.uniform(-1, 1, (w.batch, w.kv_heads, w.seq, w.head_dim)).astype(np.float32)
-    v = rng.uniform(-1, 1, (w.batch, w.kv_heads, w.seq, w.head_dim)).astype(np.float32)
+    draw = lambda heads: aligned(
+        rng.uniform(-1, 1, (w.batch, heads, w.seq, w.head_dim)).astype(np.float32))
+    q, k, v = draw(w.heads), draw(w.kv_heads), draw(w.kv_heads)
     if w.dtype == "bf16":
-        q, k, v = round_bf16(q), round_bf16(k), round_bf16(v)
+        q, k, v = (aligned(round_bf16(a)) for a in (q, k, v))
     return q, k, v
 
 

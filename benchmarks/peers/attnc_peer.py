@@ -14,7 +14,7 @@ import subprocess
 
 import numpy as np
 
-from peers.base import Peer, Unsupported, bf16_bits
+from peers.base import Peer, Unsupported, aligned, bf16_bits
 
 BUILD = os.environ.get("ATTNC_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 BF16_TARGET = "x86-64-avx512-bf16"
@@ -115,8 +115,8 @@ class AttncPeer(Peer):
     def prepare(self, w, q, k, v):
         library, entry = self.kernel(w)
         if w.dtype == "bf16":  # the inputs are bf16 numbers already: exact
-            q, k, v = (bf16_bits(a) for a in (q, k, v))
-        out = np.zeros_like(q)
+            q, k, v = (aligned(bf16_bits(a)) for a in (q, k, v))
+        out = aligned(np.zeros_like(q))
         arrays = (q, k, v, out)  # the DLTensors point into these: keep them alive with run()
         tensors = [dl_tensor(a, w.dtype) for a in arrays]
         options = Options(w.threads)
