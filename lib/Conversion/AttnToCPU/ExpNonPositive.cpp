@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// exp(x) = 2^t with t = x log2(e); 2^t = 2^n * 2^f with n = round(t), f = t - n
-// in [-1/2, 1/2]. (Kernels that fold log2(e) into the query scale call the
-// 2^t half directly and save a multiply per score.) Because x <= 0, only the lower end needs a clamp: t is raised to
+// exp(x) = 2^t with t = x log2(e) (the kernels fold log2(e) into the query
+// scale when they can); 2^t = 2^n * 2^f with n = round(t), f = t - n in
+// [-1/2, 1/2]. Because t <= 0, only the lower end needs a clamp: t is raised to
 // -127 (which also maps -inf there), where the exponent field (n + 127) is 0
 // and the result is exactly 0. No upper clamp, no NaN handling: about 12
 // instructions per vector against about 24 for MLIR's general approximation,
@@ -24,13 +24,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
-
-Value mlir::attn::emitExpNonPositive(OpBuilder &b, Location loc, Value x) {
-  auto type = cast<VectorType>(x.getType());
-  Value log2e = b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(type, b.getF32FloatAttr(1.44269504088896341f)));
-  return emitExp2NonPositive(b, loc, b.create<arith::MulFOp>(loc, x, log2e));
-}
 
 Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
                                       ExpAccuracy accuracy) {

@@ -11,8 +11,9 @@
 // whole vector of rows is a handful of vector ops:
 //
 //   Q^T = scale * q[rows]^T                   (Dp x blockQ, zero padded; once)
-//   for each KV tile [k0, k0 + cols) within the mask's key range:
-//     classify the tile (TileClassifier); empty tiles are skipped
+//   for each visited KV tile [k0, k0 + cols) within the mask's key range
+//   (the walk classifies tiles with TileClassifier and skips empty ones; the
+//   next visited tile's k and v rows are prefetched during this one):
 //     S^T[j, :] = sum_d k[j, d] * Q^T[d, :]   (k read in place, broadcast;
 //                                              a qkKeys x qkRowVectors register
 //                                              block from the target)
@@ -30,7 +31,9 @@
 //   out = acc / l, lse = m + log l; rows with l == 0 give out = 0, lse = -inf
 //
 // Dp is head_dim rounded up to the vector width; padding is zero, so it never
-// changes a dot product. Integer divisions inside inlined mods are guarded: a
+// changes a dot product. f16 / bf16 tensors are widened to f32 as they are
+// read, or, for bf16 on AVX512-BF16, Q K^T and P V run on bf16 pairs
+// (FlashBf16Dot.cpp); everything else is f32. Integer divisions inside inlined mods are guarded: a
 // zero divisor sets the function's status to 1 instead of trapping.
 //
 //===----------------------------------------------------------------------===//

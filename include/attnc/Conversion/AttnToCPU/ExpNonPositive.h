@@ -12,17 +12,14 @@
 
 namespace mlir::attn {
 
-/// Emits exp(x) for a vector of f32 known to hold values <= 0 or -inf (the
-/// online softmax only ever exponentiates s - max). Relative error about
-/// 1.9e-7 (a degree-5 polynomial on [-1/2, 1/2]), exp(0) = 1 exactly; below
-/// 2^-127 it gives 0.
-Value emitExpNonPositive(OpBuilder &b, Location loc, Value x);
-
-/// How exact 2^t must be: f32 (relative 1.9e-7) or bf16, for values that are
-/// rounded to bf16 next (relative 1.0e-4, a degree-3 polynomial).
+/// How exact 2^t must be: f32 (relative 1.9e-7, a degree-5 polynomial on
+/// [-1/2, 1/2]) or bf16, for values that are rounded to bf16 next (relative
+/// 1.0e-4, degree 3).
 enum class ExpAccuracy { f32, bf16 };
 
-/// The same for 2^t, t <= 0 or -inf (exp(0) = 1 exactly at either accuracy).
+/// Emits 2^t for a vector of f32 known to hold values <= 0 or -inf (the online
+/// softmax only ever exponentiates s - max; exp(x) is 2^(x log2 e)). 2^0 = 1
+/// exactly at either accuracy; below 2^-127 it gives 0.
 Value emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
                           ExpAccuracy accuracy = ExpAccuracy::f32);
 
