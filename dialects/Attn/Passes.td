@@ -89,7 +89,7 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
     "::mlir::func::FuncDialect", "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::x86vector::X86VectorDialect"
+    "::mlir::x86vector::X86VectorDialect", "::mlir::LLVM::LLVMDialect"
   ];
 }
 
