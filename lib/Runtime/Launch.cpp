@@ -8,9 +8,9 @@
 // A launch validates everything first (Validate.cpp), so a failed call leaves
 // the tensors untouched; then it hands the tile function flat memref views of
 // the tensors plus a params array of sizes and strides, once per work item
-// (batch, head, query tile). Participants pull items from one atomic counter:
-// tiles of a causal kernel differ in cost, and a shared counter balances
-// that without the runtime having to know it.
+// (batch, head, query tile). Participants pull short runs of consecutive items
+// from one atomic counter: tiles of a causal kernel differ in cost, and a
+// shared counter balances that without the runtime having to know it.
 //
 // The library is linked statically into kernels, including shared objects,
 // and its C++ internals are built with hidden visibility; only the two C
@@ -57,6 +57,7 @@ struct Job {
   attnc_memref views[NumTensors] = {};
   int64_t params[ATTNC_P_COUNT] = {};
   int64_t heads = 0, tiles = 0, items = 0;
+  int64_t participants = 1;
   std::atomic<int64_t> next{0};    // the next unclaimed work item
   std::atomic<bool> failed{false}; // set once a tile returned non-zero
   std::atomic<int64_t> failedItem{-1};
@@ -80,32 +81,57 @@ void fillParams(const CheckedLaunch &checked, int64_t *params) {
               params + base[id]);
 }
 
+/// Longest run of consecutive items one claim takes.
+constexpr int64_t kMaxClaim = 4;
+
+/// Claims the next run of consecutive items, returned as [first, first + n).
+/// Guided: an eighth of each participant's share of what is left, 1 to
+/// kMaxClaim items, so a thread usually computes the query tile after the
+/// one it finished (whose q rows that tile prefetched), and the last claims
+/// are single items that keep the threads finishing together.
+std::pair<int64_t, int64_t> claim(Job &job) {
+  int64_t first = job.next.load(std::memory_order_relaxed), n = 0;
+  do {
+    if (first >= job.items)
+      return {first, 0};
+    n = std::clamp<int64_t>((job.items - first) / (8 * job.participants), 1, kMaxClaim);
+  } while (!job.next.compare_exchange_weak(first, first + n, std::memory_order_relaxed));
+  return {first, n};
+}
+
+/// Runs one work item; false if its tile function failed (recorded in job).
+bool runItem(Job &job, int64_t item) {
+  int64_t tile = item % job.tiles, bh = item / job.tiles;
+  // The tile function takes non-const descriptors (MLIR's C interface);
+  // fresh copies per item keep a misbehaving kernel from skewing others.
+  attnc_memref m[NumTensors];
+  std::copy(job.views, job.views + NumTensors, m);
+  int64_t params[ATTNC_P_COUNT];
+  std::copy(job.params, job.params + ATTNC_P_COUNT, params);
+  attnc_memref_i64 p = {params, params, 0, ATTNC_P_COUNT, 1};
+  int32_t rc = job.desc->tile(&m[Q], &m[K], &m[V], &m[Out], &m[Lse], &p,
+                              bh / job.heads, bh % job.heads, tile);
+  if (rc == 0)
+    return true;
+  int64_t none = -1;
+  if (job.failedItem.compare_exchange_strong(none, item))
+    job.failedCode = rc;
+  job.failed.store(true, std::memory_order_relaxed);
+  return false;
+}
+
 /// One participant: claims items until none are left or one failed. Items are
 /// numbered ((b * heads) + h) * tiles + q_tile, so neighbouring claims share
 /// a head's k and v in cache.
 void runItems(void *ctx) {
   Job &job = *static_cast<Job *>(ctx);
   while (!job.failed.load(std::memory_order_relaxed)) {
-    int64_t item = job.next.fetch_add(1, std::memory_order_relaxed);
-    if (item >= job.items)
+    auto [first, n] = claim(job);
+    if (n == 0)
       return;
-    int64_t tile = item % job.tiles, bh = item / job.tiles;
-    // The tile function takes non-const descriptors (MLIR's C interface);
-    // fresh copies per item keep a misbehaving kernel from skewing others.
-    attnc_memref m[NumTensors];
-    std::copy(job.views, job.views + NumTensors, m);
-    int64_t params[ATTNC_P_COUNT];
-    std::copy(job.params, job.params + ATTNC_P_COUNT, params);
-    attnc_memref_i64 p = {params, params, 0, ATTNC_P_COUNT, 1};
-    int32_t rc = job.desc->tile(&m[Q], &m[K], &m[V], &m[Out], &m[Lse], &p,
-                                bh / job.heads, bh % job.heads, tile);
-    if (rc != 0) {
-      int64_t none = -1;
-      if (job.failedItem.compare_exchange_strong(none, item))
-        job.failedCode = rc;
-      job.failed.store(true, std::memory_order_relaxed);
-      return;
-    }
+    for (int64_t item = first; item < first + n; ++item)
+      if (job.failed.load(std::memory_order_relaxed) || !runItem(job, item))
+        return;
   }
 }
 
@@ -149,7 +175,9 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
   job.heads = desc->num_heads;
   job.tiles = checked.tiles;
   job.items = checked.items;
-  runOnThreads(participantsFor(opt, job.items), runItems, &job);
+  unsigned participants = participantsFor(opt, job.items);
+  job.participants = participants;
+  runOnThreads(participants, runItems, &job);
   if (job.failed.load()) {
     setError(kernelFailure(job).c_str());
     return ATTNC_ERR_KERNEL;

@@ -104,6 +104,15 @@ void FlashKernelBuilder::visitTile(Value kTile, Value prefetch, Value prefetchK0
   Value k0 = mul(kTile, idx(blockKv));
   Value cols = minIdx(idx(blockKv), b.create<arith::SubIOp>(seqKv, k0));
   Value full = classifyKvTile(kTile).first;
+  // The v rows of a next tile that follows this one go with its k rows (the
+  // hardware prefetcher streams those: dense is 1-2% faster so); those of a
+  // jump are spread over P V, see prefetchValueRows.
+  Value adjacent = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, prefetchK0,
+                                           add(k0, idx(blockKv)));
+  Value jump = b.create<arith::XOrIOp>(adjacent, b.create<arith::ConstantIntOp>(1, 1));
+  nextK0 = prefetchK0;
+  valuesInScores = b.create<arith::AndIOp>(prefetch, adjacent);
+  valuesInPV = b.create<arith::AndIOp>(prefetch, jump);
   if (cfg.countTiles) {
     auto type = MemRefType::get({1}, b.getI64Type());
     Value counter = b.create<memref::GetGlobalOp>(type, counterName);
@@ -132,16 +141,28 @@ void FlashKernelBuilder::visitTile(Value kTile, Value prefetch, Value prefetchK0
     accumulatePV(k0, cols);
 }
 
-/// Prefetches every cache line of k and v row `row` (clamped to the last key).
-void FlashKernelBuilder::prefetchKvRow(Value row) {
-  Value clamped = minIdx(row, b.create<arith::SubIOp>(seqKv, idx(1)));
-  Value kRow = offset(kS, batch, kvHead, clamped);
-  Value vRow = offset(vS, batch, kvHead, clamped);
+/// Prefetches every cache line of row `row` (in range) of a tensor.
+void FlashKernelBuilder::prefetchRow(Value buf, const Strides &strides, Value headIdx,
+                                     Value row) {
+  Value base = offset(strides, batch, headIdx, row);
   int64_t perLine = kLineBytes * 8 / elemType.getIntOrFloatBitWidth();
   for (int64_t d = 0; d < dim; d += perLine)
-    for (auto [buf, base] : {std::pair{kBuf, kRow}, std::pair{vBuf, vRow}})
-      b.create<memref::PrefetchOp>(buf, ValueRange{add(base, idx(d))}, /*isWrite=*/false,
-                                   /*localityHint=*/3, /*isDataCache=*/true);
+    b.create<memref::PrefetchOp>(buf, ValueRange{add(base, idx(d))}, /*isWrite=*/false,
+                                 /*localityHint=*/3, /*isDataCache=*/true);
+}
+
+/// During row block `rowBlock` of `rowBlocks` of P V: its share of the next
+/// visited tile's v rows (clamped to the last key). Spread over P V, where the
+/// k rows' are spread over the scores: bursts of misses to DRAM (BigBird's
+/// random tiles) fill the miss buffers and stall the loads in the loops.
+void FlashKernelBuilder::prefetchValueRows(Value rowBlock, int64_t rowBlocks) {
+  ifThen(valuesInPV, [&] {
+    int64_t perBlock = llvm::divideCeil(blockKv, rowBlocks);
+    Value first = add(nextK0, mul(rowBlock, idx(perBlock)));
+    Value lastKey = b.create<arith::SubIOp>(seqKv, idx(1));
+    for (int64_t r = 0; r < perBlock; ++r)
+      prefetchRow(vBuf, vS, kvHead, minIdx(add(first, idx(r)), lastKey));
+  });
 }
 
 /// KF / VF rows j = the tile's k / v rows k0 + j in f32; rows past the

@@ -140,7 +140,8 @@ private:
   std::pair<Value, Value> classifyKvTile(Value kTile);
   Value nextVisitedTile(Value from, Value end);
   void visitTile(Value kTile, Value prefetch, Value prefetchK0, StringRef counterName);
-  void prefetchKvRow(Value row);
+  void prefetchRow(Value buf, const Strides &strides, Value headIdx, Value row);
+  void prefetchValueRows(Value rowBlock, int64_t rowBlocks);
   double queryScale();
   void prefetchKeyBlock(Value prefetch, Value prefetchK0, ArrayRef<Value> keyRows);
   void widenKvTile(Value k0, Value cols);
@@ -206,6 +207,9 @@ private:
   Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded
   Value QP, VP, PB; // dot: q, v and P packed in bf16 pairs (FlashBf16Dot.cpp)
   Value vBatchHead; // offset of v[batch, kvHead, 0, 0]
+  // Per visited tile: the next visited tile's first key, and where its v rows
+  // are prefetched (its k rows are, during the scores, whenever it exists).
+  Value nextK0, valuesInScores, valuesInPV;
 };
 
 } // namespace mlir::attn::cpu

@@ -55,6 +55,8 @@ void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step) {
   int64_t vecBlock = largestDivisorUpTo(dimPadded / w, cfg.pvVectors);
   for (int64_t d0 = 0; d0 < dimPadded; d0 += vecBlock * w) {
     loop(0, blockQ, rowBlock, [&](Value i0) {
+      if (d0 == 0)
+        prefetchValueRows(b.create<arith::DivUIOp>(i0, idx(rowBlock)), blockQ / rowBlock);
       SmallVector<Value> rowIdx, init;
       for (int64_t r = 0; r < rowBlock; ++r) {
         rowIdx.push_back(add(i0, idx(r)));
