@@ -2,7 +2,8 @@
 #   attnc_mlir_deps  interface target: LLVM/MLIR 22 headers, the shared libMLIR and libLLVM,
 #                    -fno-rtti (typeinfo must match the installed libraries)
 #   ATTNC_PTXAS      CUDA's ptxas, if present (lit feature `ptxas`)
-# Halide is found where it is used (test/Halide, later lib/Target/Halide).
+#   Halide::Halide   the Halide wheel's libHalide (its C++ SDK; Halide_DIR from scripts/setup.sh),
+#                    and Halide::Runtime, its C runtime headers
 
 find_package(MLIR REQUIRED CONFIG)
 if(NOT LLVM_VERSION_MAJOR EQUAL 22)
@@ -21,6 +22,9 @@ target_include_directories(attnc_mlir_deps INTERFACE
   ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/dialects)
 target_compile_options(attnc_mlir_deps INTERFACE -fno-rtti)
 target_link_libraries(attnc_mlir_deps INTERFACE MLIR LLVM)
+
+find_package(Halide 21 REQUIRED)
+message(STATUS "Using Halide ${Halide_VERSION} from ${Halide_DIR}")
 
 find_program(ATTNC_PTXAS ptxas HINTS ENV CUDA_HOME PATH_SUFFIXES bin
              PATHS /usr/local/cuda/bin DOC "CUDA ptxas, used to check generated PTX")

@@ -14,6 +14,11 @@ set(ATTNC_INSTALL_CMAKEDIR lib/cmake/Attnc)
 # The tools link the shared libMLIR/libLLVM in /usr/lib/llvm-22/lib, which is not on the loader's
 # path: keep it in the installed binaries' RPATH.
 set_target_properties(attnc attnc-opt attnc-run PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+# Likewise the Halide wheel's libHalide.so (an imported library given by its full path, which
+# the link path does not cover): attnc links it for --backend=halide.
+get_target_property(ATTNC_HALIDE_LIBRARY Halide::Halide LOCATION)
+get_filename_component(ATTNC_HALIDE_LIBDIR "${ATTNC_HALIDE_LIBRARY}" DIRECTORY)
+set_property(TARGET attnc attnc-opt attnc-run APPEND PROPERTY INSTALL_RPATH "${ATTNC_HALIDE_LIBDIR}")
 set_target_properties(attnc_runtime PROPERTIES EXPORT_NAME runtime)
 
 install(TARGETS attnc attnc-opt attnc-run attnc_runtime

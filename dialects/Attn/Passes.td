@@ -93,6 +93,23 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
   ];
 }
 
+def AttnLowerFlashToHalideCallPass
+    : Pass<"attn-lower-flash-to-halide-call", "::mlir::ModuleOp"> {
+  let summary = "Replaces each attn.flash by a tile function that calls its Halide pipeline";
+  let description = [{
+    The Halide backend's half in MLIR. The pipeline itself (`<name>_halide`, one query tile
+    of one (batch, head), see include/attnc/Target/Halide/FlashPipeline.h) is compiled by
+    Halide from the same attn.flash; this pass replaces every `attn.kernel` with the tile
+    function of `attnc_runtime.h`, `_mlir_ciface_<name>_tile`, in the LLVM dialect, whose
+    body hands its memref views and the kernel's constants (block_q, head_dim, query heads
+    per kv head, element size) to the runtime's `attnc_rt_halide_tile`, which builds
+    `halide_buffer_t` views of the work item and calls the pipeline. Records the kernel's
+    facts in `attn.cpu_kernels` as attn-lower-flash-to-cpu does, so attn-emit-cpu-entry
+    adds the same descriptor and C entry: one runtime and one ABI for both backends.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def AttnApproximateExpPass : Pass<"attn-approximate-exp"> {
   let summary = "Replaces math.exp by MLIR's vectorizable polynomial approximation";
   let description = [{

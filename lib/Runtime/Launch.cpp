@@ -144,6 +144,17 @@ unsigned participantsFor(const attnc_options *opt, int64_t items) {
   return static_cast<unsigned>(std::min(want, items));
 }
 
+/// What a tile function's non-zero return means (HalideTile.cpp for 2 and < 0).
+const char *failureCause(int32_t code) {
+  if (code < 0)
+    return "the kernel's Halide pipeline returned this Halide error code, e.g. a score_mod "
+           "or mask_mod dividing by zero (its message went to stderr)";
+  if (code == 2)
+    return "a length beyond 2^31 - 1, which the Halide backend's 32-bit coordinates "
+           "cannot address";
+  return "a score_mod or mask_mod failed, e.g. an integer division by zero";
+}
+
 std::string kernelFailure(const Job &job) {
   int64_t item = job.failedItem.load();
   int64_t tile = item % job.tiles, bh = item / job.tiles;
@@ -153,8 +164,7 @@ std::string kernelFailure(const Job &job) {
              job.failedCode, " on work item (b=", bh / job.heads,
              ", h=", bh % job.heads, ", q_tile=", tile, ", query rows ", first,
              "..", end - 1,
-             "): a score_mod or mask_mod failed, e.g. an integer division by "
-             "zero; out and lse are partly written");
+             "): ", failureCause(job.failedCode), "; out and lse are partly written");
 }
 
 int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,

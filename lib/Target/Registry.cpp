@@ -5,9 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Backends: `mlir` (in-process MLIR -> LLVM, x86-64 targets) and `halide`,
-// known by name but without targets until the Halide backend lands, so that
-// --backend=halide says so instead of "unknown backend".
+// Backends: `mlir` (in-process MLIR -> LLVM, x86-64 targets) and `halide`
+// (the Halide wheel's libHalide in process, x86-64 targets). Both start from
+// attn.flash; the Halide backend's MLIR half is only the tile function that
+// calls its pipeline (attn-lower-flash-to-halide-call), which the driver
+// compiles with Halide (lib/Target/Halide) and links into the same object.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +27,15 @@ static llvm::Error error(const llvm::Twine &message) {
 
 static constexpr llvm::StringLiteral kCpuTargets[] = {
     "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "host"};
-static constexpr llvm::StringLiteral kHalideStatus =
-    "no targets yet: the Halide backend is not implemented in this build";
+static constexpr llvm::StringLiteral kHalideTargets[] = {"x86-64-avx512", "x86-64-avx2"};
+
+/// The Halide CPU schedule takes the tile sizes (the first two CPU tunables,
+/// same names and ranges); its register blocks are fixed for now.
+static llvm::ArrayRef<Tunable> halideTunables() { return cpuTunables().take_front(2); }
+
+llvm::ArrayRef<Tunable> attnc::tunablesOf(llvm::StringRef backend) {
+  return backend == "halide" ? halideTunables() : cpuTunables();
+}
 
 std::vector<TargetEntry> attnc::listTargets() {
   std::vector<TargetEntry> entries;
@@ -34,17 +43,31 @@ std::vector<TargetEntry> attnc::listTargets() {
     CpuTarget cpu = llvm::cantFail(lookupCpuTarget(name));
     entries.push_back({cpu.name, "mlir", "cpu (kDLCPU)", cpu.needs, cpu.runsHere()});
   }
+  for (llvm::StringRef name : kHalideTargets) {
+    CpuTarget cpu = llvm::cantFail(lookupCpuTarget(name));
+    entries.push_back({cpu.name, "halide", "cpu (kDLCPU)", cpu.needs, cpu.runsHere()});
+  }
   return entries;
 }
 
 void attnc::printBackends(llvm::raw_ostream &os) {
-  os << "backends: mlir (in-process MLIR and LLVM); halide (" << kHalideStatus << ")\n";
+  os << "backends: mlir (in-process MLIR and LLVM); halide (in-process Halide 21, x86-64 "
+        "targets)\n";
 }
 
 llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef target,
                                         llvm::ArrayRef<std::string> schedule) {
-  if (backend == "halide")
-    return error("--backend=halide: " + kHalideStatus + "; use --backend=mlir");
+  if (backend == "halide") {
+    if (!llvm::is_contained(kHalideTargets, target))
+      return error("--backend=halide has no target '" + target +
+                   "'; expected x86-64-avx512 or x86-64-avx2");
+    Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget(target)),
+                        Schedule(halideTunables())};
+    for (const std::string &assignment : schedule)
+      if (llvm::Error err = selection.schedule.set(assignment, selection.cpu.vectorWidth))
+        return std::move(err);
+    return selection;
+  }
   if (backend != "mlir")
     return error("unknown backend '" + backend + "'; expected mlir or halide");
   llvm::Expected<CpuTarget> cpu = lookupCpuTarget(target);
@@ -68,6 +91,11 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   pm.addPass(mlir::attn::createAttnTileFlashPass(tiling));
   if (until == PipelineStage::tiled)
     return;
+  if (s.backend == "halide") {
+    pm.addPass(mlir::attn::createAttnLowerFlashToHalideCallPass());
+    buildLowerToLLVMPipeline(pm);
+    return;
+  }
   mlir::attn::AttnLowerFlashToCPUPassOptions lowering;
   lowering.target = s.cpu.name;
   lowering.qkKeys = s.schedule.get("qk_keys");

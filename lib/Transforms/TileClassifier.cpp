@@ -104,8 +104,8 @@ struct IREmitter {
   }
 
   template <typename Fn>
-  std::pair<Bool, Bool> foldBlocks(Int qLo, Int qHi, Int kLo, Int kHi,
-                                   Fn keep) {
+  std::pair<Bool, Bool> foldBlocks(Int qLo, Int qHi, Int kLo, Int kHi, int64_t,
+                                   int64_t, Fn keep) {
     Value one = c(1);
     auto outer = scf::ForOp::create(
         b, loc, qLo, add(qHi, one), one, ValueRange{t(true), t(false)},

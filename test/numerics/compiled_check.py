@@ -2,7 +2,7 @@
 """Runs the numeric matrix through attnc's compiled CPU kernels.
 
 For each case of matrix.json, every dtype: build the case's spec with `attnc --emit=so
---target T`, run it with `attnc-run --so` on seeded inputs, and let attnc-run compare every
+--backend B --target T`, run it with `attnc-run --so` on seeded inputs, and let attnc-run compare every
 output with the reference evaluator under the matrix's tolerance for the case's dtype
 (matrix.json "tolerances"; f32: rtol 2e-5, atol 2e-6: f32 accumulation over tiles and a
 polynomial exp, against a double reference; f16 / bf16 also round q, k, v and out). A case
@@ -43,6 +43,7 @@ def main():
     parser.add_argument("--attnc", required=True)
     parser.add_argument("--attnc-run", required=True)
     parser.add_argument("--target", required=True)
+    parser.add_argument("--backend", default="mlir")
     parser.add_argument("--work", required=True)
     parser.add_argument("--only", help="run only the case of this name")
     parser.add_argument("--also-dtypes", nargs="*", default=[], choices=["f16", "bf16"],
@@ -59,7 +60,8 @@ def main():
         so = os.path.join(directory, "kernel.so")
         start = time.monotonic()
         step = "attnc --emit=so"
-        rc, out = run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so])
+        rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
+                       "--emit=so", "-o", so])
         compile_times.append(time.monotonic() - start)
         if rc == 0:
             step = "attnc-run --so"

@@ -283,8 +283,8 @@ struct WrappedEmitter {
   Int remU(Int a, Int b) { return {i.remU(a.v, b.v)}; }
   Bool lookup(const std::vector<bool> &table, Int x) { return {table[x.v]}; }
   template <typename Fn>
-  std::pair<Bool, Bool> foldBlocks(Int qLo, Int qHi, Int kLo, Int kHi,
-                                   Fn keep) {
+  std::pair<Bool, Bool> foldBlocks(Int qLo, Int qHi, Int kLo, Int kHi, int64_t,
+                                   int64_t, Fn keep) {
     Bool all{true}, any{false};
     for (int64_t qb = qLo.v; qb <= qHi.v; ++qb)
       for (int64_t kb = kLo.v; kb <= kHi.v; ++kb) {

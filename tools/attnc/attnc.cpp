@@ -17,6 +17,7 @@
 
 #include "Driver.h"
 
+#include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
 #include "attnc/InitAll.h"
 #include "attnc/Target/CPU/CpuTunables.h"
 #include "attnc/Target/Registry.h"
@@ -29,6 +30,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -44,7 +46,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Stage { spec, normalized, tiled, loops, llvm, assembly, obj, so };
+enum class Stage { spec, normalized, tiled, loops, halide, llvm, assembly, obj, so };
 
 cl::OptionCategory attncCat("attnc: compile options");
 cl::OptionCategory explainCat("attnc: explain options (attnc explain SPEC ...)");
@@ -56,7 +58,7 @@ cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"),
                               cl::cat(attncCat));
 cl::opt<std::string> outputFile("o", cl::desc("Output file"), cl::value_desc("FILE"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
-cl::opt<std::string> backendName("backend", cl::desc("Code generator: mlir (halide: not yet)"),
+cl::opt<std::string> backendName("backend", cl::desc("Code generator: mlir or halide"),
                                  cl::init("mlir"), cl::sub(cl::SubCommand::getTopLevel()),
                                  cl::sub(explainCmd), cl::cat(attncCat));
 cl::opt<std::string> targetName("target",
@@ -82,6 +84,8 @@ cl::opt<Stage> emit(
                clEnumValN(Stage::normalized, "normalized", "after attn-normalize"),
                clEnumValN(Stage::tiled, "tiled", "attn.flash, the target-neutral tiled form"),
                clEnumValN(Stage::loops, "loops", "scf/vector/memref loops, input of LLVM lowering"),
+               clEnumValN(Stage::halide, "halide",
+                          "--backend=halide: the Halide pipeline's lowered statement"),
                clEnumValN(Stage::llvm, "llvm", "optimized LLVM IR"),
                clEnumValN(Stage::assembly, "asm", "assembly"),
                clEnumValN(Stage::obj, "obj", "object file and C header (default)"),
@@ -168,6 +172,104 @@ llvm::Error writeHeaderFor(ModuleOp spec, StringRef objPath) {
   return writeText(header, [&](auto &os) { attnc::writeHeader(spec, specFile, os); });
 }
 
+/// Writes the object (or, for --emit=so, the shared object) and the header.
+llvm::Error writeOutputs(llvm::function_ref<llvm::Error(StringRef)> writeObject, ModuleOp spec,
+                         const char *argv0) {
+  std::string objPath = emit == Stage::so ? outputPath(".so") + ".o" : outputPath(".o");
+  if (llvm::Error err = writeObject(objPath))
+    return err;
+  if (emit == Stage::so) {
+    llvm::Error err = linkShared(objPath, outputPath(".so"), argv0);
+    llvm::sys::fs::remove(objPath);
+    return err;
+  }
+  return writeHeaderFor(spec, objPath);
+}
+
+/// Emits the LLVM-dialect `module` as an object at `path`.
+llvm::Error writeObjectFile(ModuleOp module, const attnc::CpuTarget &target, StringRef path) {
+  llvm::LLVMContext context;
+  auto llvmModule = attnc::translateAndOptimize(module, target, context);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  std::string message;
+  auto out = openOutputFile(path, &message);
+  if (!out)
+    return error(message);
+  if (llvm::Error err = attnc::emitMachineCode(**llvmModule, target, false, out->os()))
+    return err;
+  out->keep();
+  return llvm::Error::success();
+}
+
+/// Merges objects into one relocatable object (the system linker's -r).
+llvm::Error mergeObjects(ArrayRef<std::string> inputs, StringRef output) {
+  SmallVector<StringRef> args{ATTNC_CXX_COMPILER, "-r", "-nostdlib", "-o", output};
+  args.append(inputs.begin(), inputs.end());
+  std::string message;
+  if (llvm::sys::ExecuteAndWait(ATTNC_CXX_COMPILER, args, std::nullopt, {}, 0, 0, &message))
+    return error("merging the Halide and MLIR objects into " + output + " failed: " + message);
+  return llvm::Error::success();
+}
+
+/// --backend=halide from the tiled form: each kernel's Halide pipeline
+/// (lib/Target/Halide) and the tile functions calling them (the MLIR pipeline
+/// with attn-lower-flash-to-halide-call), merged into one object.
+llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
+                          const char *argv0) {
+  if (emit == Stage::loops || emit == Stage::llvm || emit == Stage::assembly)
+    return error("--backend=halide has no --emit=loops / llvm / asm stage; its pipeline "
+                 "is printed by --emit=halide");
+  OwningOpRef<ModuleOp> spec = module.clone(), tiled = module.clone();
+  if (llvm::Error err = runPipeline(*tiled, selection, attnc::PipelineStage::tiled))
+    return err;
+  attnc::halide::HalideCpuTarget target;
+  if (!attnc::halide::lookupHalideCpuTarget(selection.cpu.name, target))
+    return error("the Halide backend has no target " + selection.cpu.name);
+  std::vector<attnc::halide::FlashProblem> problems;
+  for (attn::KernelOp kernel : tiled->getOps<attn::KernelOp>()) {
+    FailureOr<attnc::halide::FlashProblem> problem = attn::flashProblemFromOp(kernel);
+    if (failed(problem))
+      return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
+    problems.push_back(std::move(*problem));
+  }
+  if (emit == Stage::halide)
+    return writeText(outputPath(""), [&](auto &os) {
+      for (const auto &problem : problems) {
+        std::string message, stmt = attnc::halide::lowerFlashStmt(problem, target, message);
+        os << (message.empty() ? stmt : message) << "\n";
+      }
+    });
+  if (llvm::Error err = runPipeline(module, selection, attnc::PipelineStage::llvmDialect))
+    return err;
+  return writeOutputs([&](StringRef objPath) -> llvm::Error {
+    std::vector<std::string> parts;
+    auto cleanup = llvm::make_scope_exit([&] {
+      for (const std::string &part : parts)
+        llvm::sys::fs::remove(part);
+    });
+    auto temporary = [&]() -> std::string {
+      llvm::SmallString<128> path;
+      if (llvm::sys::fs::createTemporaryFile("attnc-halide", "o", path))
+        return "";
+      parts.push_back(path.str().str());
+      return parts.back();
+    };
+    std::string calls = temporary();
+    if (calls.empty())
+      return error("cannot create a temporary object file");
+    if (llvm::Error err = writeObjectFile(module, selection.cpu, calls))
+      return err;
+    for (const auto &problem : problems) {
+      std::string path = temporary();
+      std::string message = attnc::halide::compileFlashObject(problem, target, path);
+      if (!message.empty())
+        return error("kernel '" + problem.name + "': " + message);
+    }
+    return mergeObjects(parts, objPath);
+  }, *spec, argv0);
+}
+
 llvm::Error compile(ModuleOp module, const char *argv0) {
   auto selection = attnc::select(backendName, targetName, scheduleArgs);
   if (!selection)
@@ -178,6 +280,10 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
   };
   if (emit == Stage::spec)
     return printModule();
+  if (emit == Stage::halide && selection->backend != "halide")
+    return error("--emit=halide needs --backend=halide");
+  if (selection->backend == "halide" && emit != Stage::normalized && emit != Stage::tiled)
+    return compileHalide(module, *selection, argv0);
   std::optional<attnc::PipelineStage> mlirStage;
   if (emit == Stage::normalized)
     mlirStage = attnc::PipelineStage::normalized;
@@ -194,14 +300,13 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
   if (llvm::Error err = runPipeline(module, *selection, attnc::PipelineStage::llvmDialect))
     return err;
   const attnc::CpuTarget *target = &selection->cpu;
-
-  llvm::LLVMContext context;
-  auto llvmModule = attnc::translateAndOptimize(module, *target, context);
-  if (!llvmModule)
-    return llvmModule.takeError();
-  if (emit == Stage::llvm)
-    return writeText(outputPath(""), [&](auto &os) { (*llvmModule)->print(os, nullptr); });
-  if (emit == Stage::assembly) {
+  if (emit == Stage::llvm || emit == Stage::assembly) {
+    llvm::LLVMContext context;
+    auto llvmModule = attnc::translateAndOptimize(module, *target, context);
+    if (!llvmModule)
+      return llvmModule.takeError();
+    if (emit == Stage::llvm)
+      return writeText(outputPath(""), [&](auto &os) { (*llvmModule)->print(os, nullptr); });
     std::string message;
     auto out = openOutputFile(outputPath(""), &message);
     if (!out)
@@ -211,23 +316,9 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
     out->keep();
     return llvm::Error::success();
   }
-
-  std::string objPath = emit == Stage::so ? outputPath(".so") + ".o" : outputPath(".o");
-  {
-    std::string message;
-    auto out = openOutputFile(objPath, &message);
-    if (!out)
-      return error(message);
-    if (llvm::Error err = attnc::emitMachineCode(**llvmModule, *target, false, out->os()))
-      return err;
-    out->keep();
-  }
-  if (emit == Stage::so) {
-    llvm::Error err = linkShared(objPath, outputPath(".so"), argv0);
-    llvm::sys::fs::remove(objPath);
-    return err;
-  }
-  return writeHeaderFor(*spec, objPath);
+  return writeOutputs(
+      [&](StringRef objPath) { return writeObjectFile(module, *target, objPath); }, *spec,
+      argv0);
 }
 
 llvm::Error runExplain(ModuleOp module) {
@@ -267,8 +358,9 @@ int main(int argc, char **argv) {
     if (listTargets)
       printTargets(llvm::outs());
     if (listTunables) {
-      llvm::outs() << "tunables of the mlir backend (--schedule name=value):\n";
-      attnc::printTunables(attnc::cpuTunables(), llvm::outs());
+      llvm::outs() << "tunables of the " << backendName
+                   << " backend (--schedule name=value):\n";
+      attnc::printTunables(attnc::tunablesOf(backendName), llvm::outs());
     }
     return 0;
   }

@@ -23,9 +23,12 @@
 //   land, lor, lnot
 //   xorShr(Int, int s), remU       unsigned steps for the BigBird hash
 //   lookup(const std::vector<bool> &, Int i)   a constant table
-//   foldBlocks(qLo, qHi, kLo, kHi, keep) -> (all, any) of keep(E&, qb, kb)
-//     over the inclusive block range; keep may get a different E instance
-//     (a loop body's builder), so it takes the emitter as an argument
+//   foldBlocks(qLo, qHi, kLo, kHi, bq, bk, keep) -> (all, any) of
+//     keep(E&, qb, kb) over the inclusive block range of blocks bq x bk; keep
+//     may get a different E instance (a loop body's builder), so it takes the
+//     emitter as an argument. An emitter that cannot loop may unroll over the
+//     most blocks a tile can touch, or answer (all, any) = (false, true),
+//     "partial": always safe, the tile is then evaluated element by element
 //   anyOf(int64_t n, fn)           fn(r) for a small static n, or-ed
 //
 // This header needs only the C++ standard library, so a generator that must
@@ -233,7 +236,7 @@ private:
     auto [bq, bk] = blockSizes(m);
     auto [all, any] = e.foldBlocks(
         e.floorDiv(t.q0, bq), e.floorDiv(e.sub(t.q1, e.c(1)), bq),
-        e.floorDiv(t.k0, bk), e.floorDiv(e.sub(t.k1, e.c(1)), bk),
+        e.floorDiv(t.k0, bk), e.floorDiv(e.sub(t.k1, e.c(1)), bk), bq, bk,
         [&](auto &inner, auto qb, auto kb) {
           return Classifier<std::remove_reference_t<decltype(inner)>>(inner)
               .blockKeeps(m, qb, kb, t.seqKv);
@@ -316,8 +319,8 @@ struct IntEmitter {
   }
 
   template <typename Fn>
-  std::pair<Bool, Bool> foldBlocks(Int qLo, Int qHi, Int kLo, Int kHi,
-                                   Fn keep) {
+  std::pair<Bool, Bool> foldBlocks(Int qLo, Int qHi, Int kLo, Int kHi, int64_t,
+                                   int64_t, Fn keep) {
     bool all = true, any = false;
     // Stop once the answer is partial: nothing later can change it.
     for (Int qb = qLo; qb <= qHi && (all || !any); ++qb)

@@ -30,8 +30,10 @@ struct TargetEntry {
 
 /// Every known target of every backend.
 std::vector<TargetEntry> listTargets();
-/// Backend names and, for a backend without targets, why.
+/// Backend names and what each runs on.
 void printBackends(llvm::raw_ostream &os);
+/// The tunables `--schedule` takes for a backend (mlir or halide).
+llvm::ArrayRef<Tunable> tunablesOf(llvm::StringRef backend);
 
 /// A (backend, target) pair with its schedule: all a pipeline needs.
 struct Selection {

@@ -24,10 +24,7 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-namespace {
-
-/// The descriptor fields of one kernel (see attnc_kernel_desc).
-DictionaryAttr describe(FlashOp op, StringRef name) {
+DictionaryAttr mlir::attn::describeCpuKernel(FlashOp op, StringRef name) {
   Builder b(op.getContext());
   // The C ABI always takes and fills `out` (an lse-only spec too): one
   // signature for every kernel, and out costs nothing extra to write.
@@ -54,6 +51,8 @@ DictionaryAttr describe(FlashOp op, StringRef name) {
       b.getNamedAttr("max_seq_kv", i64(maxKv)),
   });
 }
+
+namespace {
 
 struct AttnLowerFlashToCPUPass
     : public mlir::attn::impl::AttnLowerFlashToCPUPassBase<AttnLowerFlashToCPUPass> {
@@ -82,7 +81,7 @@ struct AttnLowerFlashToCPUPass
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       if (failed(buildCpuFlashKernel(kernel, config)))
         return signalPassFailure();
-      kernels.push_back(describe(kernel.getFlash(), kernel.getSymName()));
+      kernels.push_back(describeCpuKernel(kernel.getFlash(), kernel.getSymName()));
       kernel.erase();
     }
     module->setAttr("attn.cpu_kernels", ArrayAttr::get(&getContext(), kernels));

@@ -36,6 +36,10 @@ struct CpuKernelConfig {
 FailureOr<func::FuncOp> buildCpuFlashKernel(KernelOp kernel,
                                             const CpuKernelConfig &config);
 
+/// The runtime descriptor's facts of one kernel (attnc_kernel_desc), as the
+/// entry attribute `attn.cpu_kernels` records them for attn-emit-cpu-entry.
+DictionaryAttr describeCpuKernel(FlashOp op, StringRef name);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H

@@ -1,0 +1,92 @@
+//===- FlashPipeline.h - attn.flash as a Halide pipeline --------*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The Halide backend's entry points. They take the tiled kernel as plain data
+// (FlashProblem: no MLIR types), so the code that includes Halide.h never
+// includes MLIR or LLVM headers; libHalide carries its own LLVM.
+//
+// The pipeline computes one work item, as the MLIR backend's tile function
+// does: query rows [q0, q0 + rows) of one (batch, head), all KV tiles the
+// mask does not skip. The runtime's thread pool runs the items; a small
+// adapter (lib/Runtime/HalideTile.cpp) turns the tile function's memref views
+// into halide_buffer_t views of that item's rows. Its C signature:
+//
+//   int <name>_halide(halide_buffer_t *q,   // [rows, head_dim]    (d innermost)
+//                     halide_buffer_t *k,   // [seq_kv, head_dim]
+//                     halide_buffer_t *v,   // [seq_kv, head_dim]
+//                     int32_t b, int32_t h, // for the mods
+//                     int32_t q0, int32_t seq_q, int32_t seq_kv,
+//                     halide_buffer_t *out, // [rows, head_dim], the spec's dtype
+//                     halide_buffer_t *lse) // [rows], float32
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TARGET_HALIDE_FLASHPIPELINE_H
+#define ATTNC_TARGET_HALIDE_FLASHPIPELINE_H
+
+#include "attnc/Support/MaskRules.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnc::halide {
+
+enum class ElemType { f32, f16, bf16 };
+
+/// A score_mod / mask_mod body as plain data. Values 0..numArgs-1 are the
+/// region's arguments (score_mod: score, b, h, q_idx, kv_idx; mask_mod: b, h,
+/// q_idx, kv_idx); each op then adds one value, in order.
+struct ModOp {
+  std::string name;          // the MLIR op's name, e.g. "arith.mulf"
+  std::string type;          // its result type: f16, bf16, f32, f64, i1..i64, index
+  std::vector<int> operands; // earlier values
+  std::string predicate;     // cmpf / cmpi: "olt", "slt", ...
+  double floatValue = 0;     // arith.constant
+  int64_t intValue = 0;
+};
+struct ModBody {
+  std::vector<std::string> argTypes;
+  std::vector<ModOp> ops;
+  int result = 0; // the yielded value
+};
+
+/// One attn.flash kernel, as the Halide backend needs it.
+struct FlashProblem {
+  std::string name; // the kernel's symbol; the pipeline is <name>_halide
+  int64_t dim = 0;  // head_dim
+  ElemType dtype = ElemType::f32;
+  int64_t blockQ = 64, blockKv = 64;
+  double scale = 1.0;
+  mask::Mask mask;
+  std::optional<ModBody> scoreMod, maskMod;
+};
+
+/// A CPU target of the Halide backend.
+struct HalideCpuTarget {
+  std::string halideTarget; // Halide's target string
+  int vectorWidth;          // f32 lanes
+};
+
+/// The Halide target for an attnc CPU target name (x86-64-avx512,
+/// x86-64-avx2); false if the Halide backend has no such target.
+bool lookupHalideCpuTarget(const std::string &name, HalideCpuTarget &target);
+
+/// Writes the pipeline's object file (with Halide's runtime, weak symbols) to
+/// `path`. Returns "" or what went wrong.
+std::string compileFlashObject(const FlashProblem &problem, const HalideCpuTarget &target,
+                               const std::string &path);
+
+/// The pipeline's lowered statement (`attnc --emit=halide`), or an error
+/// message in `error`.
+std::string lowerFlashStmt(const FlashProblem &problem, const HalideCpuTarget &target,
+                           std::string &error);
+
+} // namespace attnc::halide
+
+#endif // ATTNC_TARGET_HALIDE_FLASHPIPELINE_H

@@ -1,0 +1,116 @@
+//===- HalideTile.cpp - attnc_rt_halide_tile ------------------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The tile function of a Halide-backend kernel forwards here: the same flat
+// memref views and params an MLIR kernel's tile function gets become
+// halide_buffer_t views of one work item (q, out, lse: its rows; k, v: its kv
+// head), and the kernel's Halide pipeline runs on them. The pipeline always
+// computes block_q rows; a short last tile goes through a scratch buffer, so
+// the pipeline's loops keep constant extents and nothing past the tensors is
+// written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/attnc_runtime.h"
+
+#include "HalideRuntime.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+/* Halide's runtime, linked into every Halide kernel object with weak symbols,
+ * reports a failed check or require() through halide_error, whose default
+ * aborts the process. This strong definition prints the message and returns;
+ * the pipeline then returns the error code, which the launch reports as
+ * ATTNC_ERR_KERNEL, as for an MLIR kernel whose mod divided by zero. */
+extern "C" void halide_error(void *, const char *message) {
+  std::fprintf(stderr, "attnc: Halide pipeline: %s", message);
+}
+
+namespace {
+
+using Pipeline = int (*)(halide_buffer_t *q, halide_buffer_t *k, halide_buffer_t *v,
+                         int32_t b, int32_t h, int32_t q0, int32_t seqQ, int32_t seqKv,
+                         halide_buffer_t *out,
+                         halide_buffer_t *lse);
+
+/// A halide_buffer_t over `host`, dims given innermost first.
+struct View {
+  halide_dimension_t dims[2] = {};
+  halide_buffer_t buffer = {};
+
+  View(void *host, halide_type_t type, int rank, const int64_t (*shape)[2]) {
+    for (int n = 0; n < rank; ++n)
+      dims[n] = {0, static_cast<int32_t>(shape[n][0]), static_cast<int32_t>(shape[n][1]), 0};
+    buffer.host = static_cast<uint8_t *>(host);
+    buffer.type = type;
+    buffer.dimensions = rank;
+    buffer.dim = dims;
+  }
+};
+
+char *at(const attnc_memref *m, int64_t element, int64_t bytes) {
+  return static_cast<char *>(m->aligned) + (m->offset + element) * bytes;
+}
+
+} // namespace
+
+/* Declared by the tile functions that attn-lower-flash-to-halide-call emits.
+ * Returns 0, a Halide error code (negative), or 2 when a length does not fit
+ * Halide's 32-bit coordinates. */
+extern "C" int32_t attnc_rt_halide_tile(void *pipeline, attnc_memref *q, attnc_memref *k,
+                                        attnc_memref *v, attnc_memref *out, attnc_memref *lse,
+                                        attnc_memref_i64 *params, int64_t b, int64_t h,
+                                        int64_t qTile, int64_t blockQ, int64_t dim,
+                                        int64_t group, int64_t elemBytes, int64_t dtypeCode) {
+  const int64_t *p = params->aligned + params->offset;
+  const int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
+  if (seqQ > INT32_MAX || seqKv > INT32_MAX || b > INT32_MAX || h > INT32_MAX)
+    return 2;
+  const int64_t *qS = p + ATTNC_P_Q_STRIDES, *kS = p + ATTNC_P_K_STRIDES,
+                *vS = p + ATTNC_P_V_STRIDES, *oS = p + ATTNC_P_OUT_STRIDES,
+                *lS = p + ATTNC_P_LSE_STRIDES;
+  const int64_t q0 = qTile * blockQ, rows = std::min(blockQ, seqQ - q0), kvHead = h / group;
+  // DLPack's and Halide's float / bfloat codes agree (2, 4).
+  halide_type_t type(static_cast<halide_type_code_t>(dtypeCode), uint8_t(elemBytes * 8));
+  halide_type_t f32(halide_type_float, 32);
+
+  const int64_t qShape[2][2] = {{dim, 1}, {rows, qS[2]}};
+  const int64_t kShape[2][2] = {{dim, 1}, {seqKv, kS[2]}};
+  const int64_t vShape[2][2] = {{dim, 1}, {seqKv, vS[2]}};
+  View qv(at(q, b * qS[0] + h * qS[1] + q0 * qS[2], elemBytes), type, 2, qShape);
+  View kv(at(k, b * kS[0] + kvHead * kS[1], elemBytes), type, 2, kShape);
+  View vv(at(v, b * vS[0] + kvHead * vS[1], elemBytes), type, 2, vShape);
+
+  // out and lse in place for a whole tile, else through scratch rows.
+  bool whole = rows == blockQ, wantLse = lse->size > 0;
+  std::vector<char> outScratch(whole ? 0 : size_t(blockQ * dim * elemBytes));
+  std::vector<float> lseScratch(whole && wantLse ? 0 : size_t(blockQ));
+  char *outRows = at(out, b * oS[0] + h * oS[1] + q0 * oS[2], elemBytes);
+  float *lseRows =
+      wantLse ? reinterpret_cast<float *>(at(lse, b * lS[0] + h * lS[1] + q0 * lS[2], 4))
+              : nullptr;
+  const int64_t oShape[2][2] = {{dim, 1}, {blockQ, whole ? oS[2] : dim}};
+  const int64_t lShape[1][2] = {{blockQ, whole && wantLse ? lS[2] : 1}};
+  View ov(whole ? outRows : outScratch.data(), type, 2, oShape);
+  View lv(whole && wantLse ? static_cast<void *>(lseRows) : lseScratch.data(), f32, 1, lShape);
+
+  int rc = reinterpret_cast<Pipeline>(pipeline)(&qv.buffer, &kv.buffer, &vv.buffer,
+                                                int32_t(b), int32_t(h), int32_t(q0), int32_t(seqQ), int32_t(seqKv),
+                                                &ov.buffer, &lv.buffer);
+  if (rc != 0)
+    return rc;
+  for (int64_t r = 0; !whole && r < rows; ++r)
+    std::memcpy(outRows + r * oS[2] * elemBytes, outScratch.data() + r * dim * elemBytes,
+                size_t(dim * elemBytes));
+  for (int64_t r = 0; wantLse && !whole && r < rows; ++r)
+    lseRows[r * lS[2]] = lseScratch[size_t(r)];
+  return 0;
+}

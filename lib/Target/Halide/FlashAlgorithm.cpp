@@ -1,0 +1,140 @@
+//===- FlashAlgorithm.cpp - attn.flash's recurrence in Halide -------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// One work item: query rows [q0, q0 + blockQ) of one (batch, head) (rows past
+// the sequence repeat its last row and are discarded by the caller), against
+// the KV tiles of width B = block_kv that the mask rules do not skip:
+//
+//   queries(d, i)     = q[q0 + i, d] * scale
+//   score(i, j, t)    = sum_d queries(d, i) * k[tB + j, d]
+//   masked(i, j, t)   = score_mod(score, b, h, q0 + i, tB + j), or kMasked
+//                       where the mask or mask_mod drops (i, tB + j) (tiles the
+//                       rules call full skip the element test)
+//   tileMax(i, t)     = max_j masked;  prob = exp(masked - tileMax)
+//   tileSum(i, t)     = sum_j prob;    probValues(d, i, t) = sum_j prob v[tB + j, d]
+//   state(d, i) = (m, l, acc), one update per visited tile t:
+//     m' = max(m, tileMax), l' = l e^(m - m') + tileSum e^(tileMax - m'),
+//     acc' = acc e^(m - m') + probValues e^(tileMax - m')
+//   out = acc / l (0 where l = 0), lse = m + log l (-inf where l = 0)
+//
+// P is taken against the tile's own max, since no Func can read another's
+// update in progress; rescaling both terms by e^(. - m') makes that exact
+// (HALIDE-FLASH-NOTES.md). Masked scores are a finite kMasked, not -inf:
+// Halide compiles float arithmetic with fast-math flags that may assume no
+// infinities; -inf is produced only as lse's bit pattern.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashAlgorithm.h"
+
+#include "HalideMaskEmitter.h"
+#include "ModTranslate.h"
+
+using namespace Halide;
+using namespace attnc::halide;
+
+namespace {
+
+constexpr float kMasked = -1e38f;
+/// A tile row whose max is below this kept nothing.
+constexpr float kNothingKept = -1e37f;
+
+Type halideType(ElemType type) {
+  switch (type) {
+  case ElemType::f16:
+    return Float(16);
+  case ElemType::bf16:
+    return BFloat(16);
+  case ElemType::f32:
+    break;
+  }
+  return Float(32);
+}
+
+Expr i64(Expr x) { return cast<int64_t>(x); }
+
+} // namespace
+
+std::vector<Argument> FlashFuncs::arguments() const {
+  return {q, k, v, batch, head, q0, seqQ, seqKv};
+}
+
+void attnc::halide::defineFlash(const FlashProblem &p, FlashFuncs &f) {
+  Type type = halideType(p.dtype);
+  f.q = ImageParam(type, 2, "q");
+  f.k = ImageParam(type, 2, "k");
+  f.v = ImageParam(type, 2, "v");
+  const int D = static_cast<int>(p.dim), B = static_cast<int>(p.blockKv);
+  const int rowsMax = static_cast<int>(p.blockQ);
+  Var d = f.d, i = f.i, j = f.j, t = f.t;
+  Expr rows = f.q.dim(1).extent(), lastKey = f.seqKv - 1;
+
+  f.queries(d, i) = cast<float>(f.q(d, min(i, rows - 1))) * static_cast<float>(p.scale);
+  f.keys(d, j) = cast<float>(f.k(d, clamp(j, 0, lastKey)));
+  f.values(d, j) = cast<float>(f.v(d, clamp(j, 0, lastKey)));
+
+  // The shared tile rules, on this item's rectangle and on single elements.
+  Expr q0 = i64(f.q0), q1 = q0 + i64(rows), seqQ = i64(f.seqQ), seqKv = i64(f.seqKv);
+  HalideMaskEmitter tiles{p.blockQ, p.blockKv}, elements;
+  mask::Classifier<HalideMaskEmitter> byTile(tiles), byElement(elements);
+  Expr k0 = i64(t) * B, k1 = min(k0 + B, seqKv);
+  auto [full, empty] = byTile.classify(p.mask, {q0, q1, k0, k1, seqQ, seqKv});
+  // An edge tile holds keys past seq_kv; a mask_mod can drop any element.
+  f.tileFull(t) = full && k0 + B <= seqKv && !p.maskMod;
+  f.tileEmpty(t) = empty;
+  Expr qPos = q0 + i64(i), kPos = i64(t) * B + i64(j);
+  Expr keep = byElement.classify(p.mask, {qPos, qPos + 1, kPos, kPos + 1, seqQ, seqKv}).first;
+  Expr b = i64(f.batch), h = i64(f.head);
+  if (p.maskMod)
+    keep = keep && translateMod(*p.maskMod, {b, h, qPos, kPos});
+
+  f.rd = RDom(0, D, "rd");
+  f.score(i, j, t) = 0.0f;
+  f.score(i, j, t) += f.queries(f.rd, i) * f.keys(f.rd, t * B + j);
+  Expr score = f.score(i, j, t);
+  if (p.scoreMod)
+    score = cast<float>(translateMod(*p.scoreMod, {score, b, h, qPos, kPos}));
+  f.masked(i, j, t) = select(f.tileFull(t) || (keep && kPos < seqKv), score, kMasked);
+
+  f.rj = RDom(0, B, "rj");
+  f.tileMax(i, t) = kMasked;
+  f.tileMax(i, t) = max(f.tileMax(i, t), f.masked(i, f.rj, t));
+  Expr tileMax = f.tileMax(i, t);
+  f.prob(i, j, t) = select(tileMax < kNothingKept, 0.0f, exp(f.masked(i, j, t) - tileMax));
+  f.tileSum(i, t) = 0.0f;
+  f.tileSum(i, t) += f.prob(i, f.rj, t);
+  f.probValues(d, i, t) = 0.0f;
+  f.probValues(d, i, t) += f.prob(i, f.rj, t) * f.values(d, t * B + f.rj);
+
+  // Only the tiles of the mask's key range are visited, and of those only the
+  // ones the rules do not call empty.
+  auto [lo, hi] = byTile.keyRange(p.mask, {q0, q1, Expr(int64_t(0)), seqKv, seqQ, seqKv});
+  Expr firstTile = cast<int32_t>(max(lo, Expr(int64_t(0))) / B);
+  Expr endTile = cast<int32_t>((clamp(hi, Expr(int64_t(0)), seqKv) + (B - 1)) / B);
+  f.rt = RDom(firstTile, max(endTile - firstTile, 0), "rt");
+  f.rt.where(!f.tileEmpty(f.rt));
+  f.state(d, i) = Tuple(kMasked, 0.0f, 0.0f);
+  Expr m = f.state(d, i)[0], l = f.state(d, i)[1], acc = f.state(d, i)[2];
+  Expr tileMaxAt = f.tileMax(i, f.rt), mNext = max(m, tileMaxAt);
+  Expr keepOld = exp(m - mNext), keepTile = exp(tileMaxAt - mNext);
+  f.state(d, i) = Tuple(mNext, l * keepOld + f.tileSum(i, f.rt) * keepTile,
+                        acc * keepOld + f.probValues(d, i, f.rt) * keepTile);
+
+  Expr lOut = f.state(d, i)[1], accOut = f.state(d, i)[2];
+  f.out(d, i) = cast(type, select(lOut > 0.0f, accOut / lOut, 0.0f));
+  Expr l0 = f.state(0, i)[1], m0 = f.state(0, i)[0];
+  Expr bits = select(l0 > 0.0f, reinterpret<uint32_t>(m0 + log(l0)), Internal::make_const(UInt(32), uint64_t(0xff800000u)));
+  f.lse(i) = reinterpret<float>(bits);
+
+  for (ImageParam *in : {&f.q, &f.k, &f.v}) {
+    in->dim(0).set_bounds(0, D).set_stride(1);
+    in->dim(1).set_min(0);
+  }
+  f.out.output_buffer().dim(0).set_bounds(0, D).set_stride(1);
+  f.out.output_buffer().dim(1).set_bounds(0, rowsMax);
+  f.lse.output_buffer().dim(0).set_bounds(0, rowsMax);
+}

@@ -1,0 +1,70 @@
+//===- FlashScheduleCpu.cpp - the Halide Flash pipeline's CPU schedule ----===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// One work item runs on one thread (the runtime parallelises over items), so
+// nothing here is parallel. Per visited KV tile (the state's `rt` loop):
+//   - scores as register blocks of 4 vectors of query rows x 4 keys,
+//     accumulated over head_dim (query rows along the lanes: the queries are
+//     stored transposed, once per item);
+//   - the row max, P and the row sum on vectors of rows;
+//   - P V as blocks of 4 rows x 4 vectors of head_dim;
+// then the state update on vectors of head_dim. Every intermediate has a
+// constant size and lives on the stack (heap allocations per tile cost the
+// prototype 15-20%, HALIDE-FLASH-NOTES.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashAlgorithm.h"
+
+using namespace Halide;
+using namespace attnc::halide;
+
+void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f) {
+  Var d = f.d, i = f.i, j = f.j, io("io"), ii("ii"), ji("ji"), dd("dd");
+  RVar rt = f.rt.x;
+  const int rowBlock = static_cast<int>(std::min<int64_t>(4 * w, p.blockQ));
+  const int keyBlock = 4;
+  auto tail = TailStrategy::GuardWithIf; // head_dim need not be a multiple of w
+
+  f.out.vectorize(d, w, tail);
+  f.lse.vectorize(i, w, tail);
+  f.state.compute_root().store_in(MemoryType::Stack).vectorize(d, w, tail);
+  f.state.update().reorder(d, i, rt).vectorize(d, w, tail);
+
+  // Q^T: rows along the lanes.
+  f.queries.compute_root().store_in(MemoryType::Stack).reorder_storage(i, d);
+
+  for (Func *perTile : {&f.tileFull, &f.tileEmpty})
+    perTile->compute_at(f.state, rt);
+  f.masked.compute_at(f.state, rt)
+      .store_in(MemoryType::Stack)
+      .tile(i, j, ii, ji, rowBlock, keyBlock, TailStrategy::RoundUp)
+      .vectorize(ii, w)
+      .unroll(ii)
+      .unroll(ji);
+  f.score.compute_at(f.masked, i)
+      .store_in(MemoryType::Register)
+      .vectorize(i, w)
+      .unroll(i)
+      .unroll(j);
+  f.score.update().reorder(i, j, f.rd.x).vectorize(i, w).unroll(i).unroll(j);
+
+  f.tileMax.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
+  f.tileMax.update().reorder(i, f.rj.x).vectorize(i, w);
+  f.prob.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
+  f.tileSum.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
+  f.tileSum.update().reorder(i, f.rj.x).vectorize(i, w);
+
+  f.probValues.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(d, w, tail);
+  f.probValues.update()
+      .split(d, d, dd, 4 * w, tail)
+      .split(i, io, ii, 4)
+      .reorder(dd, ii, f.rj.x, d, io)
+      .vectorize(dd, w)
+      .unroll(dd)
+      .unroll(ii);
+}
