@@ -7,15 +7,21 @@ Prints, from that run alone (medians): attnc's % of the row's peak on dense rows
 useful-work GFLOPS as % of dense's on the same shape; sliding-window 256 time(16384) /
 time(8192); BigBird time / (density x dense time), which is dense GFLOPS / BigBird GFLOPS
 since both count the pairs each computes; attnc over the best peer on every dense and causal
-row; and for bf16 rows attnc bf16 / attnc f32 GFLOPS. Bars (issues 10 and 11): 85% of peak
-(dense f32 at seq 2048 and 8192), 85% of dense, 2.1, 1.2, 1.0x, 1.6x. Reads nothing but the JSON; writes nothing.
+row; for bf16 rows attnc bf16 / attnc f32 GFLOPS; and, where the run has the Halide backend's
+column, its % of peak on dense and its causal % of its own dense. Bars (issues 10, 11, 12): 85%
+of peak (dense f32 at seq 2048 and 8192), 85% of dense, 2.1, 1.2, 1.0x, 1.6x; Halide: 85% of
+peak (2 threads), 80% of dense. Reads nothing but the JSON; writes nothing.
 """
 import json
 import sys
 
 
-def attnc_name(results):
-    return next(n for n in results if n.startswith("attnc-") and "baseline" not in n)
+def attnc_name(results, backend="mlir"):
+    """The attnc column of a backend (the MLIR one's name has no backend in it)."""
+    def ours(n):
+        return n.startswith("attnc-") and "baseline" not in n and \
+            ("halide" in n) == (backend == "halide")
+    return next((n for n in results if ours(n)), None)
 
 
 def main(path):
@@ -56,6 +62,17 @@ def main(path):
         if v == "bigbird" and ("dense", dt, d, s, t) in gflops:
             ratio = gflops["dense", dt, d, s, t] / gflops[v, dt, d, s, t]
             line(label + ": time / (density x dense)", "%.2f" % ratio, "1.2", ratio <= 1.2)
+        halide = attnc_name(r["results"], "halide")
+        if halide and dt == "f32" and v in ("dense", "causal") and r["results"][halide].get("gflops"):
+            mine = r["results"][halide]["gflops"]
+            if v == "dense":  # issue 12: 85% at seq 2048 and 8192, 2 threads
+                pct, barred = 100 * mine / r["peak_gflops"], s in (2048, 8192) and t == 2
+                line(label + ": halide % of peak", "%.1f%%" % pct, "85%" if barred else "none",
+                     pct >= 85 or not barred)
+            dense = rows.get(("dense", dt, d, s, t))
+            if v == "causal" and dense and dense["results"].get(halide, {}).get("gflops"):
+                pct = 100 * mine / dense["results"][halide]["gflops"]
+                line(label + ": halide % of its dense", "%.1f%%" % pct, "80%", pct >= 80)
         if v == "swa256" and s == 16384 and (v, dt, d, 8192, t) in median:
             ratio = median[v, dt, d, s, t] / median[v, dt, d, 8192, t]
             line("swa256 %s d%d %d thr: time(16384)/time(8192)" % (dt, d, t), "%.2f" % ratio,

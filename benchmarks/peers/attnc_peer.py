@@ -18,6 +18,7 @@ from peers.base import Peer, Unsupported, aligned, bf16_bits
 
 BUILD = os.environ.get("ATTNC_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 BF16_TARGET = "x86-64-avx512-bf16"
+HALIDE_TARGETS = ("x86-64-avx512", "x86-64-avx2")  # attnc --backend=halide
 DL_FLOAT, DL_BFLOAT = 2, 4  # DLDataTypeCode
 
 
@@ -80,9 +81,12 @@ def bf16_target(f32_target, build=BUILD):
 
 
 class AttncPeer(Peer):
-    def __init__(self, targets, work, build=BUILD, label=""):
-        """targets: {dtype: target}; the peer is named after the f32 target."""
-        self.name = "attnc-" + {"host": "cpu"}.get(targets["f32"], targets["f32"]) + label
+    def __init__(self, targets, work, build=BUILD, label="", backend="mlir"):
+        """targets: {dtype: target}; the peer is named after the backend (halide; mlir is
+        left out of the name) and the f32 target."""
+        self.name = "attnc-" + ("" if backend == "mlir" else backend + "-") + \
+            {"host": "cpu"}.get(targets["f32"], targets["f32"]) + label
+        self.backend = backend
         self.targets = targets
         self.label = label
         self.work = work
@@ -95,11 +99,12 @@ class AttncPeer(Peer):
         key = (name, target)
         if key not in self.libraries:
             spec = os.path.join(self.work, name + ".mlir")
-            so = os.path.join(self.work, "%s.%s%s.so" % (name, target, self.label))
+            so = os.path.join(self.work, "%s.%s.%s%s.so" % (name, self.backend, target, self.label))
             with open(spec, "w") as f:
                 f.write(text)
-            proc = subprocess.run([os.path.join(self.build, "bin", "attnc"), spec, "--target",
-                                   target, "--emit=so", "-o", so], capture_output=True, text=True)
+            proc = subprocess.run([os.path.join(self.build, "bin", "attnc"), spec, "--backend",
+                                   self.backend, "--target", target, "--emit=so", "-o", so],
+                                  capture_output=True, text=True)
             if proc.returncode:
                 message = compile_error(proc.stderr)
                 if re.search(r"supports dtype|dtype .*not supported|unknown target", message):
@@ -143,6 +148,9 @@ def make(work, targets=None, baseline=None):
         raise ImportError("attnc is not built (%s/bin/attnc); run scripts/setup.sh" % BUILD)
     targets = targets or {"f32": "x86-64-avx512"}
     peers = [AttncPeer(targets, work)]
+    # The Halide backend on the same target (its bf16 kernels widen to f32 there).
+    if targets["f32"] in HALIDE_TARGETS:
+        peers.append(AttncPeer({"f32": targets["f32"]}, work, backend="halide"))
     if baseline:
         peers.append(AttncPeer(targets, work, baseline, "-baseline"))
     return peers

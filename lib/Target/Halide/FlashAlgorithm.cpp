@@ -75,7 +75,7 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashFuncs &f) {
 
   f.queries(d, i) = cast<float>(f.q(d, min(i, rows - 1))) * static_cast<float>(p.scale);
   f.keys(d, j) = cast<float>(f.k(d, clamp(j, 0, lastKey)));
-  f.values(d, j) = cast<float>(f.v(d, clamp(j, 0, lastKey)));
+  f.valuesInPlace(d, j) = cast<float>(f.v(d, j));
 
   // The shared tile rules, on this item's rectangle and on single elements.
   Expr q0 = i64(f.q0), q1 = q0 + i64(rows), seqQ = i64(f.seqQ), seqKv = i64(f.seqKv);
@@ -107,26 +107,42 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashFuncs &f) {
   f.prob(i, j, t) = select(tileMax < kNothingKept, 0.0f, exp(f.masked(i, j, t) - tileMax));
   f.tileSum(i, t) = 0.0f;
   f.tileSum(i, t) += f.prob(i, f.rj, t);
+  // The keys of the tile that exist: Halide trims the loop to them, so P V
+  // reads v in place without clamping each key (P is 0 past seq_kv anyway).
+  // Bounds inference does not use the predicate; the promise gives it the
+  // range the trimmed loop keeps to.
+  f.rv = RDom(0, B, "rv");
+  f.rv.where(t * B + f.rv < f.seqKv);
+  Expr key = unsafe_promise_clamped(t * B + f.rv, 0, lastKey);
   f.probValues(d, i, t) = 0.0f;
-  f.probValues(d, i, t) += f.prob(i, f.rj, t) * f.values(d, t * B + f.rj);
+  f.probValues(d, i, t) += f.prob(i, f.rv, t) * f.valuesInPlace(d, key);
 
   // Only the tiles of the mask's key range are visited, and of those only the
   // ones the rules do not call empty.
   auto [lo, hi] = byTile.keyRange(p.mask, {q0, q1, Expr(int64_t(0)), seqKv, seqQ, seqKv});
   Expr firstTile = cast<int32_t>(max(lo, Expr(int64_t(0))) / B);
   Expr endTile = cast<int32_t>((clamp(hi, Expr(int64_t(0)), seqKv) + (B - 1)) / B);
-  f.rt = RDom(firstTile, max(endTile - firstTile, 0), "rt");
-  f.rt.where(!f.tileEmpty(f.rt));
+  // The update runs over (head_dim lane, tile) with the lane an RVar, so that
+  // it may read lane D - 1 of m and l: written last within each tile, it still
+  // holds the previous tile's values for every other lane. The rescale
+  // factors then depend on (i, tile) only and are computed once per row, not
+  // once per lane (HALIDE-FLASH-NOTES.md); m and l are meaningful at D - 1.
+  f.rt = RDom(0, D, firstTile, max(endTile - firstTile, 0), "rt");
+  f.rt.where(!f.tileEmpty(f.rt.y));
+  RVar lane = f.rt.x;
+  Expr tile = f.rt.y;
   f.state(d, i) = Tuple(kMasked, 0.0f, 0.0f);
-  Expr m = f.state(d, i)[0], l = f.state(d, i)[1], acc = f.state(d, i)[2];
-  Expr tileMaxAt = f.tileMax(i, f.rt), mNext = max(m, tileMaxAt);
-  Expr keepOld = exp(m - mNext), keepTile = exp(tileMaxAt - mNext);
-  f.state(d, i) = Tuple(mNext, l * keepOld + f.tileSum(i, f.rt) * keepTile,
-                        acc * keepOld + f.probValues(d, i, f.rt) * keepTile);
+  Expr m = f.state(D - 1, i)[0], l = f.state(D - 1, i)[1], acc = f.state(lane, i)[2];
+  Expr tileMaxAt = f.tileMax(i, tile), mNext = max(m, tileMaxAt);
+  // One of the two factors is 1: a single exp.
+  Expr shrink = exp(-abs(m - tileMaxAt)), grew = tileMaxAt > m;
+  Expr keepOld = select(grew, shrink, 1.0f), keepTile = select(grew, 1.0f, shrink);
+  f.state(lane, i) = Tuple(mNext, l * keepOld + f.tileSum(i, tile) * keepTile,
+                           acc * keepOld + f.probValues(lane, i, tile) * keepTile);
 
-  Expr lOut = f.state(d, i)[1], accOut = f.state(d, i)[2];
+  Expr lOut = f.state(D - 1, i)[1], accOut = f.state(d, i)[2];
   f.out(d, i) = cast(type, select(lOut > 0.0f, accOut / lOut, 0.0f));
-  Expr l0 = f.state(0, i)[1], m0 = f.state(0, i)[0];
+  Expr l0 = f.state(D - 1, i)[1], m0 = f.state(D - 1, i)[0];
   Expr bits = select(l0 > 0.0f, reinterpret<uint32_t>(m0 + log(l0)), Internal::make_const(UInt(32), uint64_t(0xff800000u)));
   f.lse(i) = reinterpret<float>(bits);
 

@@ -24,9 +24,10 @@ struct FlashFuncs {
   Halide::Param<int32_t> batch{"b"}, head{"h"}; // what the mods see
   Halide::Param<int32_t> q0{"q0"}, seqQ{"seq_q"}, seqKv{"seq_kv"};
   Halide::Var d{"d"}, i{"i"}, j{"j"}, t{"t"};
-  Halide::RDom rd, rj, rt; // head_dim, keys of a tile, visited tiles
+  // head_dim, keys of a tile, the tile's keys inside seq_kv, (lane, visited tile)
+  Halide::RDom rd, rj, rv, rt;
   // f32; the queries scaled.
-  Halide::Func queries{"queries"}, keys{"keys"}, values{"values"};
+  Halide::Func queries{"queries"}, keys{"keys"}, valuesInPlace{"values"};
   // Per KV tile, from the mask rules.
   Halide::Func tileFull{"tile_full"}, tileEmpty{"tile_empty"};
   Halide::Func score{"score"}, masked{"masked"}, tileMax{"tile_max"}, prob{"prob"};

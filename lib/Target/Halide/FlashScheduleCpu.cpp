@@ -25,7 +25,7 @@ using namespace attnc::halide;
 
 void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f) {
   Var d = f.d, i = f.i, j = f.j, io("io"), ii("ii"), ji("ji"), dd("dd");
-  RVar rt = f.rt.x;
+  RVar lane = f.rt.x, rt = f.rt.y;
   const int rowBlock = static_cast<int>(std::min<int64_t>(4 * w, p.blockQ));
   const int keyBlock = 4;
   auto tail = TailStrategy::GuardWithIf; // head_dim need not be a multiple of w
@@ -33,7 +33,15 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f
   f.out.vectorize(d, w, tail);
   f.lse.vectorize(i, w, tail);
   f.state.compute_root().store_in(MemoryType::Stack).vectorize(d, w, tail);
-  f.state.update().reorder(d, i, rt).vectorize(d, w, tail);
+  // Lanes only read lane D - 1, which is written last (FlashAlgorithm.cpp).
+  // Unrolled, the row's vectors read lane D - 1 at known offsets before any
+  // store to it, so LLVM computes the rescale factors once per row, not once
+  // per vector (where a store in the loop may alias the read).
+  f.state.update()
+      .reorder(lane, i, rt)
+      .allow_race_conditions()
+      .vectorize(lane, w, tail)
+      .unroll(lane);
 
   // Q^T: rows along the lanes.
   f.queries.compute_root().store_in(MemoryType::Stack).reorder_storage(i, d);
@@ -63,7 +71,7 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f
   f.probValues.update()
       .split(d, d, dd, 4 * w, tail)
       .split(i, io, ii, 4)
-      .reorder(dd, ii, f.rj.x, d, io)
+      .reorder(dd, ii, f.rv.x, d, io)
       .vectorize(dd, w)
       .unroll(dd)
       .unroll(ii);
