@@ -19,7 +19,7 @@ import sys
 def attnc_name(results, backend="mlir"):
     """The attnc column of a backend (the MLIR one's name has no backend in it)."""
     def ours(n):
-        return n.startswith("attnc-") and "baseline" not in n and \
+        return n.startswith("attnc-") and "baseline" not in n and "-as-" not in n and \
             ("halide" in n) == (backend == "halide")
     return next((n for n in results if ours(n)), None)
 

@@ -95,8 +95,8 @@ def attnc_targets(args):
             "bf16": args.bf16_target or attnc_peer.bf16_target(args.target)}
 
 
-def load_peers(work, targets, baseline=None):
-    peers, missing = attnc_peer.make(work, targets, baseline), {}
+def load_peers(work, targets, baseline=None, halide_sources=()):
+    peers, missing = attnc_peer.make(work, targets, baseline, halide_sources), {}
     for module in PEER_MODULES:
         try:
             peers += importlib.import_module("peers." + module).make()
@@ -323,6 +323,9 @@ def main():
     parser.add_argument("--memory-head-dims", nargs="*", type=int, default=None,
                         help="measure memory only for these head_dims (default: all)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
+    parser.add_argument("--halide-sources", nargs="*", default=[],
+                        choices=["mullapudi2016", "li2018", "adams2019"],
+                        help="also time the Halide backend with these autoschedulers' schedules")
     parser.add_argument("--baseline", metavar="BUILD_DIR",
                         help="also time the kernels of another attnc build (e.g. of the "
                              "previous commit) as attnc-<target>-baseline, in the same run")
@@ -343,7 +346,7 @@ def main():
     work = tempfile.mkdtemp(prefix="attnc-bench-")  # specs, kernels, reference runs
 
     targets = attnc_targets(args)
-    peers, missing = load_peers(work, targets, args.baseline)
+    peers, missing = load_peers(work, targets, args.baseline, args.halide_sources)
     for peer in [p for p in peers if p.name in args.skip_peers]:
         peers.remove(peer)
         missing[peer.name] = "left out of this run (--skip-peers)"

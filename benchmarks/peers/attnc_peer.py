@@ -81,12 +81,13 @@ def bf16_target(f32_target, build=BUILD):
 
 
 class AttncPeer(Peer):
-    def __init__(self, targets, work, build=BUILD, label="", backend="mlir"):
+    def __init__(self, targets, work, build=BUILD, label="", backend="mlir", schedule=None):
         """targets: {dtype: target}; the peer is named after the backend (halide; mlir is
-        left out of the name) and the f32 target."""
+        left out of the name) and the f32 target; `schedule` is passed to --schedule."""
         self.name = "attnc-" + ("" if backend == "mlir" else backend + "-") + \
             {"host": "cpu"}.get(targets["f32"], targets["f32"]) + label
         self.backend = backend
+        self.schedule = schedule
         self.targets = targets
         self.label = label
         self.work = work
@@ -103,7 +104,8 @@ class AttncPeer(Peer):
             with open(spec, "w") as f:
                 f.write(text)
             proc = subprocess.run([os.path.join(self.build, "bin", "attnc"), spec, "--backend",
-                                   self.backend, "--target", target, "--emit=so", "-o", so],
+                                   self.backend, "--target", target, "--emit=so", "-o", so] +
+                                  (["--schedule", self.schedule] if self.schedule else []),
                                   capture_output=True, text=True)
             if proc.returncode:
                 message = compile_error(proc.stderr)
@@ -140,7 +142,7 @@ def compile_error(stderr):
     return re.sub(r"^\S*\.mlir:\d+:\d+: ", "", lines[0].strip())[:300]
 
 
-def make(work, targets=None, baseline=None):
+def make(work, targets=None, baseline=None, halide_sources=()):
     """attnc's peers (targets: {dtype: target}, default x86-64-avx512 for every dtype); with
     `baseline` (another build's directory, e.g. of the previous commit) also that build's
     kernels as `attnc-<target>-baseline`, timed in the same run."""
@@ -151,6 +153,10 @@ def make(work, targets=None, baseline=None):
     # The Halide backend on the same target (its bf16 kernels widen to f32 there).
     if targets["f32"] in HALIDE_TARGETS:
         peers.append(AttncPeer({"f32": targets["f32"]}, work, backend="halide"))
+        # Halide's autoschedulers instead of the hand schedule (attnc-halide-<target>-as-NAME).
+        for source in halide_sources:
+            peers.append(AttncPeer({"f32": targets["f32"]}, work, label="-as-" + source,
+                                   backend="halide", schedule="source=" + source))
     if baseline:
         peers.append(AttncPeer(targets, work, baseline, "-baseline"))
     return peers

@@ -17,6 +17,7 @@
 
 #include "attnc/Conversion/Pipelines.h"
 #include "attnc/Target/CPU/CpuTunables.h"
+#include "attnc/Target/Halide/FlashPipeline.h"
 #include "attnc/Transforms/Passes.h"
 
 using namespace attnc;
@@ -29,9 +30,19 @@ static constexpr llvm::StringLiteral kCpuTargets[] = {
     "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "host"};
 static constexpr llvm::StringLiteral kHalideTargets[] = {"x86-64-avx512", "x86-64-avx2"};
 
-/// The Halide CPU schedule takes the tile sizes (the first two CPU tunables,
-/// same names and ranges); its register blocks are fixed for now.
-static llvm::ArrayRef<Tunable> halideTunables() { return cpuTunables().take_front(2); }
+/// The Halide backend takes the tile sizes (the CPU tunables of those names and
+/// ranges; the hand schedule's register blocks are fixed for now) and the
+/// schedule's source.
+static llvm::ArrayRef<Tunable> halideTunables() {
+  static const std::vector<llvm::StringRef> sources(std::begin(halide::kScheduleSources),
+                                                    std::end(halide::kScheduleSources));
+  static const Tunable tunables[] = {
+      cpuTunables()[0], cpuTunables()[1],
+      {"source", 0, 0, int64_t(sources.size()) - 1, false,
+       "where the schedule comes from: the hand-written one, or a Halide autoscheduler", "",
+       sources}};
+  return tunables;
+}
 
 llvm::ArrayRef<Tunable> attnc::tunablesOf(llvm::StringRef backend) {
   return backend == "halide" ? halideTunables() : cpuTunables();

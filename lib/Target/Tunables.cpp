@@ -8,6 +8,7 @@
 #include "attnc/Target/Tunables.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace attnc;
@@ -31,6 +32,14 @@ llvm::Error Schedule::set(llvm::StringRef assignment, int64_t vectorWidth) {
   if (t == tunables.end())
     return error("unknown tunable '" + name + "' in --schedule " + assignment +
                  "; this backend has " + names(tunables));
+  if (!t->choices.empty()) {
+    const llvm::StringRef *choice = llvm::find(t->choices, text);
+    if (choice == t->choices.end())
+      return error("--schedule " + assignment + ": " + name + " is one of " +
+                   llvm::join(t->choices, ", "));
+    values[name] = choice - t->choices.begin();
+    return llvm::Error::success();
+  }
   int64_t value;
   if (text == "auto" && !t->automatic.empty())
     value = 0;
@@ -60,13 +69,21 @@ int64_t Schedule::get(llvm::StringRef name) const {
   return t->defaultValue;
 }
 
+llvm::StringRef Schedule::getChoice(llvm::StringRef name) const {
+  const Tunable *t = llvm::find_if(tunables, [&](const Tunable &x) { return x.name == name; });
+  assert(t != tunables.end() && !t->choices.empty() && "not an enumerated tunable");
+  return t->choices[get(name)];
+}
+
 void Schedule::print(llvm::raw_ostream &os) const {
   llvm::interleave(
       tunables, os,
       [&](const Tunable &t) {
         int64_t v = get(t.name);
         os << t.name << '=';
-        if (v == 0 && !t.automatic.empty())
+        if (!t.choices.empty())
+          os << t.choices[v];
+        else if (v == 0 && !t.automatic.empty())
           os << "auto";
         else
           os << v;
@@ -76,6 +93,11 @@ void Schedule::print(llvm::raw_ostream &os) const {
 
 void attnc::printTunables(llvm::ArrayRef<Tunable> tunables, llvm::raw_ostream &os) {
   for (const Tunable &t : tunables) {
+    if (!t.choices.empty()) {
+      os << llvm::formatv("  {0,-15} {1}\n  {2,-15} default {3}; one of {4}\n", t.name,
+                          t.meaning, "", t.choices[t.defaultValue], llvm::join(t.choices, ", "));
+      continue;
+    }
     std::string def = t.defaultValue == 0 && !t.automatic.empty()
                           ? "auto (" + t.automatic.str() + ")"
                           : std::to_string(t.defaultValue);

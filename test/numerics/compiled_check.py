@@ -45,7 +45,8 @@ def main():
     parser.add_argument("--target", required=True)
     parser.add_argument("--backend", default="mlir")
     parser.add_argument("--work", required=True)
-    parser.add_argument("--only", help="run only the case of this name")
+    parser.add_argument("--only", help="run only the cases of these names (comma-separated)")
+    parser.add_argument("--schedule", help="passed to attnc --schedule")
     parser.add_argument("--also-dtypes", nargs="*", default=[], choices=["f16", "bf16"],
                         help="also run every f32 case in these dtypes (named CASE_as_DTYPE)")
     args = parser.parse_args()
@@ -53,7 +54,7 @@ def main():
     passed = failed = 0
     compile_times = []
     for case in cases(matrix, args.also_dtypes):
-        if args.only and case["name"] != args.only:
+        if args.only and case["name"] not in args.only.split(","):
             continue
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         directory, spec = attnc_matrix.write_spec(case, args.work)
@@ -61,7 +62,7 @@ def main():
         start = time.monotonic()
         step = "attnc --emit=so"
         rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
-                       "--emit=so", "-o", so])
+                       "--emit=so", "-o", so] + (["--schedule", args.schedule] if args.schedule else []))
         compile_times.append(time.monotonic() - start)
         if rc == 0:
             step = "attnc-run --so"

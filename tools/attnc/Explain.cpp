@@ -124,9 +124,11 @@ void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       blockQ, blockKv, perHead * map.qTiles);
   os << "tunables: ";
   schedule.print(os);
-  os << " (auto: qk_keys " << cpu.qkKeys() << ", qk_row_vectors " << cpu.qkRowVectors()
-     << ", pv_rows " << cpu.pvRows() << ", pv_vectors " << cpu.pvVectors()
-     << " on this target)\n";
+  if (o.selection.backend == "mlir")
+    os << " (auto: qk_keys " << cpu.qkKeys() << ", qk_row_vectors " << cpu.qkRowVectors()
+       << ", pv_rows " << cpu.pvRows() << ", pv_vectors " << cpu.pvVectors()
+       << " on this target)";
+  os << "\n";
   if (svg) {
     llvm::raw_string_ostream s(*svg);
     std::string title = ("@" + kernel.getSymName() + ": " + llvm::Twine(map.qTiles) +

@@ -226,6 +226,7 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
   attnc::halide::HalideCpuTarget target;
   if (!attnc::halide::lookupHalideCpuTarget(selection.cpu.name, target))
     return error("the Halide backend has no target " + selection.cpu.name);
+  std::string source = selection.schedule.getChoice("source").str();
   std::vector<attnc::halide::FlashProblem> problems;
   for (attn::KernelOp kernel : tiled->getOps<attn::KernelOp>()) {
     FailureOr<attnc::halide::FlashProblem> problem = attn::flashProblemFromOp(kernel);
@@ -236,7 +237,8 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
   if (emit == Stage::halide)
     return writeText(outputPath(""), [&](auto &os) {
       for (const auto &problem : problems) {
-        std::string message, stmt = attnc::halide::lowerFlashStmt(problem, target, message);
+        std::string message,
+            stmt = attnc::halide::lowerFlashStmt(problem, target, source, message);
         os << (message.empty() ? stmt : message) << "\n";
       }
     });
@@ -262,7 +264,8 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
       return err;
     for (const auto &problem : problems) {
       std::string path = temporary();
-      std::string message = attnc::halide::compileFlashObject(problem, target, path);
+      std::string message =
+          attnc::halide::compileFlashObject(problem, target, source, path);
       if (!message.empty())
         return error("kernel '" + problem.name + "': " + message);
     }

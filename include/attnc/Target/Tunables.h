@@ -37,6 +37,9 @@ struct Tunable {
   llvm::StringRef meaning;
   /// What the default 0 stands for; empty when 0 is not allowed.
   llvm::StringRef automatic;
+  /// Named values (an enumeration): the value is an index into these, set and
+  /// printed by name; empty for a number.
+  llvm::ArrayRef<llvm::StringRef> choices = {};
 };
 
 /// Values of a backend's tunables for one compilation: explicit ones from
@@ -49,6 +52,8 @@ public:
   /// is an error naming what would be valid.
   llvm::Error set(llvm::StringRef assignment, int64_t vectorWidth);
   int64_t get(llvm::StringRef name) const;
+  /// The name of an enumerated tunable's value.
+  llvm::StringRef getChoice(llvm::StringRef name) const;
   bool isExplicit(llvm::StringRef name) const { return values.count(name); }
   llvm::ArrayRef<Tunable> declaration() const { return tunables; }
   /// "block_q=auto block_kv=64 ..." (auto where chosen automatically).

@@ -81,11 +81,14 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashFuncs &f) {
   Expr q0 = i64(f.q0), q1 = q0 + i64(rows), seqQ = i64(f.seqQ), seqKv = i64(f.seqKv);
   HalideMaskEmitter tiles{p.blockQ, p.blockKv}, elements;
   mask::Classifier<HalideMaskEmitter> byTile(tiles), byElement(elements);
-  Expr k0 = i64(t) * B, k1 = min(k0 + B, seqKv);
-  auto [full, empty] = byTile.classify(p.mask, {q0, q1, k0, k1, seqQ, seqKv});
-  // An edge tile holds keys past seq_kv; a mask_mod can drop any element.
-  f.tileFull(t) = full && k0 + B <= seqKv && !p.maskMod;
-  f.tileEmpty(t) = empty;
+  // (full, empty) of KV tile `tile`, inline where used (no Func: nothing for a
+  // schedule, or an autoscheduler, to place). An edge tile holds keys past
+  // seq_kv; a mask_mod can drop any element.
+  auto tileClass = [&](Expr tile) {
+    Expr k0 = i64(tile) * B, k1 = min(k0 + B, seqKv);
+    auto [full, empty] = byTile.classify(p.mask, {q0, q1, k0, k1, seqQ, seqKv});
+    return std::pair{full && k0 + B <= seqKv && !p.maskMod, empty};
+  };
   Expr qPos = q0 + i64(i), kPos = i64(t) * B + i64(j);
   Expr keep = byElement.classify(p.mask, {qPos, qPos + 1, kPos, kPos + 1, seqQ, seqKv}).first;
   Expr b = i64(f.batch), h = i64(f.head);
@@ -98,7 +101,7 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashFuncs &f) {
   Expr score = f.score(i, j, t);
   if (p.scoreMod)
     score = cast<float>(translateMod(*p.scoreMod, {score, b, h, qPos, kPos}));
-  f.masked(i, j, t) = select(f.tileFull(t) || (keep && kPos < seqKv), score, kMasked);
+  f.masked(i, j, t) = select(tileClass(t).first || (keep && kPos < seqKv), score, kMasked);
 
   f.rj = RDom(0, B, "rj");
   f.tileMax(i, t) = kMasked;
@@ -128,7 +131,7 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashFuncs &f) {
   // factors then depend on (i, tile) only and are computed once per row, not
   // once per lane (HALIDE-FLASH-NOTES.md); m and l are meaningful at D - 1.
   f.rt = RDom(0, D, firstTile, max(endTile - firstTile, 0), "rt");
-  f.rt.where(!f.tileEmpty(f.rt.y));
+  f.rt.where(!tileClass(f.rt.y).second);
   RVar lane = f.rt.x;
   Expr tile = f.rt.y;
   f.state(d, i) = Tuple(kMasked, 0.0f, 0.0f);

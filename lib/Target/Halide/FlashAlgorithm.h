@@ -28,8 +28,6 @@ struct FlashFuncs {
   Halide::RDom rd, rj, rv, rt;
   // f32; the queries scaled.
   Halide::Func queries{"queries"}, keys{"keys"}, valuesInPlace{"values"};
-  // Per KV tile, from the mask rules.
-  Halide::Func tileFull{"tile_full"}, tileEmpty{"tile_empty"};
   Halide::Func score{"score"}, masked{"masked"}, tileMax{"tile_max"}, prob{"prob"};
   Halide::Func tileSum{"tile_sum"}, probValues{"prob_values"};
   // (m, l, acc) over (d, i), updated per visited tile.

@@ -46,8 +46,6 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f
   // Q^T: rows along the lanes.
   f.queries.compute_root().store_in(MemoryType::Stack).reorder_storage(i, d);
 
-  for (Func *perTile : {&f.tileFull, &f.tileEmpty})
-    perTile->compute_at(f.state, rt);
   f.masked.compute_at(f.state, rt)
       .store_in(MemoryType::Stack)
       .tile(i, j, ii, ji, rowBlock, keyBlock, TailStrategy::RoundUp)

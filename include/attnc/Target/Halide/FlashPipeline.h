@@ -73,19 +73,27 @@ struct HalideCpuTarget {
   int vectorWidth;          // f32 lanes
 };
 
+/// Where a pipeline's schedule comes from: the hand-written CPU schedule
+/// (FlashScheduleCpu.cpp) or one of the autoschedulers the Halide wheel ships
+/// (CPU ones; loaded as plugins, run with parallelism 1: the runtime already
+/// spreads work items over the threads).
+inline constexpr const char *kScheduleSources[] = {"hand", "mullapudi2016", "li2018",
+                                                   "adams2019"};
+
 /// The Halide target for an attnc CPU target name (x86-64-avx512,
 /// x86-64-avx2); false if the Halide backend has no such target.
 bool lookupHalideCpuTarget(const std::string &name, HalideCpuTarget &target);
 
+/// `source` is one of kScheduleSources.
 /// Writes the pipeline's object file (with Halide's runtime, weak symbols) to
 /// `path`. Returns "" or what went wrong.
 std::string compileFlashObject(const FlashProblem &problem, const HalideCpuTarget &target,
-                               const std::string &path);
+                               const std::string &source, const std::string &path);
 
 /// The pipeline's lowered statement (`attnc --emit=halide`), or an error
 /// message in `error`.
 std::string lowerFlashStmt(const FlashProblem &problem, const HalideCpuTarget &target,
-                           std::string &error);
+                           const std::string &source, std::string &error);
 
 } // namespace attnc::halide
 
