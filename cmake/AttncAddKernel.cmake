@@ -18,7 +18,8 @@
 #             only the FIRST target is compiled (a configure-time author warning says so).
 #   TARGET    Same as TARGETS with a single target. Without either, ATTNC_TARGET if set,
 #             else `host` (the machine that runs the build, like Halide's `host`).
-#   OPTIONS   Further arguments for attnc, verbatim (e.g. --schedule block_q=32,block_kv=128).
+#   OPTIONS   Further arguments for attnc, verbatim (e.g. --schedule block_q=32,block_kv=128, or
+#             --backend=halide).
 #   HEADER    Set <out-var> to the generated header's full path.
 #   OBJECT    Set <out-var> to the generated object's full path.
 #

@@ -212,6 +212,55 @@ llvm::Error mergeObjects(ArrayRef<std::string> inputs, StringRef output) {
   return llvm::Error::success();
 }
 
+/// The Halide backend's input: each kernel of the tiled form as plain data.
+llvm::Expected<std::vector<attnc::halide::FlashProblem>>
+halideProblems(ModuleOp module, const attnc::Selection &selection) {
+  OwningOpRef<ModuleOp> tiled = module.clone();
+  if (llvm::Error err = runPipeline(*tiled, selection, attnc::PipelineStage::tiled))
+    return std::move(err);
+  std::vector<attnc::halide::FlashProblem> problems;
+  for (attn::KernelOp kernel : tiled->getOps<attn::KernelOp>()) {
+    FailureOr<attnc::halide::FlashProblem> problem = attn::flashProblemFromOp(kernel);
+    if (failed(problem))
+      return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
+    problems.push_back(std::move(*problem));
+  }
+  return problems;
+}
+
+/// The tile functions (the LLVM-dialect `module`) and each problem's Halide
+/// pipeline as objects in temporary files, merged into `objPath`.
+llvm::Error writeHalideObject(ModuleOp module, const attnc::Selection &selection,
+                              ArrayRef<attnc::halide::FlashProblem> problems,
+                              const attnc::halide::HalideCpuTarget &target,
+                              const std::string &source, StringRef objPath) {
+  std::vector<std::string> parts;
+  auto cleanup = llvm::make_scope_exit([&] {
+    for (const std::string &part : parts)
+      llvm::sys::fs::remove(part);
+  });
+  auto temporary = [&](std::string &path) -> llvm::Error {
+    llvm::SmallString<128> created;
+    if (llvm::sys::fs::createTemporaryFile("attnc-halide", "o", created))
+      return error("cannot create a temporary object file");
+    path = parts.emplace_back(created.str());
+    return llvm::Error::success();
+  };
+  std::string path;
+  if (llvm::Error err = temporary(path))
+    return err;
+  if (llvm::Error err = writeObjectFile(module, selection.cpu, path))
+    return err;
+  for (const attnc::halide::FlashProblem &problem : problems) {
+    if (llvm::Error err = temporary(path))
+      return err;
+    std::string message = attnc::halide::compileFlashObject(problem, target, source, path);
+    if (!message.empty())
+      return error("kernel '" + problem.name + "': " + message);
+  }
+  return mergeObjects(parts, objPath);
+}
+
 /// --backend=halide from the tiled form: each kernel's Halide pipeline
 /// (lib/Target/Halide) and the tile functions calling them (the MLIR pipeline
 /// with attn-lower-flash-to-halide-call), merged into one object.
@@ -220,57 +269,31 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
   if (emit == Stage::loops || emit == Stage::llvm || emit == Stage::assembly)
     return error("--backend=halide has no --emit=loops / llvm / asm stage; its pipeline "
                  "is printed by --emit=halide");
-  OwningOpRef<ModuleOp> spec = module.clone(), tiled = module.clone();
-  if (llvm::Error err = runPipeline(*tiled, selection, attnc::PipelineStage::tiled))
-    return err;
+  auto problems = halideProblems(module, selection);
+  if (!problems)
+    return problems.takeError();
   attnc::halide::HalideCpuTarget target;
   if (!attnc::halide::lookupHalideCpuTarget(selection.cpu.name, target))
     return error("the Halide backend has no target " + selection.cpu.name);
   std::string source = selection.schedule.getChoice("source").str();
-  std::vector<attnc::halide::FlashProblem> problems;
-  for (attn::KernelOp kernel : tiled->getOps<attn::KernelOp>()) {
-    FailureOr<attnc::halide::FlashProblem> problem = attn::flashProblemFromOp(kernel);
-    if (failed(problem))
-      return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
-    problems.push_back(std::move(*problem));
-  }
-  if (emit == Stage::halide)
-    return writeText(outputPath(""), [&](auto &os) {
-      for (const auto &problem : problems) {
-        std::string message,
-            stmt = attnc::halide::lowerFlashStmt(problem, target, source, message);
-        os << (message.empty() ? stmt : message) << "\n";
-      }
-    });
-  if (llvm::Error err = runPipeline(module, selection, attnc::PipelineStage::llvmDialect))
-    return err;
-  return writeOutputs([&](StringRef objPath) -> llvm::Error {
-    std::vector<std::string> parts;
-    auto cleanup = llvm::make_scope_exit([&] {
-      for (const std::string &part : parts)
-        llvm::sys::fs::remove(part);
-    });
-    auto temporary = [&]() -> std::string {
-      llvm::SmallString<128> path;
-      if (llvm::sys::fs::createTemporaryFile("attnc-halide", "o", path))
-        return "";
-      parts.push_back(path.str().str());
-      return parts.back();
-    };
-    std::string calls = temporary();
-    if (calls.empty())
-      return error("cannot create a temporary object file");
-    if (llvm::Error err = writeObjectFile(module, selection.cpu, calls))
-      return err;
-    for (const auto &problem : problems) {
-      std::string path = temporary();
-      std::string message =
-          attnc::halide::compileFlashObject(problem, target, source, path);
+  if (emit == Stage::halide) {
+    std::string text;
+    for (const attnc::halide::FlashProblem &problem : *problems) {
+      std::string message;
+      text += attnc::halide::lowerFlashStmt(problem, target, source, message) + "\n";
       if (!message.empty())
         return error("kernel '" + problem.name + "': " + message);
     }
-    return mergeObjects(parts, objPath);
-  }, *spec, argv0);
+    return writeText(outputPath(""), [&](auto &os) { os << text; });
+  }
+  OwningOpRef<ModuleOp> spec = module.clone();
+  if (llvm::Error err = runPipeline(module, selection, attnc::PipelineStage::llvmDialect))
+    return err;
+  return writeOutputs(
+      [&](StringRef objPath) {
+        return writeHalideObject(module, selection, *problems, target, source, objPath);
+      },
+      *spec, argv0);
 }
 
 llvm::Error compile(ModuleOp module, const char *argv0) {
