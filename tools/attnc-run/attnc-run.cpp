@@ -83,7 +83,9 @@ static cl::opt<std::string> weightsSvg(
 static cl::opt<std::string> soFile("so", cl::desc("Run this kernel (attnc --emit=so)"), cl::cat(compiledCat));
 static cl::opt<bool> noReference("no-reference",
                                  cl::desc("With --so: skip the reference check (large sizes)"), cl::cat(compiledCat));
-static cl::opt<int> threads("num-threads", cl::desc("With --so: threads (0 = all cores)"),
+// The runtime caps a launch at 256 threads; the peak probes run exactly this many.
+static constexpr int kMaxThreads = 256;
+static cl::opt<int> threads("num-threads", cl::desc("With --so: threads (0 = all cores, at most 256)"),
                             cl::init(0), cl::cat(compiledCat));
 static cl::opt<int> repeat("repeat", cl::desc("With --so: timed runs"), cl::init(5), cl::cat(compiledCat));
 // Without --rtol / --atol, the numeric matrix's tolerance for the spec's dtype
@@ -378,6 +380,12 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   attnc::showOnlyOptionsIn({&problemCat, &referenceCat, &compiledCat});
   cl::ParseCommandLineOptions(argc, argv, "attnc-run: run attention specs\n");
+  if (threads < 0 || threads > kMaxThreads) {
+    llvm::WithColor::error(llvm::errs(), "attnc-run")
+        << "--num-threads must be in [0, " << kMaxThreads << "] (0: all cores), got " << threads
+        << "\n";
+    return 1;
+  }
   if (fmaPeak) {
     int n = threads ? int(threads) : std::max(1u, std::thread::hardware_concurrency());
     llvm::outs() << llvm::formatv("FMA peak: {0:f1} GFLOPS on {1} threads\n",
