@@ -249,6 +249,13 @@ BigBirdMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                              {"random", random}})
     if (failed(verifyNonNegative(emitError, "bigbird", name, value)))
       return failure();
+  // Each random block is a hash per tile classification: thousands made
+  // lowering take seconds and memory without bound, and past a few dozen the
+  // mask is dense anyway.
+  constexpr int64_t kMaxRandom = 64;
+  if (random > kMaxRandom)
+    return emitError() << "#attn.bigbird 'random' must be at most " << kMaxRandom
+                       << " blocks per block row, got " << random;
   return success();
 }
 

@@ -329,8 +329,13 @@ template <typename OpT> LogicalResult verifySpec(OpT op) {
     return op.emitOpError("num_heads (")
            << heads << ") must be a multiple of num_kv_heads (" << kvHeads
            << "): each key/value head serves the same number of query heads";
+  // Past any model's head size; unbounded, compile time grows with its square
+  // and a huge value exhausts memory before any check could run.
+  constexpr int64_t kMaxHeadDim = 1024;
   if (dim <= 0)
     return op.emitOpError("head_dim must be positive, got ") << dim;
+  if (dim > kMaxHeadDim)
+    return op.emitOpError("head_dim must be at most ") << kMaxHeadDim << ", got " << dim;
   Type dtype = op.getDtype();
   if (!dtype.isF32() && !dtype.isF16() && !dtype.isBF16())
     return op.emitOpError("dtype must be f32, f16 or bf16, got ") << dtype;

@@ -44,6 +44,20 @@ attn.kernel @negative_head_dim {
 
 // -----
 
+attn.kernel @huge_head_dim {
+  // expected-error @below {{head_dim must be at most 1024, got 9223372036854775807}}
+  attn.attention {num_heads = 8, head_dim = 9223372036854775807, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
+}
+
+// -----
+
+attn.kernel @bigbird_too_many_random {
+  // expected-error @below {{#attn.bigbird 'random' must be at most 64 blocks per block row, got 1000}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.bigbird<block = 64, window = 1, global = 1, random = 1000, seed = 1>, outputs = [out]}
+}
+
+// -----
+
 attn.kernel @integer_dtype {
   // expected-error @below {{dtype must be f32, f16 or bf16, got 'i32'}}
   attn.attention {num_heads = 8, head_dim = 64, dtype = i32, layout = bhsd, mask = #attn.full, outputs = [out]}
