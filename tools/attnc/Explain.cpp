@@ -33,8 +33,35 @@ struct TileMap {
   int64_t visitedPairs = 0; // (q, kv) positions inside visited tiles
 };
 
+/// explain classifies tiles one by one (and counts kept pairs on a 64 x 64
+/// grid): past this many it would take minutes, and storing them for a
+/// picture, gigabytes.
+constexpr int64_t kMaxCountedTiles = int64_t(1) << 26, kMaxDrawnTiles = int64_t(1) << 18;
+
+/// Tiles of the grid of `block` x `block` tiles over the lengths.
+int64_t gridTiles(const attnc::ExplainOptions &o, int64_t blockQ, int64_t blockKv) {
+  return ((o.seqQ + blockQ - 1) / blockQ) * ((o.seqKv + blockKv - 1) / blockKv);
+}
+
+/// Why explain will not count or draw this grid, or "".
+std::string gridTooLarge(const attnc::ExplainOptions &o, int64_t blockQ, int64_t blockKv,
+                         bool drawing) {
+  // rows > limit / cols rather than rows * cols > limit: no overflow.
+  int64_t rows = (o.seqQ + blockQ - 1) / blockQ, cols = (o.seqKv + blockKv - 1) / blockKv;
+  bool tooMany = rows > kMaxCountedTiles / cols ||
+                 gridTiles(o, std::min<int64_t>(blockQ, 64), std::min<int64_t>(blockKv, 64)) >
+                     kMaxCountedTiles;
+  if (tooMany)
+    return llvm::formatv("explain counts tiles one by one, and {0} x {1} tiles is more than "
+                         "2^26: use shorter lengths or larger tiles (--schedule block_q, "
+                         "block_kv)", rows, cols);
+  if (drawing && rows * cols > kMaxDrawnTiles)
+    return llvm::formatv("--svg draws at most 2^18 tiles, got {0} x {1}", rows, cols);
+  return "";
+}
+
 TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o, int64_t blockQ,
-                    int64_t blockKv) {
+                    int64_t blockKv, bool keepClasses) {
   TileMap map;
   map.qTiles = (o.seqQ + blockQ - 1) / blockQ;
   map.kvTiles = (o.seqKv + blockKv - 1) / blockKv;
@@ -46,7 +73,8 @@ TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o, int64_t bloc
       int64_t k0 = kt * blockKv, k1 = std::min(o.seqKv, k0 + blockKv);
       TileClass c = attnc::mask::classifyTile(rule, maskMod,
                                               {q0, q1, k0, k1, o.seqQ, o.seqKv});
-      map.classes.push_back(c);
+      if (keepClasses)
+        map.classes.push_back(c);
       (c == TileClass::full ? map.full : c == TileClass::partial ? map.partial : map.empty)++;
       if (c != TileClass::empty)
         map.visitedPairs += (q1 - q0) * (k1 - k0);
@@ -83,13 +111,16 @@ void writeTileSvg(const TileMap &map, StringRef title, llvm::raw_ostream &os) {
   os << "</svg>\n";
 }
 
-void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
-                   llvm::raw_ostream &os, std::string *svg) {
+llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
+                          llvm::raw_ostream &os, std::string *svg) {
   AttentionOp op = kernel.getAttention();
   const attnc::Schedule &schedule = o.selection.schedule;
   int64_t blockQ = resolveBlockQ(schedule.get("block_q"), op.getDim());
   int64_t blockKv = schedule.get("block_kv");
-  TileMap map = classifyAll(op, o, blockQ, blockKv);
+  std::string tooLarge = gridTooLarge(o, blockQ, blockKv, svg != nullptr);
+  if (!tooLarge.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), tooLarge);
+  TileMap map = classifyAll(op, o, blockQ, blockKv, svg != nullptr);
   int64_t perHead = o.batch * op.getHeads();
   double flopPerPair = 4.0 * op.getDim();
   double dense = flopPerPair * perHead * o.seqQ * o.seqKv;
@@ -137,6 +168,7 @@ void explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                             .str();
     writeTileSvg(map, title, s);
   }
+  return llvm::Error::success();
 }
 
 } // namespace
@@ -148,7 +180,9 @@ llvm::Error attnc::explain(ModuleOp normalized, const ExplainOptions &o,
                                    "explain needs positive --batch, --seq-q and --seq-kv");
   std::string svg;
   for (KernelOp kernel : normalized.getOps<KernelOp>())
-    explainKernel(kernel, o, os, svg.empty() && !o.svgPath.empty() ? &svg : nullptr);
+    if (llvm::Error err =
+            explainKernel(kernel, o, os, svg.empty() && !o.svgPath.empty() ? &svg : nullptr))
+      return err;
   if (o.svgPath.empty())
     return llvm::Error::success();
   std::error_code ec;
