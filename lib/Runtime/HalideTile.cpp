@@ -36,6 +36,9 @@ extern "C" void halide_error(void *, const char *message) {
 
 namespace {
 
+/// The block_q tunable's upper bound (lib/Target/CPU/CpuTunables.cpp).
+constexpr int64_t kMaxBlockQ = 256;
+
 using Pipeline = int (*)(halide_buffer_t *q, halide_buffer_t *k, halide_buffer_t *v,
                          int32_t b, int32_t h, int32_t q0, int32_t seqQ, int32_t seqKv,
                          halide_buffer_t *out,
@@ -63,8 +66,8 @@ char *at(const attnc_memref *m, int64_t element, int64_t bytes) {
 } // namespace
 
 /* Declared by the tile functions that attn-lower-flash-to-halide-call emits.
- * Returns 0, a Halide error code (negative), or 2 when a length does not fit
- * Halide's 32-bit coordinates. */
+ * Returns 0, a Halide error code (negative), 2 when a length does not fit
+ * Halide's 32-bit coordinates, or 3 for a block_q past the tunable's range. */
 extern "C" int32_t attnc_rt_halide_tile(void *pipeline, attnc_memref *q, attnc_memref *k,
                                         attnc_memref *v, attnc_memref *out, attnc_memref *lse,
                                         attnc_memref_i64 *params, int64_t b, int64_t h,
@@ -92,7 +95,11 @@ extern "C" int32_t attnc_rt_halide_tile(void *pipeline, attnc_memref *q, attnc_m
   // out and lse in place for a whole tile, else through scratch rows.
   bool whole = rows == blockQ, wantLse = lse->size > 0;
   std::vector<char> outScratch(whole ? 0 : size_t(blockQ * dim * elemBytes));
-  std::vector<float> lseScratch(whole && wantLse ? 0 : size_t(blockQ));
+  // The pipeline always writes lse: without one, its rows land here (on the
+  // stack: that is every call of an out-only kernel). block_q is at most 256.
+  float lseScratch[kMaxBlockQ];
+  if (blockQ > kMaxBlockQ)
+    return 3;
   char *outRows = at(out, b * oS[0] + h * oS[1] + q0 * oS[2], elemBytes);
   float *lseRows =
       wantLse ? reinterpret_cast<float *>(at(lse, b * lS[0] + h * lS[1] + q0 * lS[2], 4))
@@ -100,17 +107,18 @@ extern "C" int32_t attnc_rt_halide_tile(void *pipeline, attnc_memref *q, attnc_m
   const int64_t oShape[2][2] = {{dim, 1}, {blockQ, whole ? oS[2] : dim}};
   const int64_t lShape[1][2] = {{blockQ, whole && wantLse ? lS[2] : 1}};
   View ov(whole ? outRows : outScratch.data(), type, 2, oShape);
-  View lv(whole && wantLse ? static_cast<void *>(lseRows) : lseScratch.data(), f32, 1, lShape);
+  View lv(whole && wantLse ? static_cast<void *>(lseRows) : lseScratch, f32, 1, lShape);
 
-  int rc = reinterpret_cast<Pipeline>(pipeline)(&qv.buffer, &kv.buffer, &vv.buffer,
-                                                int32_t(b), int32_t(h), int32_t(q0), int32_t(seqQ), int32_t(seqKv),
-                                                &ov.buffer, &lv.buffer);
-  if (rc != 0)
+  int rc = reinterpret_cast<Pipeline>(pipeline)(
+      &qv.buffer, &kv.buffer, &vv.buffer, int32_t(b), int32_t(h), int32_t(q0), int32_t(seqQ),
+      int32_t(seqKv), &ov.buffer, &lv.buffer);
+  if (rc != 0 || whole)
     return rc;
-  for (int64_t r = 0; !whole && r < rows; ++r)
+  for (int64_t r = 0; r < rows; ++r) {
     std::memcpy(outRows + r * oS[2] * elemBytes, outScratch.data() + r * dim * elemBytes,
                 size_t(dim * elemBytes));
-  for (int64_t r = 0; wantLse && !whole && r < rows; ++r)
-    lseRows[r * lS[2]] = lseScratch[size_t(r)];
+    if (wantLse)
+      lseRows[r * lS[2]] = lseScratch[r];
+  }
   return 0;
 }

@@ -144,7 +144,7 @@ unsigned participantsFor(const attnc_options *opt, int64_t items) {
   return static_cast<unsigned>(std::min(want, items));
 }
 
-/// What a tile function's non-zero return means (HalideTile.cpp for 2 and < 0).
+/// What a tile function's non-zero return means (HalideTile.cpp for 2, 3 and < 0).
 const char *failureCause(int32_t code) {
   if (code < 0)
     return "the kernel's Halide pipeline returned this Halide error code, e.g. a score_mod "
@@ -152,6 +152,8 @@ const char *failureCause(int32_t code) {
   if (code == 2)
     return "a length beyond 2^31 - 1, which the Halide backend's 32-bit coordinates "
            "cannot address";
+  if (code == 3)
+    return "block_q beyond 256, the Halide backend's bound";
   return "a score_mod or mask_mod failed, e.g. an integer division by zero";
 }
 

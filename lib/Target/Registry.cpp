@@ -28,7 +28,6 @@ static llvm::Error error(const llvm::Twine &message) {
 
 static constexpr llvm::StringLiteral kCpuTargets[] = {
     "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "host"};
-static constexpr llvm::StringLiteral kHalideTargets[] = {"x86-64-avx512", "x86-64-avx2"};
 
 /// The Halide backend takes the tile sizes (the CPU tunables of those names and
 /// ranges; the hand schedule's register blocks are fixed for now) and the
@@ -54,7 +53,7 @@ std::vector<TargetEntry> attnc::listTargets() {
     CpuTarget cpu = llvm::cantFail(lookupCpuTarget(name));
     entries.push_back({cpu.name, "mlir", "cpu (kDLCPU)", cpu.needs, cpu.runsHere()});
   }
-  for (llvm::StringRef name : kHalideTargets) {
+  for (llvm::StringRef name : halide::kHalideCpuTargets) {
     CpuTarget cpu = llvm::cantFail(lookupCpuTarget(name));
     entries.push_back({cpu.name, "halide", "cpu (kDLCPU)", cpu.needs, cpu.runsHere()});
   }
@@ -69,7 +68,7 @@ void attnc::printBackends(llvm::raw_ostream &os) {
 llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef target,
                                         llvm::ArrayRef<std::string> schedule) {
   if (backend == "halide") {
-    if (!llvm::is_contained(kHalideTargets, target))
+    if (!llvm::is_contained(halide::kHalideCpuTargets, target))
       return error("--backend=halide has no target '" + target +
                    "'; expected x86-64-avx512 or x86-64-avx2");
     Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget(target)),

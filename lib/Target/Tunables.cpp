@@ -24,11 +24,15 @@ static std::string names(llvm::ArrayRef<Tunable> tunables) {
   return list;
 }
 
+const Tunable *Schedule::find(llvm::StringRef name) const {
+  return llvm::find_if(tunables, [&](const Tunable &x) { return x.name == name; });
+}
+
 llvm::Error Schedule::set(llvm::StringRef assignment, int64_t vectorWidth) {
   auto [name, text] = assignment.split('=');
   name = name.trim();
   text = text.trim();
-  const Tunable *t = llvm::find_if(tunables, [&](const Tunable &x) { return x.name == name; });
+  const Tunable *t = find(name);
   if (t == tunables.end())
     return error("unknown tunable '" + name + "' in --schedule " + assignment +
                  "; this backend has " + names(tunables));
@@ -64,13 +68,13 @@ int64_t Schedule::get(llvm::StringRef name) const {
   auto it = values.find(name);
   if (it != values.end())
     return it->second;
-  const Tunable *t = llvm::find_if(tunables, [&](const Tunable &x) { return x.name == name; });
+  const Tunable *t = find(name);
   assert(t != tunables.end() && "asking for a tunable the backend does not declare");
   return t->defaultValue;
 }
 
 llvm::StringRef Schedule::getChoice(llvm::StringRef name) const {
-  const Tunable *t = llvm::find_if(tunables, [&](const Tunable &x) { return x.name == name; });
+  const Tunable *t = find(name);
   assert(t != tunables.end() && !t->choices.empty() && "not an enumerated tunable");
   return t->choices[get(name)];
 }

@@ -60,6 +60,9 @@ public:
   void print(llvm::raw_ostream &os) const;
 
 private:
+  /// The declaration of `name`, or tunables.end().
+  const Tunable *find(llvm::StringRef name) const;
+
   llvm::ArrayRef<Tunable> tunables;
   llvm::StringMap<int64_t> values;
 };

@@ -113,11 +113,10 @@ void FlashKernelBuilder::packQueryPairs() {
 /// S^T = K Q^T (* scale, unless the softmax applies it) with k pairs
 /// broadcast against QP: computeScores' register block, half the
 /// instructions.
-void FlashKernelBuilder::computeScoresDot(Value k0, Value cols, Value prefetch,
-                                          Value prefetchK0) {
+void FlashKernelBuilder::computeScoresDot(Value k0, Value cols) {
   Value scale = scaleInSoftmax ? Value()
                                : b.create<vector::BroadcastOp>(vecType(), f32(queryScale()));
-  scoreBlocks(k0, cols, prefetch, prefetchK0, dim / 2, scale,
+  scoreBlocks(k0, cols, dim / 2, scale,
               [&](OpBuilder &nb, Location loc, Value dp, ArrayRef<Value> keyBases,
                   ArrayRef<Value> rowCols, ValueRange acc) {
                 Value two = nb.create<arith::ConstantIndexOp>(loc, 2);

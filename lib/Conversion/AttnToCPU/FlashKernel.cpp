@@ -97,9 +97,8 @@ Value FlashKernelBuilder::nextVisitedTile(Value from, Value end) {
 }
 
 /// One visited KV tile: scores, mods and mask where needed, online softmax,
-/// P V; the rows of the tile at prefetchK0 are prefetched while the scores
-/// are computed if `prefetch` holds.
-void FlashKernelBuilder::visitTile(Value kTile, Value prefetch, Value prefetchK0,
+/// P V; the rows of KV tile `nextKvTile` are prefetched meanwhile if `hasNext`.
+void FlashKernelBuilder::visitTile(Value kTile, Value hasNext, Value nextKvTile,
                                    StringRef counterName) {
   Value k0 = mul(kTile, idx(blockKv));
   Value cols = minIdx(idx(blockKv), b.create<arith::SubIOp>(seqKv, k0));
@@ -107,12 +106,12 @@ void FlashKernelBuilder::visitTile(Value kTile, Value prefetch, Value prefetchK0
   // The v rows of a next tile that follows this one go with its k rows (the
   // hardware prefetcher streams those: dense is 1-2% faster so); those of a
   // jump are spread over P V, see prefetchValueRows.
-  Value adjacent = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, prefetchK0,
+  hasNextTile = hasNext;
+  nextK0 = mul(nextKvTile, idx(blockKv));
+  Value adjacent = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, nextK0,
                                            add(k0, idx(blockKv)));
-  Value jump = b.create<arith::XOrIOp>(adjacent, b.create<arith::ConstantIntOp>(1, 1));
-  nextK0 = prefetchK0;
-  valuesInScores = b.create<arith::AndIOp>(prefetch, adjacent);
-  valuesInPV = b.create<arith::AndIOp>(prefetch, jump);
+  valuesInScores = b.create<arith::AndIOp>(hasNext, adjacent);
+  valuesInPV = b.create<arith::AndIOp>(hasNext, notI1(adjacent));
   if (cfg.countTiles) {
     auto type = MemRefType::get({1}, b.getI64Type());
     Value counter = b.create<memref::GetGlobalOp>(type, counterName);
@@ -122,16 +121,16 @@ void FlashKernelBuilder::visitTile(Value kTile, Value prefetch, Value prefetchK0
   }
   if (dot) {
     packValuePairs(k0, cols);
-    computeScoresDot(k0, cols, prefetch, prefetchK0);
+    computeScoresDot(k0, cols);
   } else {
     if (widen)
       widenKvTile(k0, cols);
-    computeScores(k0, cols, prefetch, prefetchK0);
+    computeScores(k0, cols);
   }
   Value edge = lt(cols, idx(blockKv));
   bool needsElementPass = !op.getScoreMod().empty();
   Value elementPass = b.create<arith::OrIOp>(
-      b.create<arith::OrIOp>(edge, b.create<arith::XOrIOp>(full, b.create<arith::ConstantIntOp>(1, 1))),
+      b.create<arith::OrIOp>(edge, notI1(full)),
       b.create<arith::ConstantIntOp>(needsElementPass, 1));
   ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
   onlineSoftmax();
@@ -319,7 +318,7 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     Block *after = b.createBlock(&walk.getAfter(), {}, {b.getIndexType()}, {b.getLoc()});
     cur = after->getArgument(0);
     Value next = nextVisitedTile(add(cur, idx(1)), endKvTile);
-    visitTile(cur, lt(next, endKvTile), mul(next, idx(blockKv)), counterName);
+    visitTile(cur, lt(next, endKvTile), next, counterName);
     b.create<scf::YieldOp>(ValueRange{next});
   }
   writeOutputs();

@@ -71,6 +71,10 @@ private:
   Value add(Value x, Value y) { return b.create<arith::AddIOp>(x, y); }
   Value mul(Value x, Value y) { return b.create<arith::MulIOp>(x, y); }
   Value minIdx(Value x, Value y) { return b.create<arith::MinSIOp>(x, y); }
+  /// Logical not of an i1.
+  Value notI1(Value x) {
+    return b.create<arith::XOrIOp>(x, b.create<arith::ConstantIntOp>(1, 1));
+  }
   Value lt(Value x, Value y) {
     return b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, x, y);
   }
@@ -139,11 +143,11 @@ private:
   Value loadValue(OpBuilder &nb, Location loc, Value row, int64_t d);
   std::pair<Value, Value> classifyKvTile(Value kTile);
   Value nextVisitedTile(Value from, Value end);
-  void visitTile(Value kTile, Value prefetch, Value prefetchK0, StringRef counterName);
+  void visitTile(Value kTile, Value hasNext, Value nextKvTile, StringRef counterName);
   void prefetchRow(Value buf, const Strides &strides, Value headIdx, Value row);
   void prefetchValueRows(Value rowBlock, int64_t rowBlocks);
   double queryScale();
-  void prefetchKeyBlock(Value prefetch, Value prefetchK0, ArrayRef<Value> keyRows);
+  void prefetchKeyBlock(ArrayRef<Value> keyRows);
   void widenKvTile(Value k0, Value cols);
   Value keyRowOffset(Value k0, Value lastKey, Value j);
   Value valueRowOffset(OpBuilder &nb, Location loc, Value k0, Value j);
@@ -151,9 +155,8 @@ private:
   using ScoreStep = llvm::function_ref<SmallVector<Value>(
       OpBuilder &, Location, Value step, ArrayRef<Value> keyBases, ArrayRef<Value> rowCols,
       ValueRange acc)>;
-  void scoreBlocks(Value k0, Value cols, Value prefetch, Value prefetchK0, int64_t trips,
-                   Value scale, ScoreStep step);
-  void computeScores(Value k0, Value cols, Value prefetch, Value prefetchK0);
+  void scoreBlocks(Value k0, Value cols, int64_t trips, Value scale, ScoreStep step);
+  void computeScores(Value k0, Value cols);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   void applyMaskVectorized(Value k0, Value cols, Value full);
   Value inlineMod(Region &region, ArrayRef<Value> args);
@@ -171,7 +174,7 @@ private:
   VectorType pairVecType();
   Value broadcastPair(OpBuilder &nb, Location loc, Value buf, ValueRange at);
   void packQueryPairs();
-  void computeScoresDot(Value k0, Value cols, Value prefetch, Value prefetchK0);
+  void computeScoresDot(Value k0, Value cols);
   void packValuePairs(Value k0, Value cols);
   void storeProbabilityPair(OpBuilder &nb, Location loc, Value j, Value i, Value evenP,
                             Value oddP);
@@ -207,9 +210,9 @@ private:
   Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded
   Value QP, VP, PB; // dot: q, v and P packed in bf16 pairs (FlashBf16Dot.cpp)
   Value vBatchHead; // offset of v[batch, kvHead, 0, 0]
-  // Per visited tile: the next visited tile's first key, and where its v rows
-  // are prefetched (its k rows are, during the scores, whenever it exists).
-  Value nextK0, valuesInScores, valuesInPV;
+  // Per visited tile: whether another visited tile follows, its first key, and
+  // where its v rows are prefetched (its k rows are, during the scores).
+  Value hasNextTile, nextK0, valuesInScores, valuesInPV;
 };
 
 } // namespace mlir::attn::cpu

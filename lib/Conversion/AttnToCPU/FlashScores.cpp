@@ -69,31 +69,27 @@ double FlashKernelBuilder::queryScale() {
   return op.getScaleAttr().getValueAsDouble() * (base2Scores ? log2e : 1.0);
 }
 
-/// If `prefetch`: the k rows prefetchK0 + keyRows of the next visited tile
+/// If hasNextTile: the k rows nextK0 + keyRows of the next visited tile
 /// (clamped), and their v rows if valuesInScores. Otherwise (the last visited
 /// tile): a share of the next query tile's q rows, which the runtime usually
 /// hands this thread next (it claims runs of consecutive tiles); sparse masks
 /// have few KV tiles per query tile to hide that miss behind (BigBird lost ~3%
 /// to it; prefetching this tile's out rows as well lost 3%). Called once per
 /// key block, so the misses spread over the tile and overlap the FMAs.
-void FlashKernelBuilder::prefetchKeyBlock(Value prefetch, Value prefetchK0,
-                                          ArrayRef<Value> keyRows) {
+void FlashKernelBuilder::prefetchKeyBlock(ArrayRef<Value> keyRows) {
   Value nextQ0 = add(q0, idx(blockQ));
-  Value hasNextQ = b.create<arith::AndIOp>(
-      b.create<arith::XOrIOp>(prefetch, b.create<arith::ConstantIntOp>(1, 1)),
-      lt(nextQ0, seqQ));
-  auto ifOp = b.create<scf::IfOp>(prefetch, /*withElseRegion=*/true);
+  auto ifOp = b.create<scf::IfOp>(hasNextTile, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value lastKey = b.create<arith::SubIOp>(seqKv, idx(1));
   for (Value key : keyRows)
-    prefetchRow(kBuf, kS, kvHead, minIdx(add(prefetchK0, key), lastKey));
+    prefetchRow(kBuf, kS, kvHead, minIdx(add(nextK0, key), lastKey));
   ifThen(valuesInScores, [&] {
     for (Value key : keyRows)
-      prefetchRow(vBuf, vS, kvHead, minIdx(add(prefetchK0, key), lastKey));
+      prefetchRow(vBuf, vS, kvHead, minIdx(add(nextK0, key), lastKey));
   });
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-  ifThen(hasNextQ, [&] {
+  ifThen(lt(nextQ0, seqQ), [&] {
     // Rows [first, first + perBlock) of the next tile for the key block
     // starting at keyRows[0]: the tile's key blocks cover its blockQ rows.
     int64_t perBlock = llvm::divideCeil(blockQ * int64_t(keyRows.size()), blockKv);
@@ -117,8 +113,8 @@ Value FlashKernelBuilder::keyRowOffset(Value k0, Value lastKey, Value j) {
 /// times `scale` (if given) when stored. The k rows of the next visited tile
 /// are prefetched once per key block. Keys past the sequence read its last
 /// row (in bounds); they are masked later.
-void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, Value prefetch, Value prefetchK0,
-                                     int64_t trips, Value scale, ScoreStep step) {
+void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value scale,
+                                     ScoreStep step) {
   int64_t w = cfg.vectorWidth;
   // The block must tile blockKv x blockQ exactly: take the largest sizes up
   // to the configured ones that divide it.
@@ -131,7 +127,7 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, Value prefetch, Value
       keyRows.push_back(add(j0, idx(r)));
       keyBases.push_back(keyRowOffset(k0, lastKey, keyRows.back()));
     }
-    prefetchKeyBlock(prefetch, prefetchK0, keyRows);
+    prefetchKeyBlock(keyRows);
     loop(0, blockQ, rowVecs * w, [&](Value i0) {
       SmallVector<Value> rowCols;
       for (int64_t c = 0; c < rowVecs; ++c)
@@ -156,9 +152,8 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, Value prefetch, Value
 /// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] (Q^T holds the scale): per
 /// step of d, rowVecs loads of Q^T and keyBlock scalar loads of k (in place,
 /// or widened in KF) feed keyBlock * rowVecs FMAs.
-void FlashKernelBuilder::computeScores(Value k0, Value cols, Value prefetch,
-                                       Value prefetchK0) {
-  scoreBlocks(k0, cols, prefetch, prefetchK0, dim, /*scale=*/Value(),
+void FlashKernelBuilder::computeScores(Value k0, Value cols) {
+  scoreBlocks(k0, cols, dim, /*scale=*/Value(),
               [&](OpBuilder &nb, Location loc, Value d, ArrayRef<Value> keyBases,
                   ArrayRef<Value> rowCols, ValueRange acc) {
                 SmallVector<Value> qv, next;

@@ -80,8 +80,11 @@ struct HalideCpuTarget {
 inline constexpr const char *kScheduleSources[] = {"hand", "mullapudi2016", "li2018",
                                                    "adams2019"};
 
-/// The Halide target for an attnc CPU target name (x86-64-avx512,
-/// x86-64-avx2); false if the Halide backend has no such target.
+/// The attnc CPU targets the Halide backend has (the registry lists these).
+inline constexpr const char *kHalideCpuTargets[] = {"x86-64-avx512", "x86-64-avx2"};
+
+/// The Halide target for an attnc CPU target name (one of kHalideCpuTargets);
+/// false if the Halide backend has no such target.
 bool lookupHalideCpuTarget(const std::string &name, HalideCpuTarget &target);
 
 /// `source` is one of kScheduleSources.
