@@ -3,6 +3,8 @@
 #   avx512bf16  AVX-512 with AVX512-BF16 (x86-64-avx512-bf16 kernels)
 #   avx2    the CPU runs AVX2 + FMA code (x86-64-avx2 kernels)
 #   ptxas   CMake found CUDA's ptxas
+#   opencl  an OpenCL ICD is installed (PoCL here: the Halide GPU schedule on the CPU)
+#   cuda-device  an NVIDIA driver is loaded (never on the CI machines)
 import os
 
 import lit.formats
@@ -44,6 +46,11 @@ if "avx512f" in flags:
         config.available_features.add("avx512bf16")
 if "avx2" in flags and "fma" in flags:
     config.available_features.add("avx2")
+if os.path.isdir("/etc/OpenCL/vendors") and any(
+        f.endswith(".icd") for f in os.listdir("/etc/OpenCL/vendors")):
+    config.available_features.add("opencl")
+if os.path.exists("/proc/driver/nvidia"):
+    config.available_features.add("cuda-device")
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))

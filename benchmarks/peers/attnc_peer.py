@@ -11,33 +11,19 @@ import ctypes
 import os
 import re
 import subprocess
+import sys
 
 import numpy as np
 
 from peers.base import Peer, Unsupported, aligned, bf16_bits
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "test", "numerics"))
+from attnc_abi import K_DL_BFLOAT as DL_BFLOAT, K_DL_FLOAT as DL_FLOAT  # noqa: E402
+from attnc_abi import DLDataType, DLDevice, DLTensor, Options  # noqa: E402
+
 BUILD = os.environ.get("ATTNC_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 BF16_TARGET = "x86-64-avx512-bf16"
 HALIDE_TARGETS = ("x86-64-avx512", "x86-64-avx2")  # attnc --backend=halide
-DL_FLOAT, DL_BFLOAT = 2, 4  # DLDataTypeCode
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-class Options(ctypes.Structure):
-    _fields_ = [("num_threads", ctypes.c_int32)]
 
 
 def dl_tensor(array, dtype="f32"):

@@ -43,7 +43,9 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
-           "Query rows per tile (0: 64, or 32 for head_dim > 128)">,
+           "Query rows per tile (0: 64, or 32 for head_dim > 128; with gpu, 16 or 8)">,
+    Option<"gpu", "gpu", "bool", /*default=*/"false",
+           "The automatic block_q of a GPU backend (its state in shared memory)">,
     Option<"blockKv", "block-kv", "int64_t", /*default=*/"::mlir::attn::kDefaultBlockKv",
            "Keys per KV tile (default 64)">
   ];
@@ -95,18 +97,27 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
 
 def AttnLowerFlashToHalideCallPass
     : Pass<"attn-lower-flash-to-halide-call", "::mlir::ModuleOp"> {
-  let summary = "Replaces each attn.flash by a tile function that calls its Halide pipeline";
+  let summary = "Replaces each attn.flash by a tile or grid function that calls its Halide pipeline";
   let description = [{
-    The Halide backend's half in MLIR. The pipeline itself (`<name>_halide`, one query tile
-    of one (batch, head), see include/attnc/Target/Halide/FlashPipeline.h) is compiled by
-    Halide from the same attn.flash; this pass replaces every `attn.kernel` with the tile
-    function of `attnc_runtime.h`, `_mlir_ciface_<name>_tile`, in the LLVM dialect, whose
-    body hands its memref views and the kernel's constants (block_q, head_dim, query heads
-    per kv head, element size) to the runtime's `attnc_rt_halide_tile`, which builds
-    `halide_buffer_t` views of the work item and calls the pipeline. Records the kernel's
-    facts in `attn.cpu_kernels` as attn-lower-flash-to-cpu does, so attn-emit-cpu-entry
-    adds the same descriptor and C entry: one runtime and one ABI for both backends.
+    The Halide backend's half in MLIR. The pipeline itself (`<name>_halide`, see
+    include/attnc/Target/Halide/FlashPipeline.h) is compiled by Halide from the same
+    attn.flash; this pass replaces every `attn.kernel` with a function of `attnc_runtime.h`
+    in the LLVM dialect that hands its memref views and the kernel's constants (block_q,
+    head_dim, heads, element size) to the runtime's adapter:
+    - on a CPU target (`device=cpu`), the tile function `_mlir_ciface_<name>_tile`, calling
+      `attnc_rt_halide_tile`, which builds `halide_buffer_t` views of one work item;
+    - on a GPU target (`device=cuda` or `opencl`), the grid function
+      `_mlir_ciface_<name>_grid`, calling `attnc_rt_halide_grid` with Halide's CUDA device
+      interface (cuda: device pointers) or none (opencl: host tensors), for the whole
+      tensors at once.
+    Records the kernel's facts in `attn.cpu_kernels` as attn-lower-flash-to-cpu does (with
+    `device_type` kDLCUDA for cuda), so attn-emit-cpu-entry adds the same descriptor and C
+    entry: one runtime and one ABI for both backends.
   }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "Where the pipeline runs: cpu, cuda or opencl">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

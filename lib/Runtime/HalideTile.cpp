@@ -17,22 +17,13 @@
 
 #include "attnc/Runtime/attnc_runtime.h"
 
-#include "HalideRuntime.h"
+#include "HalideHooks.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <vector>
-
-/* Halide's runtime, linked into every Halide kernel object with weak symbols,
- * reports a failed check or require() through halide_error, whose default
- * aborts the process. This strong definition prints the message and returns;
- * the pipeline then returns the error code, which the launch reports as
- * ATTNC_ERR_KERNEL, as for an MLIR kernel whose mod divided by zero. */
-extern "C" void halide_error(void *, const char *message) {
-  std::fprintf(stderr, "attnc: Halide pipeline: %s", message);
-}
 
 namespace {
 
@@ -81,8 +72,7 @@ extern "C" int32_t attnc_rt_halide_tile(void *pipeline, attnc_memref *q, attnc_m
                 *vS = p + ATTNC_P_V_STRIDES, *oS = p + ATTNC_P_OUT_STRIDES,
                 *lS = p + ATTNC_P_LSE_STRIDES;
   const int64_t q0 = qTile * blockQ, rows = std::min(blockQ, seqQ - q0), kvHead = h / group;
-  // DLPack's and Halide's float / bfloat codes agree (2, 4).
-  halide_type_t type(static_cast<halide_type_code_t>(dtypeCode), uint8_t(elemBytes * 8));
+  halide_type_t type = attnc::rt::halideElementType(dtypeCode, elemBytes);
   halide_type_t f32(halide_type_float, 32);
 
   const int64_t qShape[2][2] = {{dim, 1}, {rows, qS[2]}};

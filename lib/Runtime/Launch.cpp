@@ -23,6 +23,7 @@
 #include "attnc/Runtime/attnc_runtime.h"
 
 #include "Describe.h"
+#include "HalideGrid.h"
 #include "ThreadPool.h"
 #include "Validate.h"
 
@@ -169,6 +170,27 @@ std::string kernelFailure(const Job &job) {
              "): ", failureCause(job.failedCode), "; out and lse are partly written");
 }
 
+/// A grid kernel: one call over the whole tensors, on the caller's thread.
+int launchGrid(const attnc_kernel_desc *desc, Job &job, const CheckedLaunch &checked,
+               const attnc_options *opt) {
+  attnc_memref_i64 p = {job.params, job.params, 0, ATTNC_P_COUNT, 1};
+  attnc_memref *m = job.views;
+  int32_t rc = desc->grid(&m[Q], &m[K], &m[V], &m[Out], &m[Lse], &p, checked.batch,
+                          checked.deviceId, opt ? opt->stream : nullptr);
+  if (rc == 0) {
+    setError("");
+    return ATTNC_OK;
+  }
+  if (rc == kGridNoDevice) { // nothing ran
+    setError(cat("kernel '", kernelName(*desc), "' cannot run: ", gridFailure(rc)).c_str());
+    return ATTNC_ERR_DEVICE;
+  }
+  setError(cat("kernel '", kernelName(*desc), "' failed with code ", rc, ": ",
+               gridFailure(rc), "; out and lse may be partly written")
+               .c_str());
+  return ATTNC_ERR_KERNEL;
+}
+
 int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
            const DLTensor *v, DLTensor *out, DLTensor *lse,
            const attnc_options *opt) {
@@ -184,6 +206,8 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
   for (int id = 0; id < NumTensors; ++id)
     job.views[id] = memrefOf(checked.views[id]);
   fillParams(checked, job.params);
+  if (desc->grid)
+    return launchGrid(desc, job, checked, opt);
   job.heads = desc->num_heads;
   job.tiles = checked.tiles;
   job.items = checked.items;

@@ -145,6 +145,12 @@ attnc_status Validator::checkDevices() {
                       desc.device_type == kDLCPU
                           ? "copy it to host memory first"
                           : "copy it to that device first"));
+    if (dev.device_id != t[Q]->device.device_id)
+      return fail(ATTNC_ERR_DEVICE,
+                  cat(kTensorNames[id], " is on ", deviceName(dev.device_type),
+                      " device ", dev.device_id, " but q on device ",
+                      t[Q]->device.device_id,
+                      "; a kernel runs on one device, with every tensor there"));
   }
   return ATTNC_OK;
 }
@@ -212,6 +218,7 @@ attnc_status Validator::checkShapes(CheckedLaunch &launch) {
     return s;
   const int *qPos = logicalDims(Q);
   launch.batch = t[Q]->shape[qPos[0]];
+  launch.deviceId = t[Q]->device.device_id;
   launch.seqQ = t[Q]->shape[qPos[2]];
   Expect b = {launch.batch}, sq = {launch.seqQ};
   if (attnc_status s =
@@ -353,13 +360,15 @@ static std::string kernelDtypeList() {
 /// The descriptor's own consistency, which a kernel built by a matching
 /// attnc always has; a failure means a corrupt or hand-made descriptor.
 static std::string checkDescriptor(const attnc_kernel_desc &d) {
-  if (!d.tile)
-    return "its tile function is NULL";
-  // Tile functions are called on this runtime's host threads.
-  if (d.device_type != kDLCPU)
+  if (!d.tile == !d.grid)
+    return "it must have one of a tile function and a grid function";
+  // Tile functions are called on this runtime's host threads; grid
+  // functions take host or CUDA tensors.
+  if (d.device_type != kDLCPU && !(d.grid && d.device_type == kDLCUDA))
     return cat("device_type = ", deviceName(d.device_type), " (",
                d.device_type, "), but this runtime only launches kDLCPU (",
-               int(kDLCPU), ") kernels");
+               int(kDLCPU), ") kernels, and grid kernels on kDLCUDA (",
+               int(kDLCUDA), ")");
   if (d.num_heads < 1 || d.num_kv_heads < 1 || d.num_heads % d.num_kv_heads)
     return cat("num_heads = ", d.num_heads,
                " and num_kv_heads = ", d.num_kv_heads,

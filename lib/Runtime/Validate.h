@@ -38,6 +38,7 @@ struct TensorView {
 /// What a launch needs once its arguments passed every check.
 struct CheckedLaunch {
   int64_t batch = 0, seqQ = 0, seqKV = 0;
+  int64_t deviceId = 0; // the tensors' DLDevice id
   int64_t tiles = 0; // query tiles per (batch, head)
   int64_t items = 0; // batch * num_heads * tiles
   bool hasLse = false;

@@ -19,6 +19,7 @@
 #include "attnc/Target/CPU/CpuTunables.h"
 #include "attnc/Target/Halide/FlashPipeline.h"
 #include "attnc/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
 
 using namespace attnc;
 
@@ -35,8 +36,18 @@ static constexpr llvm::StringLiteral kCpuTargets[] = {
 static llvm::ArrayRef<Tunable> halideTunables() {
   static const std::vector<llvm::StringRef> sources(std::begin(halide::kScheduleSources),
                                                     std::end(halide::kScheduleSources));
+  static const Tunable blockQ = [] {
+    Tunable t = cpuTunables()[0];
+    t.automatic = "64, or 32 for head_dim > 128; on cuda-* and opencl 16, or 8";
+    return t;
+  }();
+  static const Tunable blockKv = [] {
+    Tunable t = cpuTunables()[1];
+    t.meaning = "keys per KV tile (attn.flash block_kv; 32 on cuda-* and opencl)";
+    return t;
+  }();
   static const Tunable tunables[] = {
-      cpuTunables()[0], cpuTunables()[1],
+      blockQ, blockKv,
       {"source", 0, 0, int64_t(sources.size()) - 1, false,
        "where the schedule comes from: the hand-written one, or a Halide autoscheduler", "",
        sources}};
@@ -57,22 +68,50 @@ std::vector<TargetEntry> attnc::listTargets() {
     CpuTarget cpu = llvm::cantFail(lookupCpuTarget(name));
     entries.push_back({cpu.name, "halide", "cpu (kDLCPU)", cpu.needs, cpu.runsHere()});
   }
+  // Whether a driver is installed, without loading one into this process.
+  bool nvidia = llvm::sys::fs::exists("/proc/driver/nvidia");
+  bool icd = llvm::sys::fs::is_directory("/etc/OpenCL/vendors");
+  entries.push_back({"cuda-sm80", "halide", "cuda (kDLCUDA)",
+                     "an NVIDIA GPU, sm_80 or newer, and its driver", nvidia});
+  entries.push_back({"cuda-sm90", "halide", "cuda (kDLCUDA)",
+                     "an NVIDIA GPU, sm_90 or newer, and its driver", nvidia});
+  entries.push_back({"opencl", "halide", "opencl (kDLCPU)",
+                     "an OpenCL 1.2 device (PoCL); host tensors; f32, bf16", icd});
   return entries;
 }
 
 void attnc::printBackends(llvm::raw_ostream &os) {
-  os << "backends: mlir (in-process MLIR and LLVM); halide (in-process Halide 21, x86-64 "
-        "targets)\n";
+  os << "backends: mlir (in-process MLIR and LLVM); halide (in-process Halide 21, x86-64, "
+        "CUDA and OpenCL targets)\n";
+}
+
+/// The Halide backend's GPU KV tiles unless --schedule sets them: 32 keys,
+/// whose state, scores and keys fit in shared memory with the automatic
+/// block_q (attn-tile-flash's gpu rule), the values too up to head_dim 64
+/// (FlashScheduleGpu.cpp).
+static llvm::Error setGpuDefaults(Selection &selection) {
+  for (const char *assignment : {"block_kv=32"})
+    if (llvm::Error err = selection.schedule.set(assignment, selection.cpu.vectorWidth))
+      return err;
+  return llvm::Error::success();
 }
 
 llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef target,
                                         llvm::ArrayRef<std::string> schedule) {
   if (backend == "halide") {
-    if (!llvm::is_contained(halide::kHalideCpuTargets, target))
+    bool gpu = llvm::is_contained(halide::kHalideGpuTargets, target);
+    if (!gpu && !llvm::is_contained(halide::kHalideCpuTargets, target))
       return error("--backend=halide has no target '" + target +
-                   "'; expected x86-64-avx512 or x86-64-avx2");
-    Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget(target)),
+                   "'; expected x86-64-avx512, x86-64-avx2, cuda-sm80, cuda-sm90 or opencl");
+    // A GPU target's host code (argument checks, the launch) is AVX2's.
+    Selection selection{backend.str(),
+                        llvm::cantFail(lookupCpuTarget(gpu ? "x86-64-avx2" : target)),
                         Schedule(halideTunables())};
+    if (gpu) {
+      selection.gpuTarget = target.str();
+      if (llvm::Error err = setGpuDefaults(selection))
+        return std::move(err);
+    }
     for (const std::string &assignment : schedule)
       if (llvm::Error err = selection.schedule.set(assignment, selection.cpu.vectorWidth))
         return std::move(err);
@@ -98,11 +137,16 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   mlir::attn::AttnTileFlashPassOptions tiling;
   tiling.blockQ = s.schedule.get("block_q");
   tiling.blockKv = s.schedule.get("block_kv");
+  tiling.gpu = !s.gpuTarget.empty();
   pm.addPass(mlir::attn::createAttnTileFlashPass(tiling));
   if (until == PipelineStage::tiled)
     return;
   if (s.backend == "halide") {
-    pm.addPass(mlir::attn::createAttnLowerFlashToHalideCallPass());
+    mlir::attn::AttnLowerFlashToHalideCallPassOptions call;
+    call.device = s.gpuTarget.empty()                          ? "cpu"
+                  : llvm::StringRef(s.gpuTarget).starts_with("cuda") ? "cuda"
+                                                               : "opencl";
+    pm.addPass(mlir::attn::createAttnLowerFlashToHalideCallPass(call));
     buildLowerToLLVMPipeline(pm);
     return;
   }

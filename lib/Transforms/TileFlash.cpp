@@ -22,14 +22,16 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-int64_t mlir::attn::defaultBlockQ(int64_t headDim) {
+int64_t mlir::attn::defaultBlockQ(int64_t headDim, bool gpu) {
+  if (gpu)
+    return headDim > 128 ? 8 : 16;
   return headDim > 128 ? 32 : 64;
 }
 
 namespace {
 
 /// attn.flash with `op`'s parameters, tile sizes, and its regions moved over.
-LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv) {
+LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, bool gpu) {
   if (!op.getScaleAttr() || !op.getNumKvHeadsAttr() || isa<CausalMaskAttr>(op.getMask()))
     return op.emitOpError("expects a normalized spec; run attn-normalize first");
   if (op.hasOutput(OutputKind::weights))
@@ -40,7 +42,7 @@ LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv) {
       op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getHeadDimAttr(),
       op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(), op.getScaleAttr(),
       op.getMaxSeqAttr(), op.getOutputsAttr(),
-      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim())),
+      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), gpu)),
       b.getI64IntegerAttr(blockKv));
   flash.getScoreMod().takeBody(op.getScoreMod());
   flash.getMaskMod().takeBody(op.getMaskMod());
@@ -62,7 +64,7 @@ struct AttnTileFlashPass
     }
     for (KernelOp kernel : module.getOps<KernelOp>())
       if (AttentionOp op = kernel.getAttention())
-        if (failed(tile(op, blockQ, blockKv)))
+        if (failed(tile(op, blockQ, blockKv, gpu)))
           return signalPassFailure();
   }
 };

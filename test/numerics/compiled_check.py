@@ -8,6 +8,10 @@ output with the reference evaluator under the matrix's tolerance for the case's 
 polynomial exp, against a double reference; f16 / bf16 also round q, k, v and out). A case
 that does not compile fails like one that computes wrong values. The reference-only `weights`
 output is left out of the compiled spec.
+
+With --runner device (the OpenCL target on PoCL), attnc-run only writes the inputs and the
+reference outputs as .npy, and device_run.py runs the kernel in a process without libMLIR
+(see its docstring) and compares under the same tolerance.
 """
 import argparse
 import copy
@@ -17,6 +21,8 @@ import sys
 import time
 
 import attnc_matrix
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def run(cmd):
@@ -49,12 +55,20 @@ def main():
     parser.add_argument("--schedule", help="passed to attnc --schedule")
     parser.add_argument("--also-dtypes", nargs="*", default=[], choices=["f16", "bf16"],
                         help="also run every f32 case in these dtypes (named CASE_as_DTYPE)")
+    parser.add_argument("--dtypes", nargs="*", default=["f32", "f16", "bf16"],
+                        choices=["f32", "f16", "bf16"],
+                        help="run only the cases of these dtypes (the target's dtypes)")
+    parser.add_argument("--runner", choices=["attnc-run", "device"], default="attnc-run",
+                        help="who runs the kernel: attnc-run, or device_run.py in its own "
+                             "process on attnc-run's .npy files")
     args = parser.parse_args()
     matrix = attnc_matrix.load()
     passed = failed = 0
     compile_times = []
     for case in cases(matrix, args.also_dtypes):
         if args.only and case["name"] not in args.only.split(","):
+            continue
+        if case["dtype"] not in args.dtypes:
             continue
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         directory, spec = attnc_matrix.write_spec(case, args.work)
@@ -64,13 +78,24 @@ def main():
         rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
                        "--emit=so", "-o", so] + (["--schedule", args.schedule] if args.schedule else []))
         compile_times.append(time.monotonic() - start)
-        if rc == 0:
+        tol = matrix["tolerances"][case["dtype"]]
+        size = ["--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
+                "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
+        tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
+        if rc == 0 and args.runner == "device":
+            step = "attnc-run --reference"
+            reference = os.path.join(directory, "reference")
+            rc, out = run([args.attnc_run, spec, "--reference", "-o", reference] + size)
+            if rc == 0:
+                step = "device_run.py"
+                lse = ["--lse"] if "lse" in case["outputs"] else []
+                rc, out = run([sys.executable, os.path.join(HERE, "device_run.py"), "--so", so,
+                               "--kernel", case["name"], "--dir", reference, "--dtype",
+                               case["dtype"]] + lse + tolerance)
+        elif rc == 0:
             step = "attnc-run --so"
-            tol = matrix["tolerances"][case["dtype"]]
-            rc, out = run([args.attnc_run, spec, "--so", so, "--batch", str(case["batch"]),
-                           "--seq-q", str(case["seq_q"]), "--seq-kv", str(case["seq_kv"]),
-                           "--seed", "5", "--num-threads", "2", "--repeat", "1", "--no-peak",
-                           "--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])])
+            rc, out = run([args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat",
+                           "1", "--no-peak"] + size + tolerance)
         errors = [l.strip() for l in out.splitlines() if "max abs err" in l]
         if rc == 0:
             print("PASS %-42s %s" % (case["name"], "; ".join(errors)))

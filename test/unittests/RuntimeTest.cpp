@@ -117,6 +117,31 @@ int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v,
   return 0;
 }
 
+/// A grid function: every work item through fakeTile, on the calling thread.
+int gGridCalls = 0;
+int64_t gGridBatch = -1, gGridDevice = -1;
+void *gGridStream = nullptr;
+int32_t gGridCode = 0; // returned instead of running
+
+int32_t fakeGrid(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref *out,
+                 attnc_memref *lse, attnc_memref_i64 *params, int64_t batch,
+                 int64_t deviceId, void *stream) {
+  ++gGridCalls;
+  gGridBatch = batch;
+  gGridDevice = deviceId;
+  gGridStream = stream;
+  if (gGridCode)
+    return gGridCode;
+  const attnc_kernel_desc &d = *gDesc.load();
+  int64_t seqQ = params->aligned[ATTNC_P_SEQ_Q];
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < d.num_heads; ++h)
+      for (int64_t t = 0; t * d.block_q < seqQ; ++t)
+        if (int32_t rc = fakeTile(q, k, v, out, lse, params, b, h, t))
+          return rc;
+  return 0;
+}
+
 /// A CPU DLTensor of `dtype` over its own storage, every element initially
 /// kSentinel. Empty `strides` means compact, passed as NULL strides. Moves keep
 /// the vector's buffer, so `dl` stays valid.
@@ -254,11 +279,19 @@ struct Problem {
           }
       }
   }
+  /// A grid kernel on CUDA tensors (the fakes only look at host memory).
+  void makeCudaGrid() {
+    desc.device_type = kDLCUDA;
+    desc.tile = nullptr;
+    desc.grid = fakeGrid;
+    for (Tensor *t : {&q, &k, &v, &out, &lse})
+      t->dl.device = {kDLCUDA, 0};
+  }
   bool drop[5] = {}; // pass q, k, v, out, lse as NULL
   bool dropDesc = false;
-  int run(int threads = 0) {
+  int run(int threads = 0, void *stream = nullptr) {
     gDesc = &desc;
-    attnc_options opt = {threads};
+    attnc_options opt = {threads, stream};
     DLTensor *t[5] = {&q.dl, &k.dl, &v.dl, &out.dl, &lse.dl};
     for (int i = 0; i < 5; ++i)
       t[i] = drop[i] ? nullptr : t[i];
@@ -496,10 +529,10 @@ const ErrorCase kErrors[] = {
      "q has byte_offset 2, which is not a multiple of the element size (4 bytes)"},
     {"Abi", [](Problem &p) { p.desc.abi_version = ATTNC_ABI_VERSION + 1; },
      ATTNC_ERR_ABI, "attnc_rt_launch: the kernel was built for runtime ABI "
-     "version 3 but this runtime implements version 2"},
-    {"AbiVersion1", [](Problem &p) { p.desc.abi_version = 1; }, ATTNC_ERR_ABI,
-     "the kernel was built for runtime ABI version 1 but this runtime "
-     "implements version 2; rebuild the kernel with a matching attnc"},
+     "version 4 but this runtime implements version 3"},
+    {"AbiVersion2", [](Problem &p) { p.desc.abi_version = 2; }, ATTNC_ERR_ABI,
+     "the kernel was built for runtime ABI version 2 but this runtime "
+     "implements version 3; rebuild the kernel with a matching attnc"},
     // Of several mistakes, the most basic category is reported.
     {"FirstCategoryWins", [](Problem &p) { p.q.dl.device = {kDLCUDA, 0};
                                            p.q.dl.byte_offset = 2; },
@@ -510,7 +543,16 @@ const ErrorCase kErrors[] = {
      "kernel 'fake': malformed descriptor: head_dim = 4 and block_q = 0 must be >= 1"},
     {"CudaDesc", [](Problem &p) { p.desc.device_type = kDLCUDA; }, ATTNC_ERR_ABI,
      "kernel 'fake': malformed descriptor: device_type = kDLCUDA (2), but this "
-     "runtime only launches kDLCPU (1) kernels"},
+     "runtime only launches kDLCPU (1) kernels, and grid kernels on kDLCUDA (2)"},
+    {"TileAndGrid", [](Problem &p) { p.desc.grid = fakeGrid; }, ATTNC_ERR_ABI,
+     "kernel 'fake': malformed descriptor: it must have one of a tile function "
+     "and a grid function"},
+    {"NeitherTileNorGrid", [](Problem &p) { p.desc.tile = nullptr; }, ATTNC_ERR_ABI,
+     "malformed descriptor: it must have one of a tile function and a grid function"},
+    // A kernel runs on one device.
+    {"CudaDevicesDiffer", [](Problem &p) { p.makeCudaGrid(); p.v.dl.device.device_id = 1; },
+     ATTNC_ERR_DEVICE, "kernel 'fake': v is on kDLCUDA device 1 but q on device 0; "
+     "a kernel runs on one device, with every tensor there"},
     {"Float64Desc", [](Problem &p) { p.desc.dtype_bits = 64; }, ATTNC_ERR_ABI,
      "kernel 'fake': malformed descriptor: dtype_code = 2 and dtype_bits = 64, "
      "but this runtime only runs float32 (kDLFloat = 2, 32 bits), float16 "
@@ -586,6 +628,34 @@ TEST_F(Runtime, ErrorKernelFailure) {
   // One thread claims items in order and stops at the failing one.
   EXPECT_EQ(int64_t(gVisits.size()), (1 * 4 + 2) * 3 + 1 + 1);
   EXPECT_EQ(p.run(0), ATTNC_ERR_KERNEL);
+}
+
+TEST_F(Runtime, GridKernelRunsOnceWithTheStream) {
+  Problem p;
+  p.makeCudaGrid();
+  gGridCalls = 0;
+  int stream = 0;
+  ASSERT_EQ(p.run(2, &stream), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(gGridCalls, 1);
+  EXPECT_EQ(gGridBatch, p.n.batch);
+  EXPECT_EQ(gGridDevice, 0);
+  EXPECT_EQ(gGridStream, &stream);
+  // On the caller's thread only.
+  EXPECT_EQ(gThreads.size(), 1u);
+  EXPECT_EQ(int64_t(gVisits.size()), p.items());
+  p.expectOutputs();
+}
+
+TEST_F(Runtime, GridKernelFailure) {
+  Problem p;
+  p.makeCudaGrid();
+  gGridCode = -1;
+  EXPECT_EQ(p.run(), ATTNC_ERR_KERNEL);
+  gGridCode = 0;
+  EXPECT_STREQ(attnc_last_error(),
+               "kernel 'fake' failed with code -1: the kernel's Halide pipeline returned this "
+               "Halide error code, e.g. a score_mod or mask_mod dividing by zero, or a failed "
+               "device call (its message went to stderr); out and lse may be partly written");
 }
 
 TEST_F(Runtime, ErrorIsPerThreadAndClearedBySuccess) {

@@ -115,7 +115,8 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           llvm::raw_ostream &os, std::string *svg) {
   AttentionOp op = kernel.getAttention();
   const attnc::Schedule &schedule = o.selection.schedule;
-  int64_t blockQ = resolveBlockQ(schedule.get("block_q"), op.getDim());
+  int64_t blockQ =
+      resolveBlockQ(schedule.get("block_q"), op.getDim(), !o.selection.gpuTarget.empty());
   int64_t blockKv = schedule.get("block_kv");
   std::string tooLarge = gridTooLarge(o, blockQ, blockKv, svg != nullptr);
   if (!tooLarge.empty())

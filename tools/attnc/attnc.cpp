@@ -46,7 +46,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Stage { spec, normalized, tiled, loops, halide, llvm, assembly, obj, so };
+enum class Stage { spec, normalized, tiled, loops, halide, ptx, llvm, assembly, obj, so };
 
 cl::OptionCategory attncCat("attnc: compile options");
 cl::OptionCategory explainCat("attnc: explain options (attnc explain SPEC ...)");
@@ -63,7 +63,8 @@ cl::opt<std::string> backendName("backend", cl::desc("Code generator: mlir or ha
                                  cl::sub(explainCmd), cl::cat(attncCat));
 cl::opt<std::string> targetName("target",
                                 cl::desc("Target (see --list-targets): x86-64-avx512, "
-                                         "x86-64-avx512-bf16, x86-64-avx2 or host"),
+                                         "x86-64-avx512-bf16, x86-64-avx2, host; with "
+                                         "--backend=halide also cuda-sm80, cuda-sm90, opencl"),
                                 cl::init("x86-64-avx512"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
                                 cl::cat(attncCat));
@@ -86,6 +87,8 @@ cl::opt<Stage> emit(
                clEnumValN(Stage::loops, "loops", "scf/vector/memref loops, input of LLVM lowering"),
                clEnumValN(Stage::halide, "halide",
                           "--backend=halide: the Halide pipeline's lowered statement"),
+               clEnumValN(Stage::ptx, "ptx",
+                          "--backend=halide --target=cuda-*: the kernels' PTX"),
                clEnumValN(Stage::llvm, "llvm", "optimized LLVM IR"),
                clEnumValN(Stage::assembly, "asm", "assembly"),
                clEnumValN(Stage::obj, "obj", "object file and C header (default)"),
@@ -232,7 +235,7 @@ halideProblems(ModuleOp module, const attnc::Selection &selection) {
 /// pipeline as objects in temporary files, merged into `objPath`.
 llvm::Error writeHalideObject(ModuleOp module, const attnc::Selection &selection,
                               ArrayRef<attnc::halide::FlashProblem> problems,
-                              const attnc::halide::HalideCpuTarget &target,
+                              const attnc::halide::HalideTarget &target,
                               const std::string &source, StringRef objPath) {
   std::vector<std::string> parts;
   auto cleanup = llvm::make_scope_exit([&] {
@@ -272,10 +275,24 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
   auto problems = halideProblems(module, selection);
   if (!problems)
     return problems.takeError();
-  attnc::halide::HalideCpuTarget target;
-  if (!attnc::halide::lookupHalideCpuTarget(selection.cpu.name, target))
-    return error("the Halide backend has no target " + selection.cpu.name);
+  attnc::halide::HalideTarget target;
+  const std::string &name =
+      selection.gpuTarget.empty() ? selection.cpu.name : selection.gpuTarget;
+  if (!attnc::halide::lookupHalideTarget(name, target))
+    return error("the Halide backend has no target " + name);
   std::string source = selection.schedule.getChoice("source").str();
+  if (emit == Stage::ptx) {
+    if (!llvm::StringRef(name).starts_with("cuda"))
+      return error("--emit=ptx needs a CUDA target (cuda-sm80, cuda-sm90)");
+    std::string text;
+    for (const attnc::halide::FlashProblem &problem : *problems) {
+      std::string message;
+      text += attnc::halide::flashDeviceCode(problem, target, message);
+      if (!message.empty())
+        return error("kernel '" + problem.name + "': " + message);
+    }
+    return writeText(outputPath(""), [&](auto &os) { os << text; });
+  }
   if (emit == Stage::halide) {
     std::string text;
     for (const attnc::halide::FlashProblem &problem : *problems) {
@@ -306,8 +323,8 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
   };
   if (emit == Stage::spec)
     return printModule();
-  if (emit == Stage::halide && selection->backend != "halide")
-    return error("--emit=halide needs --backend=halide");
+  if ((emit == Stage::halide || emit == Stage::ptx) && selection->backend != "halide")
+    return error("--emit=halide and --emit=ptx need --backend=halide");
   if (selection->backend == "halide" && emit != Stage::normalized && emit != Stage::tiled)
     return compileHalide(module, *selection, argv0);
   std::optional<attnc::PipelineStage> mlirStage;
@@ -362,10 +379,10 @@ llvm::Error runExplain(ModuleOp module) {
 }
 
 void printTargets(llvm::raw_ostream &os) {
-  os << llvm::formatv("{0,-18} {1,-8} {2,-13} {3,-42} {4}\n", "target", "backend",
+  os << llvm::formatv("{0,-18} {1,-8} {2,-16} {3,-52} {4}\n", "target", "backend",
                       "device", "needs", "runs here");
   for (const attnc::TargetEntry &t : attnc::listTargets())
-    os << llvm::formatv("{0,-18} {1,-8} {2,-13} {3,-42} {4}\n", t.name, t.backend,
+    os << llvm::formatv("{0,-18} {1,-8} {2,-16} {3,-52} {4}\n", t.name, t.backend,
                         t.device, t.needs, t.runsHere ? "yes" : "no");
   attnc::printBackends(os);
 }

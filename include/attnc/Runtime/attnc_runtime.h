@@ -31,8 +31,10 @@ extern "C" {
  * 2: the descriptor gained device_type and dtype_code. float16 and bfloat16
  * kernels need no new version: their tile functions take the same memref
  * descriptors (attnc_memref), and a runtime that predates them refuses their
- * dtype_code / dtype_bits with ATTNC_ERR_ABI instead of misreading data. */
-#define ATTNC_ABI_VERSION 2
+ * dtype_code / dtype_bits with ATTNC_ERR_ABI instead of misreading data.
+ * 3: the descriptor gained `grid` (whole-tensor kernels: the Halide GPU
+ * targets), attnc_options `stream`. */
+#define ATTNC_ABI_VERSION 3
 
 typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
@@ -40,6 +42,10 @@ typedef struct attnc_options {
    * never more than work items. The helper threads come from a process-wide
    * pool that is created on first use and kept. */
   int32_t num_threads;
+  /* Kernels on kDLCUDA tensors: the CUstream to run on; NULL = the default
+   * stream of the tensors' device's primary context. The call returns once
+   * the work is queued (it does not wait for it). */
+  void *stream;
 } attnc_options;
 
 typedef enum attnc_status {
@@ -102,6 +108,15 @@ typedef int32_t (*attnc_tile_fn)(attnc_memref *q, attnc_memref *k,
                                  attnc_memref *lse, attnc_memref_i64 *params,
                                  int64_t b, int64_t h, int64_t q_tile);
 
+/* Computes every work item at once (a GPU kernel; its blocks are the work
+ * items), on the same views and params as a tile function. device_id is the
+ * tensors' DLDevice id, stream attnc_options' (or NULL). Returns 0, or a
+ * non-zero code (lib/Runtime/HalideGrid.cpp). */
+typedef int32_t (*attnc_grid_fn)(attnc_memref *q, attnc_memref *k,
+                                 attnc_memref *v, attnc_memref *out,
+                                 attnc_memref *lse, attnc_memref_i64 *params,
+                                 int64_t batch, int64_t device_id, void *stream);
+
 /* The fields of attnc_kernel_desc, in order, as X(TYPE, NAME). This list is
  * the one definition of the descriptor: the struct below is generated from
  * it, and so is the LLVM struct that attnc writes into every kernel object
@@ -111,7 +126,7 @@ typedef int32_t (*attnc_tile_fn)(attnc_memref *q, attnc_memref *k,
  * first, since it is read before anything else is trusted. */
 #define ATTNC_KERNEL_DESC_FIELDS(X)                                            \
   X(int32_t, abi_version)   /* ATTNC_ABI_VERSION */                            \
-  X(int32_t, device_type)   /* DLDeviceType the kernel runs on (kDLCPU) */     \
+  X(int32_t, device_type)   /* DLDeviceType of its tensors: kDLCPU, kDLCUDA */ \
   X(int32_t, num_heads)                                                        \
   X(int32_t, num_kv_heads)                                                     \
   X(int32_t, head_dim)                                                         \
@@ -125,7 +140,9 @@ typedef int32_t (*attnc_tile_fn)(attnc_memref *q, attnc_memref *k,
   X(int64_t, max_seq_q)     /* largest allowed seq_q; <= 0: unbounded */       \
   X(int64_t, max_seq_kv)                                                       \
   X(const char *, name)     /* the kernel's symbol */                          \
-  X(attnc_tile_fn, tile)
+  X(attnc_tile_fn, tile)    /* one of tile (per work item, on the runtime's    \
+                               threads) and grid (whole tensors) is set */    \
+  X(attnc_grid_fn, grid)
 
 #define ATTNC_KERNEL_DESC_MEMBER_(type, field) type field;
 typedef struct attnc_kernel_desc {
@@ -144,7 +161,8 @@ typedef struct attnc_kernel_desc {
  * Checks run before any element is touched, in this order, and the first
  * failure is reported: descriptor (ABI), NULL tensors or data (NULL), devices
  * (DEVICE), dtypes (DTYPE), ranks and shapes (SHAPE), max_seq (LIMIT), strides
- * and byte_offset (STRIDE). NULL strides mean compact row-major; otherwise
+ * and byte_offset (STRIDE). Tensors of a kDLCUDA kernel must all be on one
+ * device. NULL strides mean compact row-major; otherwise
  * strides must be >= 0 and head_dim's must be 1 (unless head_dim is 1).
  * byte_offset must be a multiple of the tensor's element size (4 bytes for
  * float32, 2 for float16 / bfloat16), and data + byte_offset aligned to it.

@@ -38,8 +38,10 @@ llvm::ArrayRef<Tunable> tunablesOf(llvm::StringRef backend);
 /// A (backend, target) pair with its schedule: all a pipeline needs.
 struct Selection {
   std::string backend;
-  CpuTarget cpu;
+  CpuTarget cpu; // the host code's target (all of it, on a CPU target)
   Schedule schedule;
+  /// A GPU target of the Halide backend (cuda-sm80, cuda-sm90, opencl), or "".
+  std::string gpuTarget;
   /// Test instrumentation of the CPU lowering (count visited KV tiles).
   bool countTiles = false;
 };

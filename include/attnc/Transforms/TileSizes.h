@@ -17,12 +17,14 @@ namespace mlir::attn {
 inline constexpr int64_t kDefaultBlockKv = 64;
 
 /// Query rows per tile when none is chosen: smaller for large heads so a
-/// tile's working set (block_q x head_dim accumulators) stays small.
-int64_t defaultBlockQ(int64_t headDim);
+/// tile's working set (block_q x head_dim accumulators) stays small. On a GPU
+/// (the Halide GPU schedule) a tile is a block whose state sits in shared
+/// memory: fewer rows.
+int64_t defaultBlockQ(int64_t headDim, bool gpu);
 
 /// block_q as asked for, or its default when 0 ("auto").
-inline int64_t resolveBlockQ(int64_t requested, int64_t headDim) {
-  return requested ? requested : defaultBlockQ(headDim);
+inline int64_t resolveBlockQ(int64_t requested, int64_t headDim, bool gpu) {
+  return requested ? requested : defaultBlockQ(headDim, gpu);
 }
 
 } // namespace mlir::attn

@@ -69,8 +69,10 @@ struct AttnEmitCpuEntryPass
       if (auto value = dyn_cast<IntegerAttr>(fact.getValue()))
         numbers[fact.getName()] = value.getInt();
     numbers["abi_version"] = ATTNC_ABI_VERSION;
-    // This entry launches on the runtime's CPU thread pool.
-    numbers["device_type"] = kDLCPU;
+    // Tile functions run on the runtime's CPU thread pool; a grid kernel
+    // states its device among its facts.
+    if (!numbers.count("device_type"))
+      numbers["device_type"] = kDLCPU;
     auto dtype = dyn_cast_or_null<TypeAttr>(info.get("dtype"));
     if (!dtype)
       return module.emitError("attn-emit-cpu-entry: kernel '")
@@ -98,17 +100,23 @@ struct AttnEmitCpuEntryPass
                               "attn.cpu_kernels has no string 'name': ")
              << info;
     std::string name = nameAttr.str();
+    // A kernel has a tile function (per work item) or a grid function (the
+    // whole tensors); the descriptor's other pointer is null.
     std::string tile = "_mlir_ciface_" + name + "_tile";
-    if (!SymbolTable::lookupSymbolIn(module, tile))
-      return module.emitError("attn-emit-cpu-entry: no tile function ") << tile;
+    std::string grid = "_mlir_ciface_" + name + "_grid";
+    bool hasTile = SymbolTable::lookupSymbolIn(module, tile),
+         hasGrid = SymbolTable::lookupSymbolIn(module, grid);
+    if (hasTile == hasGrid)
+      return module.emitError("attn-emit-cpu-entry: kernel '")
+             << name << "' needs one of the functions " << tile << " and " << grid;
     std::string nameGlobal = name + "_name";
 
     FailureOr<llvm::StringMap<int64_t>> numbers =
         integerFields(module, name, info);
     if (failed(numbers))
       return failure();
-    llvm::StringMap<std::string> symbols = {{"name", nameGlobal},
-                                            {"tile", tile}};
+    llvm::StringMap<std::string> symbols = {
+        {"name", nameGlobal}, {"tile", hasTile ? tile : ""}, {"grid", hasGrid ? grid : ""}};
 
     // Every field is looked up by name before anything is built, so a fact
     // the descriptor needs but attn.cpu_kernels lacks is an error, not a 0.
@@ -160,13 +168,13 @@ struct AttnEmitCpuEntryPass
       Value s = LLVM::UndefOp::create(b, loc, descType);
       for (auto [pos, field, type] :
            llvm::enumerate(attnc::kKernelDescFields, fieldTypes)) {
-        Value v =
-            field.kind == attnc::DescFieldKind::Ptr
-                ? LLVM::AddressOfOp::create(b, loc, ptr, symbols[field.name])
-                      .getResult()
-                : LLVM::ConstantOp::create(b, loc, type,
-                                           numbers->lookup(field.name))
-                      .getResult();
+        Value v;
+        if (field.kind != attnc::DescFieldKind::Ptr)
+          v = LLVM::ConstantOp::create(b, loc, type, numbers->lookup(field.name));
+        else if (symbols[field.name].empty())
+          v = LLVM::ZeroOp::create(b, loc, ptr);
+        else
+          v = LLVM::AddressOfOp::create(b, loc, ptr, symbols[field.name]);
         s = LLVM::InsertValueOp::create(b, loc, s, v, pos);
       }
       LLVM::ReturnOp::create(b, loc, s);

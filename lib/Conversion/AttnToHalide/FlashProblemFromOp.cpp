@@ -70,6 +70,8 @@ FailureOr<attnc::halide::FlashProblem> mlir::attn::flashProblemFromOp(KernelOp k
     return op.emitOpError("the Halide backend supports dtypes f32, f16 and bf16, got ") << elem;
   p.blockQ = op.getTileQ();
   p.blockKv = op.getTileKv();
+  p.group = op.getHeads() / op.getKvHeads();
+  p.lse = op.hasOutput(OutputKind::lse);
   p.scale = op.getScaleOrDefault();
   p.mask = cast<MaskAttrInterface>(op.getMask()).toMaskRule();
   if (!op.getScoreMod().empty())

@@ -7,7 +7,9 @@
 //
 // One work item: query rows [q0, q0 + blockQ) of one (batch, head) (rows past
 // the sequence repeat its last row and are discarded by the caller), against
-// the KV tiles of width B = block_kv that the mask rules do not skip:
+// the KV tiles of width B = block_kv that the mask rules do not skip. (A grid
+// pipeline states the same for every row i of every (head, batch), with q0
+// the start of row i's query tile.)
 //
 //   queries(d, i)     = q[q0 + i, d] * scale
 //   score(i, j, t)    = sum_d queries(d, i) * k[tB + j, d]
@@ -20,6 +22,10 @@
 //     m' = max(m, tileMax), l' = l e^(m - m') + tileSum e^(tileMax - m'),
 //     acc' = acc e^(m - m') + probValues e^(tileMax - m')
 //   out = acc / l (0 where l = 0), lse = m + log l (-inf where l = 0)
+//
+// Every visited tile is classified by the shared rules on its (query tile,
+// KV tile) rectangle: empty ones are not computed, full ones skip the element
+// test.
 //
 // P is taken against the tile's own max, since no Func can read another's
 // update in progress; rescaling both terms by e^(. - m') makes that exact
@@ -43,6 +49,22 @@ constexpr float kMasked = -1e38f;
 /// A tile row whose max is below this kept nothing.
 constexpr float kNothingKept = -1e37f;
 
+/// bf16 in a grid pipeline is stored as its bits: Halide 21's PTX backend
+/// fails an LLVM assertion on bfloat casts, and its OpenCL backend takes
+/// bfloat for half, which PoCL's CPU device lacks. The conversions are then
+/// spelled out below (as the CPU's vcvtneps2bf16 rounds: to nearest even).
+bool bf16AsBits(const FlashProblem &p, FlashShape shape) {
+  return shape == FlashShape::grid && p.dtype == ElemType::bf16;
+}
+
+Expr bitsToFloat(Expr bits) { return reinterpret<float>(cast<uint32_t>(bits) << 16); }
+
+Expr floatToBits(Expr x) {
+  Expr bits = reinterpret<uint32_t>(x);
+  Expr rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
+  return cast<uint16_t>(select(is_nan(x), 0x7fc0, rounded));
+}
+
 Type halideType(ElemType type) {
   switch (type) {
   case ElemType::f16:
@@ -60,25 +82,80 @@ Expr i64(Expr x) { return cast<int64_t>(x); }
 } // namespace
 
 std::vector<Argument> FlashFuncs::arguments() const {
+  if (shape == FlashShape::grid)
+    return {q, k, v};
   return {q, k, v, batch, head, q0, seqQ, seqKv};
 }
 
-void attnc::halide::defineFlash(const FlashProblem &p, FlashFuncs &f) {
-  Type type = halideType(p.dtype);
-  f.q = ImageParam(type, 2, "q");
-  f.k = ImageParam(type, 2, "k");
-  f.v = ImageParam(type, 2, "v");
-  const int D = static_cast<int>(p.dim), B = static_cast<int>(p.blockKv);
-  const int rowsMax = static_cast<int>(p.blockQ);
-  Var d = f.d, i = f.i, j = f.j, t = f.t;
-  Expr rows = f.q.dim(1).extent(), lastKey = f.seqKv - 1;
+namespace {
 
-  f.queries(d, i) = cast<float>(f.q(d, min(i, rows - 1))) * static_cast<float>(p.scale);
-  f.keys(d, j) = cast<float>(f.k(d, clamp(j, 0, lastKey)));
-  f.valuesInPlace(d, j) = cast<float>(f.v(d, j));
+/// The arguments of every Func: its own, then (head, batch) in a grid.
+struct Args {
+  std::vector<Var> item;
+  std::vector<Var> operator()(std::vector<Var> own) const {
+    own.insert(own.end(), item.begin(), item.end());
+    return own;
+  }
+  std::vector<Expr> at(std::vector<Expr> own) const {
+    own.insert(own.end(), item.begin(), item.end());
+    return own;
+  }
+};
+
+/// The per-item facts the two shapes spell differently.
+struct Item {
+  Expr q0, q1;           // the query tile's rows [q0, q1), i64
+  Expr qPos;             // row i's position, i64
+  Expr batch, head;      // for the mods, i64
+  Expr seqQ, seqKv;      // i32
+  Expr rowOf;            // q's row for Func row i (clamped to the tensor)
+};
+
+Item itemFacts(const FlashProblem &p, const FlashFuncs &f) {
+  if (f.shape == FlashShape::grid) {
+    Expr seqQ = f.q.dim(1).extent(), seqKv = f.k.dim(1).extent();
+    Expr blockQ = Expr(p.blockQ), q0 = i64(f.i / int(p.blockQ)) * blockQ;
+    return {q0, min(q0 + blockQ, i64(seqQ)), i64(f.i), i64(f.batchVar), i64(f.headVar),
+            seqQ, seqKv, min(f.i, seqQ - 1)};
+  }
+  Expr q0 = i64(f.q0), rows = f.q.dim(1).extent();
+  return {q0, q0 + i64(rows), q0 + i64(f.i), i64(f.batch), i64(f.head),
+          f.seqQ, f.seqKv, min(f.i, rows - 1)};
+}
+
+/// q (at this item's head), k or v (at its kv head) at (d, row), as f32.
+Expr load(const FlashProblem &p, const FlashFuncs &f, const ImageParam &in, Expr d, Expr row) {
+  if (f.shape == FlashShape::item)
+    return cast<float>(in(d, row));
+  Expr head = in.name() == "q" ? Expr(f.headVar) : f.headVar / int(p.group);
+  Expr x = in(d, row, head, f.batchVar);
+  return bf16AsBits(p, f.shape) ? bitsToFloat(x) : cast<float>(x);
+}
+
+} // namespace
+
+void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFuncs &f) {
+  f.shape = shape;
+  const bool grid = shape == FlashShape::grid;
+  const int rank = grid ? 4 : 2;
+  Type type = bf16AsBits(p, shape) ? UInt(16) : halideType(p.dtype);
+  f.q = ImageParam(type, rank, "q");
+  f.k = ImageParam(type, rank, "k");
+  f.v = ImageParam(type, rank, "v");
+  const int D = static_cast<int>(p.dim), B = static_cast<int>(p.blockKv);
+  Var d = f.d, i = f.i, j = f.j, t = f.t;
+  Args args;
+  if (grid)
+    args.item = {f.headVar, f.batchVar};
+  Item it = itemFacts(p, f);
+  Expr lastKey = it.seqKv - 1;
+
+  f.queries(args({d, i})) = load(p, f, f.q, d, it.rowOf) * static_cast<float>(p.scale);
+  f.keys(args({d, j})) = load(p, f, f.k, d, clamp(j, 0, lastKey));
+  f.valuesInPlace(args({d, j})) = load(p, f, f.v, d, j);
 
   // The shared tile rules, on this item's rectangle and on single elements.
-  Expr q0 = i64(f.q0), q1 = q0 + i64(rows), seqQ = i64(f.seqQ), seqKv = i64(f.seqKv);
+  Expr seqQ = i64(it.seqQ), seqKv = i64(it.seqKv);
   HalideMaskEmitter tiles{p.blockQ, p.blockKv}, elements;
   mask::Classifier<HalideMaskEmitter> byTile(tiles), byElement(elements);
   // (full, empty) of KV tile `tile`, inline where used (no Func: nothing for a
@@ -86,74 +163,117 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashFuncs &f) {
   // seq_kv; a mask_mod can drop any element.
   auto tileClass = [&](Expr tile) {
     Expr k0 = i64(tile) * B, k1 = min(k0 + B, seqKv);
-    auto [full, empty] = byTile.classify(p.mask, {q0, q1, k0, k1, seqQ, seqKv});
+    auto [full, empty] = byTile.classify(p.mask, {it.q0, it.q1, k0, k1, seqQ, seqKv});
     return std::pair{full && k0 + B <= seqKv && !p.maskMod, empty};
   };
-  Expr qPos = q0 + i64(i), kPos = i64(t) * B + i64(j);
-  Expr keep = byElement.classify(p.mask, {qPos, qPos + 1, kPos, kPos + 1, seqQ, seqKv}).first;
-  Expr b = i64(f.batch), h = i64(f.head);
+  Expr kPos = i64(t) * B + i64(j);
+  Expr keep =
+      byElement.classify(p.mask, {it.qPos, it.qPos + 1, kPos, kPos + 1, seqQ, seqKv}).first;
   if (p.maskMod)
-    keep = keep && translateMod(*p.maskMod, {b, h, qPos, kPos});
+    keep = keep && translateMod(*p.maskMod, {it.batch, it.head, it.qPos, kPos});
 
   f.rd = RDom(0, D, "rd");
-  f.score(i, j, t) = 0.0f;
-  f.score(i, j, t) += f.queries(f.rd, i) * f.keys(f.rd, t * B + j);
-  Expr score = f.score(i, j, t);
+  f.score(args({i, j, t})) = 0.0f;
+  f.score(args({i, j, t})) +=
+      f.queries(args.at({f.rd, i})) * f.keys(args.at({f.rd, t * B + j}));
+  Expr score = f.score(args({i, j, t}));
   if (p.scoreMod)
-    score = cast<float>(translateMod(*p.scoreMod, {score, b, h, qPos, kPos}));
-  f.masked(i, j, t) = select(tileClass(t).first || (keep && kPos < seqKv), score, kMasked);
+    score = cast<float>(translateMod(*p.scoreMod, {score, it.batch, it.head, it.qPos, kPos}));
+  f.masked(args({i, j, t})) = select(tileClass(t).first || (keep && kPos < seqKv), score, kMasked);
 
   f.rj = RDom(0, B, "rj");
-  f.tileMax(i, t) = kMasked;
-  f.tileMax(i, t) = max(f.tileMax(i, t), f.masked(i, f.rj, t));
-  Expr tileMax = f.tileMax(i, t);
-  f.prob(i, j, t) = select(tileMax < kNothingKept, 0.0f, exp(f.masked(i, j, t) - tileMax));
-  f.tileSum(i, t) = 0.0f;
-  f.tileSum(i, t) += f.prob(i, f.rj, t);
+  f.tileMax(args({i, t})) = kMasked;
+  f.tileMax(args({i, t})) = max(f.tileMax(args({i, t})), f.masked(args.at({i, f.rj, t})));
+  Expr tileMax = f.tileMax(args({i, t}));
+  f.prob(args({i, j, t})) =
+      select(tileMax < kNothingKept, 0.0f, exp(f.masked(args({i, j, t})) - tileMax));
+  f.tileSum(args({i, t})) = 0.0f;
+  f.tileSum(args({i, t})) += f.prob(args.at({i, f.rj, t}));
   // The keys of the tile that exist: Halide trims the loop to them, so P V
   // reads v in place without clamping each key (P is 0 past seq_kv anyway).
   // Bounds inference does not use the predicate; the promise gives it the
   // range the trimmed loop keeps to.
   f.rv = RDom(0, B, "rv");
-  f.rv.where(t * B + f.rv < f.seqKv);
+  f.rv.where(t * B + f.rv < it.seqKv);
   Expr key = unsafe_promise_clamped(t * B + f.rv, 0, lastKey);
-  f.probValues(d, i, t) = 0.0f;
-  f.probValues(d, i, t) += f.prob(i, f.rv, t) * f.valuesInPlace(d, key);
+  f.probValues(args({d, i, t})) = 0.0f;
+  f.probValues(args({d, i, t})) += f.prob(args.at({i, f.rv, t})) * f.valuesInPlace(args.at({d, key}));
 
   // Only the tiles of the mask's key range are visited, and of those only the
   // ones the rules do not call empty.
-  auto [lo, hi] = byTile.keyRange(p.mask, {q0, q1, Expr(int64_t(0)), seqKv, seqQ, seqKv});
+  auto [lo, hi] = byTile.keyRange(p.mask, {it.q0, it.q1, Expr(int64_t(0)), seqKv, seqQ, seqKv});
   Expr firstTile = cast<int32_t>(max(lo, Expr(int64_t(0))) / B);
   Expr endTile = cast<int32_t>((clamp(hi, Expr(int64_t(0)), seqKv) + (B - 1)) / B);
-  // The update runs over (head_dim lane, tile) with the lane an RVar, so that
-  // it may read lane D - 1 of m and l: written last within each tile, it still
-  // holds the previous tile's values for every other lane. The rescale
-  // factors then depend on (i, tile) only and are computed once per row, not
-  // once per lane (HALIDE-FLASH-NOTES.md); m and l are meaningful at D - 1.
-  f.rt = RDom(0, D, firstTile, max(endTile - firstTile, 0), "rt");
-  f.rt.where(!tileClass(f.rt.y).second);
-  RVar lane = f.rt.x;
-  Expr tile = f.rt.y;
-  f.state(d, i) = Tuple(kMasked, 0.0f, 0.0f);
-  Expr m = f.state(D - 1, i)[0], l = f.state(D - 1, i)[1], acc = f.state(lane, i)[2];
-  Expr tileMaxAt = f.tileMax(i, tile), mNext = max(m, tileMaxAt);
+  f.state(args({d, i})) = Tuple(kMasked, 0.0f, 0.0f);
+  // The lane m and l are read from: its own (grid), or D - 1 (item).
+  Expr mlLane, tile;
+  RVar laneR;
+  if (grid) {
+    // A reduction domain cannot depend on the row, so every tile is in the
+    // domain and the predicate keeps the row's range. Each lane keeps its
+    // own copy of m and l (the same in every lane): lanes are GPU threads,
+    // and none may read another's while it is being written.
+    f.rt = RDom(0, (it.seqKv + (B - 1)) / B, "rt");
+    tile = f.rt.x;
+    f.rt.where(tile >= firstTile && tile < endTile && !tileClass(tile).second);
+    mlLane = d;
+  } else {
+    // The update runs over (head_dim lane, tile) with the lane an RVar, so
+    // that it may read lane D - 1 of m and l: written last within each tile,
+    // it still holds the previous tile's values for every other lane. The
+    // rescale factors then depend on (i, tile) only and are computed once per
+    // row, not once per lane (HALIDE-FLASH-NOTES.md).
+    f.rt = RDom(0, D, firstTile, max(endTile - firstTile, 0), "rt");
+    f.rt.where(!tileClass(f.rt.y).second);
+    tile = f.rt.y;
+    mlLane = D - 1;
+  }
+  Expr lane = grid ? Expr(d) : Expr(f.rt.x);
+  Expr m = f.state(args.at({mlLane, i}))[0], l = f.state(args.at({mlLane, i}))[1];
+  Expr acc = f.state(args.at({lane, i}))[2];
+  Expr tileMaxAt = f.tileMax(args.at({i, tile})), mNext = max(m, tileMaxAt);
   // One of the two factors is 1: a single exp.
   Expr shrink = exp(-abs(m - tileMaxAt)), grew = tileMaxAt > m;
   Expr keepOld = select(grew, shrink, 1.0f), keepTile = select(grew, 1.0f, shrink);
-  f.state(lane, i) = Tuple(mNext, l * keepOld + f.tileSum(i, tile) * keepTile,
-                           acc * keepOld + f.probValues(lane, i, tile) * keepTile);
+  f.state(args.at({lane, i})) =
+      Tuple(mNext, l * keepOld + f.tileSum(args.at({i, tile})) * keepTile,
+            acc * keepOld + f.probValues(args.at({lane, i, tile})) * keepTile);
 
-  Expr lOut = f.state(D - 1, i)[1], accOut = f.state(d, i)[2];
-  f.out(d, i) = cast(type, select(lOut > 0.0f, accOut / lOut, 0.0f));
-  Expr l0 = f.state(D - 1, i)[1], m0 = f.state(D - 1, i)[0];
-  Expr bits = select(l0 > 0.0f, reinterpret<uint32_t>(m0 + log(l0)), Internal::make_const(UInt(32), uint64_t(0xff800000u)));
-  f.lse(i) = reinterpret<float>(bits);
-
+  // m and l as the output stages read them: lane D - 1 (item), or each lane
+  // its own (grid).
+  Expr outLane = grid ? Expr(d) : Expr(D - 1);
+  Expr mOut = f.state(args.at({outLane, i}))[0], lOut = f.state(args.at({outLane, i}))[1];
+  Expr accOut = f.state(args({d, i}))[2];
+  Expr outF32 = select(lOut > 0.0f, accOut / lOut, 0.0f);
+  Expr outValue = bf16AsBits(p, shape) ? floatToBits(outF32) : cast(type, outF32);
+  Expr bits = select(lOut > 0.0f, reinterpret<uint32_t>(mOut + log(lOut)),
+                     Internal::make_const(UInt(32), uint64_t(0xff800000u)));
+  Expr lseValue = reinterpret<float>(bits);
+  if (!grid) {
+    f.out(d, i) = outValue;
+    f.lse(i) = lseValue;
+  } else if (p.lse) {
+    // One output Func with both: a GPU block computes its state once for
+    // both. Every lane stores its row's lse; the lse buffer's d dimension
+    // has stride 0 (HalideGrid.cpp), so they land on one element.
+    f.out(args({d, i})) = Tuple(outValue, lseValue);
+  } else {
+    f.out(args({d, i})) = outValue;
+  }
   for (ImageParam *in : {&f.q, &f.k, &f.v}) {
     in->dim(0).set_bounds(0, D).set_stride(1);
-    in->dim(1).set_min(0);
+    for (int n = 1; n < rank; ++n)
+      in->dim(n).set_min(0);
   }
-  f.out.output_buffer().dim(0).set_bounds(0, D).set_stride(1);
-  f.out.output_buffer().dim(1).set_bounds(0, rowsMax);
-  f.lse.output_buffer().dim(0).set_bounds(0, rowsMax);
+  OutputImageParam out = f.out.output_buffers()[0];
+  out.dim(0).set_bounds(0, D).set_stride(1);
+  for (int n = 1; n < rank; ++n)
+    out.dim(n).set_min(0);
+  if (grid && p.lse)
+    f.out.output_buffers()[1].dim(0).set_stride(0); // one lse per row
+  if (!grid) {
+    OutputImageParam lse = f.lse.output_buffer();
+    out.dim(1).set_extent(static_cast<int>(p.blockQ));
+    lse.dim(0).set_bounds(0, static_cast<int>(p.blockQ));
+  }
 }

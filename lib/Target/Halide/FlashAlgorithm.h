@@ -19,12 +19,24 @@
 
 namespace attnc::halide {
 
+/// The two shapes of the pipeline. An item pipeline computes one work item (a
+/// query tile of one batch and head; the CPU runtime's threads run the items):
+/// 2-d q, k, v, out (d, row) and Params for the rest. A grid pipeline computes
+/// the whole tensors at once (the GPU schedules' blocks are the items): 4-d
+/// (d, row, head, batch), whatever their strides, lse (row, head, batch), and
+/// every Func has two more arguments (head, batch) after its own.
+enum class FlashShape { item, grid };
+
 struct FlashFuncs {
+  FlashShape shape = FlashShape::item;
   Halide::ImageParam q, k, v;
-  Halide::Param<int32_t> batch{"b"}, head{"h"}; // what the mods see
+  Halide::Param<int32_t> batch{"b"}, head{"h"}; // what the mods see (item)
   Halide::Param<int32_t> q0{"q0"}, seqQ{"seq_q"}, seqKv{"seq_kv"};
+  // i: a query row (of the item, or of the sequence in a grid pipeline).
   Halide::Var d{"d"}, i{"i"}, j{"j"}, t{"t"};
-  // head_dim, keys of a tile, the tile's keys inside seq_kv, (lane, visited tile)
+  Halide::Var headVar{"head"}, batchVar{"batch"}; // grid only
+  // head_dim, keys of a tile, the tile's keys inside seq_kv, visited tiles
+  // ((lane, tile) in an item pipeline, see FlashAlgorithm.cpp)
   Halide::RDom rd, rj, rv, rt;
   // f32; the queries scaled.
   Halide::Func queries{"queries"}, keys{"keys"}, valuesInPlace{"values"};
@@ -33,18 +45,30 @@ struct FlashFuncs {
   // (m, l, acc) over (d, i), updated per visited tile.
   Halide::Func state{"state"};
   Halide::Func out{"out"}, lse{"lse"};
+  /// What the GPU schedule chose: threads per block and the most shared
+  /// memory a block uses (Halide sizes it at launch, at most this), in words.
+  std::string gpuLaunch;
 
   /// The pipeline's arguments in the C signature's order (FlashPipeline.h).
   std::vector<Halide::Argument> arguments() const;
-  Halide::Pipeline pipeline() const { return Halide::Pipeline({out, lse}); }
+  /// Item: out and lse. Grid: out alone, a Tuple (out, lse) when the kernel
+  /// outputs lse.
+  Halide::Pipeline pipeline() const {
+    return shape == FlashShape::grid ? Halide::Pipeline(out) : Halide::Pipeline({out, lse});
+  }
 };
 
-/// The algorithm of one work item (query tile) of `problem`.
-void defineFlash(const FlashProblem &problem, FlashFuncs &f);
+/// The algorithm of `problem` in the given shape.
+void defineFlash(const FlashProblem &problem, FlashShape shape, FlashFuncs &f);
 
 /// The CPU schedule: per KV tile, scores as register blocks of keys x query
 /// rows, P V as rows x head_dim vectors, all intermediates on the stack.
 void scheduleFlashCpu(const FlashProblem &problem, int vectorWidth, FlashFuncs &f);
+
+/// The GPU schedule of a grid pipeline: one block per (query tile, head,
+/// batch), per KV tile the tile's keys and values staged in shared memory,
+/// scores and P in shared memory, the state in registers.
+void scheduleFlashGpu(const FlashProblem &problem, FlashFuncs &f);
 
 } // namespace attnc::halide
 

@@ -15,6 +15,7 @@
 #include "FlashAlgorithm.h"
 
 #include <cctype>
+#include <cstring>
 #include <dlfcn.h>
 #include <map>
 #include <sstream>
@@ -22,17 +23,26 @@
 using namespace Halide;
 using namespace attnc::halide;
 
-bool attnc::halide::lookupHalideCpuTarget(const std::string &name, HalideCpuTarget &target) {
-  // The same instruction sets as the MLIR backend's targets of these names.
-  if (name == "x86-64-avx512") {
-    target = {"x86-64-linux-sse41-avx-f16c-fma-avx2-avx512-avx512_skylake", 16};
-    return true;
-  }
-  if (name == "x86-64-avx2") {
-    target = {"x86-64-linux-sse41-avx-f16c-fma-avx2", 8};
-    return true;
-  }
-  return false;
+bool attnc::halide::lookupHalideTarget(const std::string &name, HalideTarget &target) {
+  // The same instruction sets as the MLIR backend's targets of these names;
+  // the GPU targets' host code (a few checks and the launch) is AVX2's.
+  const std::string avx2 = "x86-64-linux-sse41-avx-f16c-fma-avx2";
+  // GPU pipelines take a user_context: attnc's runtime hands the CUDA stream
+  // through it (lib/Runtime/HalideGrid.cpp). Halide 21's newest CUDA
+  // capability is 8.6: cuda-sm90 is its PTX, which ptxas and the driver
+  // assemble for sm_90 (Halide emits no Hopper instructions).
+  const std::map<std::string, HalideTarget> targets = {
+      {"x86-64-avx512", {avx2 + "-avx512-avx512_skylake", 16}},
+      {"x86-64-avx2", {avx2, 8}},
+      {"cuda-sm80", {avx2 + "-cuda-cuda_capability_80-user_context", 8, true}},
+      {"cuda-sm90", {avx2 + "-cuda-cuda_capability_86-user_context", 8, true}},
+      {"opencl", {avx2 + "-opencl-user_context", 8, true}},
+  };
+  auto it = targets.find(name);
+  if (it == targets.end())
+    return false;
+  target = it->second;
+  return true;
 }
 
 namespace {
@@ -71,13 +81,21 @@ void autoschedule(const std::string &source, const FlashProblem &p, FlashFuncs &
 
 /// Runs `body` on the scheduled pipeline; "" or the Halide error's text.
 template <typename Body>
-std::string withPipeline(const FlashProblem &problem, const HalideCpuTarget &target,
+std::string withPipeline(const FlashProblem &problem, const HalideTarget &target,
                          const std::string &source, Body body) {
   try {
     FlashFuncs f;
-    defineFlash(problem, f);
+    defineFlash(problem, target.gpu ? FlashShape::grid : FlashShape::item, f);
     Target t(target.halideTarget);
-    if (source == "hand")
+    if (target.gpu && source != "hand")
+      throw CompileError("the GPU targets have only the hand schedule; the autoschedulers "
+                         "attnc offers are CPU ones");
+    if (t.has_feature(Target::OpenCL) && problem.dtype == ElemType::f16)
+      throw CompileError("the opencl target has no f16 kernels: OpenCL's half type needs "
+                         "cl_khr_fp16, which PoCL's CPU device lacks");
+    if (target.gpu)
+      scheduleFlashGpu(problem, f);
+    else if (source == "hand")
       scheduleFlashCpu(problem, target.vectorWidth, f);
     else
       autoschedule(source, problem, f, t);
@@ -96,7 +114,7 @@ std::string withPipeline(const FlashProblem &problem, const HalideCpuTarget &tar
 } // namespace
 
 std::string attnc::halide::compileFlashObject(const FlashProblem &problem,
-                                              const HalideCpuTarget &target,
+                                              const HalideTarget &target,
                                               const std::string &source,
                                               const std::string &path) {
   return withPipeline(problem, target, source, [&](FlashFuncs &f, const Target &t) {
@@ -104,8 +122,29 @@ std::string attnc::halide::compileFlashObject(const FlashProblem &problem,
   });
 }
 
+std::string attnc::halide::flashDeviceCode(const FlashProblem &problem,
+                                           const HalideTarget &target, std::string &error) {
+  std::string code;
+  error = withPipeline(problem, target, "hand", [&](FlashFuncs &f, const Target &t) {
+    if (!target.gpu)
+      throw CompileError("a CPU target has no device code");
+    // Lowering compiles the GPU loops and keeps their code in a buffer named
+    // <api>_gpu_source_kernels, which the object embeds as it is.
+    Module module = f.pipeline().compile_to_module(f.arguments(), problem.name + "_halide", t);
+    for (const Buffer<> &buffer : module.buffers())
+      if (buffer.name().find("gpu_source_kernels") != std::string::npos)
+        code.assign(reinterpret_cast<const char *>(buffer.data()),
+                    strnlen(reinterpret_cast<const char *>(buffer.data()),
+                            buffer.size_in_bytes()));
+    if (code.empty())
+      throw CompileError("Halide's module holds no device code");
+    code = "// attnc: kernel " + problem.name + ": " + f.gpuLaunch + "\n" + code;
+  });
+  return code;
+}
+
 std::string attnc::halide::lowerFlashStmt(const FlashProblem &problem,
-                                          const HalideCpuTarget &target,
+                                          const HalideTarget &target,
                                           const std::string &source, std::string &error) {
   std::string stmt;
   error = withPipeline(problem, target, source, [&](FlashFuncs &f, const Target &t) {

@@ -3,14 +3,15 @@
 // RUN: attnc-opt %s --split-input-file --attn-emit-cpu-entry --verify-diagnostics | FileCheck %s
 
 // The descriptor's fields in the order of ATTNC_KERNEL_DESC_FIELDS (attnc_runtime.h): ten
-// int32, two int64, two pointers, each filled from the fact of the same name.
+// int32, two int64, three pointers, each filled from the fact of the same name (the grid
+// function's is null: this kernel has a tile function).
 // CHECK-LABEL: module
 // CHECK-NOT: attn.cpu_kernels
 // CHECK: llvm.func @attnc_rt_launch(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK: llvm.mlir.global private constant @k_name("k\00")
-// CHECK: llvm.mlir.global internal constant @k_desc() {{.*}} : !llvm.struct<"attnc_kernel_desc", (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr)>
+// CHECK: llvm.mlir.global internal constant @k_desc() {{.*}} : !llvm.struct<"attnc_kernel_desc", (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, ptr)>
 // abi_version = ATTNC_ABI_VERSION
-// CHECK: %[[F0:[0-9]+]] = llvm.mlir.constant(2 : i32)
+// CHECK: %[[F0:[0-9]+]] = llvm.mlir.constant(3 : i32)
 // CHECK-NEXT: llvm.insertvalue %[[F0]], %{{[0-9]+}}[0]
 // device_type = kDLCPU
 // CHECK-NEXT: %[[F1:[0-9]+]] = llvm.mlir.constant(1 : i32)
@@ -39,11 +40,13 @@
 // CHECK-NEXT: llvm.insertvalue %[[F10]], %{{[0-9]+}}[10]
 // CHECK-NEXT: %[[F11:[0-9]+]] = llvm.mlir.constant(8192 : i64)
 // CHECK-NEXT: llvm.insertvalue %[[F11]], %{{[0-9]+}}[11]
-// name, tile
+// name, tile, grid
 // CHECK-NEXT: %[[F12:[0-9]+]] = llvm.mlir.addressof @k_name
 // CHECK-NEXT: llvm.insertvalue %[[F12]], %{{[0-9]+}}[12]
 // CHECK-NEXT: %[[F13:[0-9]+]] = llvm.mlir.addressof @_mlir_ciface_k_tile
-// CHECK-NEXT: %[[D:[0-9]+]] = llvm.insertvalue %[[F13]], %{{[0-9]+}}[13]
+// CHECK-NEXT: llvm.insertvalue %[[F13]], %{{[0-9]+}}[13]
+// CHECK-NEXT: %[[F14:[0-9]+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[D:[0-9]+]] = llvm.insertvalue %[[F14]], %{{[0-9]+}}[14]
 // CHECK-NEXT: llvm.return %[[D]]
 // CHECK: llvm.func @k(%[[Q:.*]]: !llvm.ptr, %[[K:.*]]: !llvm.ptr, %[[V:.*]]: !llvm.ptr, %[[O:.*]]: !llvm.ptr, %[[L:.*]]: !llvm.ptr, %[[OPT:.*]]: !llvm.ptr) -> i32
 // CHECK: %[[D:.*]] = llvm.mlir.addressof @k_desc
@@ -87,7 +90,26 @@ module attributes {attn.cpu_kernels = [
 
 // -----
 
-// expected-error @below {{attn-emit-cpu-entry: no tile function _mlir_ciface_lost_tile}}
+// A grid kernel (the Halide GPU targets): its device_type fact (kDLCUDA) and its grid
+// function; the tile function's pointer is null.
+// CHECK-LABEL: module
+// CHECK: llvm.mlir.global internal constant @g_desc()
+// CHECK: llvm.mlir.constant(2 : i32)
+// CHECK-NEXT: llvm.insertvalue {{.*}}[1]
+// CHECK: llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: llvm.insertvalue {{.*}}[13]
+// CHECK-NEXT: %[[G:[0-9]+]] = llvm.mlir.addressof @_mlir_ciface_g_grid
+// CHECK-NEXT: llvm.insertvalue %[[G]], {{.*}}[14]
+module attributes {attn.cpu_kernels = [{block_q = 16 : i64, device_type = 2 : i64, dtype = f32, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "g", num_heads = 4 : i64, num_kv_heads = 4 : i64, outputs = 1 : i64}]} {
+  llvm.func @_mlir_ciface_g_grid(%a: !llvm.ptr) -> i32 {
+    %c = llvm.mlir.constant(0 : i32) : i32
+    llvm.return %c : i32
+  }
+}
+
+// -----
+
+// expected-error @below {{attn-emit-cpu-entry: kernel 'lost' needs one of the functions _mlir_ciface_lost_tile and _mlir_ciface_lost_grid}}
 module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "lost", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
 }
 

@@ -9,11 +9,11 @@
 // (FlashProblem: no MLIR types), so the code that includes Halide.h never
 // includes MLIR or LLVM headers; libHalide carries its own LLVM.
 //
-// The pipeline computes one work item, as the MLIR backend's tile function
-// does: query rows [q0, q0 + rows) of one (batch, head), all KV tiles the
-// mask does not skip. The runtime's thread pool runs the items; a small
-// adapter (lib/Runtime/HalideTile.cpp) turns the tile function's memref views
-// into halide_buffer_t views of that item's rows. Its C signature:
+// On a CPU target the pipeline computes one work item, as the MLIR backend's
+// tile function does: query rows [q0, q0 + rows) of one (batch, head), all KV
+// tiles the mask does not skip. The runtime's thread pool runs the items; a
+// small adapter (lib/Runtime/HalideTile.cpp) turns the tile function's memref
+// views into halide_buffer_t views of that item's rows. Its C signature:
 //
 //   int <name>_halide(halide_buffer_t *q,   // [rows, head_dim]    (d innermost)
 //                     halide_buffer_t *k,   // [seq_kv, head_dim]
@@ -22,6 +22,16 @@
 //                     int32_t q0, int32_t seq_q, int32_t seq_kv,
 //                     halide_buffer_t *out, // [rows, head_dim], the spec's dtype
 //                     halide_buffer_t *lse) // [rows], float32
+//
+// On a GPU target it computes the whole tensors in one call (one GPU block
+// per work item; lib/Runtime/HalideGrid.cpp is its adapter):
+//
+//   int <name>_halide(void *user_context,     // attnc's (the CUDA stream)
+//                     halide_buffer_t *q,     // (d, seq, head, batch), any strides
+//                     halide_buffer_t *k, halide_buffer_t *v, // (d, seq, kv head, batch)
+//                     halide_buffer_t *out,   // like q
+//                     halide_buffer_t *lse)   // only if the kernel outputs it: float32,
+//                                             // (d, seq, head, batch) with d's stride 0
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,15 +72,18 @@ struct FlashProblem {
   int64_t dim = 0;  // head_dim
   ElemType dtype = ElemType::f32;
   int64_t blockQ = 64, blockKv = 64;
+  int64_t group = 1; // query heads per kv head (GQA)
+  bool lse = false;  // whether the kernel outputs lse (grid pipelines)
   double scale = 1.0;
   mask::Mask mask;
   std::optional<ModBody> scoreMod, maskMod;
 };
 
-/// A CPU target of the Halide backend.
-struct HalideCpuTarget {
+/// A target of the Halide backend.
+struct HalideTarget {
   std::string halideTarget; // Halide's target string
-  int vectorWidth;          // f32 lanes
+  int vectorWidth;          // f32 lanes of the CPU schedule
+  bool gpu = false;         // a grid pipeline on the GPU schedule
 };
 
 /// Where a pipeline's schedule comes from: the hand-written CPU schedule
@@ -80,23 +93,32 @@ struct HalideCpuTarget {
 inline constexpr const char *kScheduleSources[] = {"hand", "mullapudi2016", "li2018",
                                                    "adams2019"};
 
-/// The attnc CPU targets the Halide backend has (the registry lists these).
+/// The attnc targets the Halide backend has (the registry lists these). The
+/// GPU ones: CUDA, and OpenCL, which runs the same GPU schedule on any OpenCL
+/// device (PoCL on the CPU, here) to check its numerics without a GPU.
 inline constexpr const char *kHalideCpuTargets[] = {"x86-64-avx512", "x86-64-avx2"};
+inline constexpr const char *kHalideGpuTargets[] = {"cuda-sm80", "cuda-sm90", "opencl"};
 
-/// The Halide target for an attnc CPU target name (one of kHalideCpuTargets);
-/// false if the Halide backend has no such target.
-bool lookupHalideCpuTarget(const std::string &name, HalideCpuTarget &target);
+/// The Halide target for an attnc target name (one of kHalideCpuTargets or
+/// kHalideGpuTargets); false if the Halide backend has no such target.
+bool lookupHalideTarget(const std::string &name, HalideTarget &target);
 
 /// `source` is one of kScheduleSources.
 /// Writes the pipeline's object file (with Halide's runtime, weak symbols) to
 /// `path`. Returns "" or what went wrong.
-std::string compileFlashObject(const FlashProblem &problem, const HalideCpuTarget &target,
+std::string compileFlashObject(const FlashProblem &problem, const HalideTarget &target,
                                const std::string &source, const std::string &path);
 
 /// The pipeline's lowered statement (`attnc --emit=halide`), or an error
 /// message in `error`.
-std::string lowerFlashStmt(const FlashProblem &problem, const HalideCpuTarget &target,
+std::string lowerFlashStmt(const FlashProblem &problem, const HalideTarget &target,
                            const std::string &source, std::string &error);
+
+/// A GPU pipeline's device code as Halide embeds it in the object: PTX on a
+/// CUDA target (`attnc --emit=ptx`), OpenCL C on opencl; or an error message
+/// in `error`.
+std::string flashDeviceCode(const FlashProblem &problem, const HalideTarget &target,
+                            std::string &error);
 
 } // namespace attnc::halide
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Runs one compiled attnc kernel on .npy inputs and compares with .npy reference outputs.
+
+The process that runs a GPU-schedule kernel on PoCL must hold no second LLVM: PoCL brings
+LLVM 15 through the OpenCL ICD, and LLVM-based libraries of different versions in one process
+can bind each other's symbols (DESIGN.md section 10). attnc-run links libMLIR, so it writes the
+inputs and the reference outputs (`attnc-run --reference -o DIR`), and this runner, which
+loads only NumPy and the kernel's shared object, calls the kernel through its C ABI (DLPack,
+attnc_runtime.h) and checks |got - ref| <= atol + rtol * |ref| per element, as attnc-run does
+(infinities must match exactly).
+"""
+import argparse
+import ctypes
+import os
+import sys
+
+import numpy as np
+
+from attnc_abi import (K_DL_BFLOAT, K_DL_CPU, K_DL_CUDA, K_DL_FLOAT, DLDataType, DLDevice,
+                       DLTensor, Options)
+
+DTYPES = {"f32": (K_DL_FLOAT, 32, np.float32), "f16": (K_DL_FLOAT, 16, np.float16),
+          "bf16": (K_DL_BFLOAT, 16, np.uint16)}
+
+
+def tensor(array, code, bits, device=K_DL_CPU):
+    """A DLTensor over a C-contiguous host array (kept alive by the caller)."""
+    shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+    t = DLTensor(array.ctypes.data_as(ctypes.c_void_p), DLDevice(device, 0), array.ndim,
+                 DLDataType(code, bits, 1), shape, None, 0)
+    t._keep = (array, shape)
+    return t
+
+
+def as_float64(array, dtype):
+    if dtype == "bf16":  # raw bits, as attnc-run writes them
+        return (array.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return array.astype(np.float64)
+
+
+def compare(name, got, ref, rtol, atol):
+    inf = np.isinf(ref) | np.isinf(got)
+    bad_inf = inf & ~(np.isinf(ref) & np.isinf(got) & (np.sign(ref) == np.sign(got)))
+    finite = ~inf
+    err = np.abs(got - ref)
+    bad = bad_inf | (finite & ~(err <= atol + rtol * np.abs(ref)))
+    max_abs = float(err[finite].max()) if finite.any() else 0.0
+    print("%s: max abs err %.2e (rtol %.1e, atol %.1e): %s"
+          % (name, max_abs, rtol, atol, "MISMATCH" if bad.any() else "ok"))
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        print("  %d elements off; first at flat index %d: got %.6e, want %.6e"
+              % (int(bad.sum()), at, got.flat[at], ref.flat[at]))
+    return not bad.any()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--so", required=True, help="the kernel (attnc --emit=so)")
+    parser.add_argument("--kernel", required=True, help="its symbol")
+    parser.add_argument("--dir", required=True, help="q, k, v, out, lse .npy (attnc-run -o)")
+    parser.add_argument("--dtype", required=True, choices=sorted(DTYPES))
+    parser.add_argument("--lse", action="store_true", help="the kernel outputs lse")
+    parser.add_argument("--claim-cuda", action="store_true",
+                        help="label the (host) tensors kDLCUDA: on a machine without a CUDA "
+                             "driver, shows the error a CUDA kernel returns there")
+    parser.add_argument("--rtol", type=float, required=True)
+    parser.add_argument("--atol", type=float, required=True)
+    args = parser.parse_args()
+    code, bits, storage = DTYPES[args.dtype]
+    load = lambda name, t=storage: np.ascontiguousarray(
+        np.load(os.path.join(args.dir, name + ".npy")).astype(t))
+    q, k, v = load("q"), load("k"), load("v")
+    # An lse-only spec has no reference out; its kernel still writes one, shaped like q.
+    has_out = os.path.exists(os.path.join(args.dir, "out.npy"))
+    ref_out = load("out") if has_out else None
+    out = np.zeros_like(q)
+    ref_lse = load("lse", np.float32) if args.lse else None
+    lse = np.zeros_like(ref_lse) if args.lse else None
+
+    library = ctypes.CDLL(os.path.abspath(args.so))
+    entry = getattr(library, args.kernel)
+    entry.restype = ctypes.c_int
+    library.attnc_last_error.restype = ctypes.c_char_p
+    device = K_DL_CUDA if args.claim_cuda else K_DL_CPU
+    tq, tk, tv, tout = (tensor(a, code, bits, device) for a in (q, k, v, out))
+    tlse = tensor(lse, K_DL_FLOAT, 32, device) if args.lse else None
+    options = Options(1, None)
+    rc = entry(ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv), ctypes.byref(tout),
+               ctypes.byref(tlse) if tlse else None, ctypes.byref(options))
+    if rc != 0:
+        print("kernel returned %d: %s" % (rc, library.attnc_last_error().decode()))
+        return 1
+    ok = not has_out or compare("out", as_float64(out, args.dtype),
+                                as_float64(ref_out, args.dtype), args.rtol, args.atol)
+    if args.lse:
+        ok = compare("lse", lse.astype(np.float64), ref_lse.astype(np.float64),
+                     args.rtol, args.atol) and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
