@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Builds the GPU check's bundle here: kernels, reference data and a manifest for run.py.
+
+The GPU machine has PyTorch and Triton but no MLIR or Halide, so everything is compiled here:
+  - numerics: every case of the numeric matrix (and each f32 case again in bf16), compiled
+    for the CUDA target, with attnc-run's seeded inputs and reference outputs as .npy;
+  - benchmark kernels: bf16, head_dim 64 and 128, dense / causal / sliding window (256 keys
+    back) / block-sparse (Longformer: 64-key blocks, one block either side, block 0 global),
+    shape-generic (any batch and sequence length).
+run.py, on the GPU machine, loads each kernel through its C ABI with PyTorch CUDA tensors.
+With --target opencl the same bundle runs on this machine (run.py --device cpu), which checks
+the harness itself without a GPU.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "numerics"))
+import attnc_matrix  # noqa: E402
+from compiled_check import cases  # noqa: E402
+
+BUILD = os.environ.get("ATTNC_BUILD", os.path.join(HERE, "..", "..", "build"))
+
+# The benchmark masks by name; run.py states the same masks for FlexAttention and SDPA.
+BENCH_MASKS = {
+    "dense": "#attn.full",
+    "causal": "#attn.causal<top_left>",
+    "window256": "#attn.sliding_window<left = 256, right = 0>",
+    "longformer64": "#attn.longformer<block = 64, window = 1, global = [0]>",
+}
+
+
+def run(cmd):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), proc.stdout))
+
+
+def compile_kernel(args, spec, so):
+    run([args.attnc, spec, "--backend", "halide", "--target", args.target, "--emit=so", "-o", so])
+
+
+def numerics(args, manifest):
+    matrix = attnc_matrix.load()
+    work = os.path.join(args.out, "numerics")
+    dtypes = ["f32", "bf16"] if args.target == "opencl" else ["f32", "f16", "bf16"]
+    for case in cases(matrix, ["bf16"]):
+        if case["dtype"] not in dtypes:
+            continue
+        case["outputs"] = [o for o in case["outputs"] if o != "weights"]
+        directory, spec = attnc_matrix.write_spec(case, work)
+        compile_kernel(args, spec, os.path.join(directory, "kernel.so"))
+        run([args.attnc_run, spec, "--reference", "-o", os.path.join(directory, "reference"),
+             "--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
+             "--seq-kv", str(case["seq_kv"]), "--seed", "5"])
+        tol = matrix["tolerances"][case["dtype"]]
+        manifest["numerics"].append({
+            "name": case["name"], "dir": os.path.relpath(directory, args.out),
+            "dtype": case["dtype"], "lse": "lse" in case["outputs"],
+            "rtol": tol["rtol"], "atol": tol["atol"]})
+        print("numerics:", case["name"])
+
+
+def bench_kernels(args, manifest):
+    work = os.path.join(args.out, "bench")
+    os.makedirs(work, exist_ok=True)
+    dtype = "f32" if args.target == "opencl" else "bf16"
+    for mask_name, mask in BENCH_MASKS.items():
+        for dim in (64, 128):
+            name = "%s_d%d" % (mask_name, dim)
+            spec = os.path.join(work, name + ".mlir")
+            with open(spec, "w") as f:
+                f.write("attn.kernel @%s {\n  attn.attention {num_heads = %d, head_dim = %d, "
+                        "dtype = %s, layout = bhsd, mask = %s, outputs = [out]}\n}\n"
+                        % (name, args.heads, dim, dtype, mask))
+            compile_kernel(args, spec, os.path.join(work, name + ".so"))
+            manifest["bench"].append({"name": name, "so": os.path.join("bench", name + ".so"),
+                                      "mask": mask_name, "dim": dim, "dtype": dtype,
+                                      "heads": args.heads})
+            print("bench:", name)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.join(HERE, "bundle"))
+    parser.add_argument("--target", default="cuda-sm90",
+                        choices=["cuda-sm80", "cuda-sm90", "opencl"])
+    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--attnc", default=os.path.join(BUILD, "bin", "attnc"))
+    parser.add_argument("--attnc-run", default=os.path.join(BUILD, "bin", "attnc-run"))
+    args = parser.parse_args()
+    manifest = {"target": args.target, "numerics": [], "bench": []}
+    numerics(args, manifest)
+    bench_kernels(args, manifest)
+    with open(os.path.join(args.out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print("bundle in", args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""The GPU check: attnc's CUDA kernels against the reference, then against PyTorch's attention.
+
+Runs on a machine with an NVIDIA GPU, PyTorch and Triton, and no MLIR or Halide, from the
+bundle prepare.py built elsewhere:
+  1. numerics: every bundled matrix case on the device (PyTorch CUDA tensors passed through
+     attnc's DLPack C ABI, on PyTorch's current stream), compared with the reference outputs
+     under the matrix's tolerances;
+  2. benchmark: bf16, head_dim 64 and 128, seq 1024 to 16384, dense / causal / sliding window /
+     block-sparse, attnc against PyTorch SDPA's flash and cuDNN backends (dense, causal),
+     SDPA with a boolean mask (the others) and FlexAttention (all), as TFLOP/s over the
+     attended (query, key) pairs, median and best of --repeat runs timed with CUDA events.
+Writes results.json and report.md under --out (default $OUT). Stops benchmarking at
+--deadline seconds and writes what it has. With --device cpu it runs an opencl bundle on this
+machine's CPU (small sizes, SDPA only): a check of the harness, not a measurement of a GPU.
+"""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "numerics"))
+from attnc_abi import K_DL_CPU, K_DL_CUDA, DLDataType, DLDevice, DLTensor, Options  # noqa: E402
+from device_run import as_float64, compare  # noqa: E402
+
+DL_CODES = {torch.float32: (2, 32), torch.float16: (2, 16), torch.bfloat16: (4, 16)}
+TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+class Kernel:
+    """One kernel of the bundle, called with torch tensors."""
+
+    def __init__(self, so, name):
+        self.library = ctypes.CDLL(so)
+        self.entry = getattr(self.library, name)
+        self.entry.restype = ctypes.c_int
+        self.library.attnc_last_error.restype = ctypes.c_char_p
+
+    @staticmethod
+    def tensor(t):
+        shape = (ctypes.c_int64 * t.dim())(*t.shape)
+        strides = (ctypes.c_int64 * t.dim())(*t.stride())
+        device = DLDevice(K_DL_CUDA if t.is_cuda else K_DL_CPU, t.device.index or 0)
+        code, bits = DL_CODES[t.dtype]
+        dl = DLTensor(ctypes.c_void_p(t.data_ptr()), device, t.dim(), DLDataType(code, bits, 1),
+                      shape, strides, 0)
+        dl._keep = (t, shape, strides)
+        return dl
+
+    def __call__(self, q, k, v, out, lse=None):
+        stream = torch.cuda.current_stream().cuda_stream if q.is_cuda else None
+        options = Options(0, ctypes.c_void_p(stream) if stream else None)
+        args = [self.tensor(t) for t in (q, k, v, out)]
+        lse_arg = ctypes.byref(self.tensor(lse)) if lse is not None else None
+        rc = self.entry(*(ctypes.byref(a) for a in args), lse_arg, ctypes.byref(options))
+        if rc:
+            raise RuntimeError("kernel returned %d: %s"
+                               % (rc, self.library.attnc_last_error().decode()))
+
+
+def load(directory, name, dtype, device):
+    array = np.load(os.path.join(directory, name + ".npy"))
+    if dtype == torch.bfloat16:  # stored as raw bits
+        return torch.from_numpy(array.astype(np.int16)).view(torch.bfloat16).to(device)
+    return torch.from_numpy(array).to(dtype).to(device)
+
+
+def numerics(bundle, manifest, device):
+    results = []
+    for case in manifest["numerics"]:
+        directory = os.path.join(bundle, case["dir"])
+        dtype = TORCH_DTYPES[case["dtype"]]
+        q, k, v = (load(os.path.join(directory, "reference"), n, dtype, device)
+                   for n in ("q", "k", "v"))
+        out = torch.zeros_like(q)
+        ref_dir = os.path.join(directory, "reference")
+        ref_lse = np.load(os.path.join(ref_dir, "lse.npy")) if case["lse"] else None
+        lse = torch.zeros(ref_lse.shape, dtype=torch.float32, device=device) \
+            if case["lse"] else None
+        ok, note = True, ""
+        try:
+            Kernel(os.path.join(directory, "kernel.so"), case["name"])(q, k, v, out, lse)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            if os.path.exists(os.path.join(ref_dir, "out.npy")):
+                got = out.float().cpu().numpy().astype(np.float64)
+                ref = as_float64(np.load(os.path.join(ref_dir, "out.npy")), case["dtype"])
+                ok = compare(case["name"] + " out", got, ref, case["rtol"], case["atol"])
+            if lse is not None:
+                ok = compare(case["name"] + " lse", lse.cpu().numpy().astype(np.float64),
+                             ref_lse.astype(np.float64), case["rtol"], case["atol"]) and ok
+        except RuntimeError as e:
+            ok, note = False, str(e)
+            print(case["name"], note)
+        results.append({"name": case["name"], "dtype": case["dtype"], "ok": ok, "note": note})
+    return results
+
+
+def mask_mod(name):
+    """The benchmark mask as a FlexAttention mask_mod (same semantics as attnc's)."""
+    if name == "causal":
+        return lambda b, h, q, kv: q >= kv
+    if name == "window256":
+        return lambda b, h, q, kv: (q >= kv) & (q - kv <= 256)
+    if name == "longformer64":
+        return lambda b, h, q, kv: ((q // 64 - kv // 64).abs() <= 1) | (q // 64 == 0) | \
+            (kv // 64 == 0)
+    return None
+
+
+def kept_pairs(name, seq, device):
+    """Attended (query, key) pairs of one head: the useful work."""
+    fn = mask_mod(name)
+    if fn is None:
+        return seq * seq
+    total = 0
+    rows = torch.arange(seq, device=device)
+    for start in range(0, seq, 1024):  # a strip at a time: no seq x seq matrix
+        q = rows[start:start + 1024, None]
+        total += int(fn(0, 0, q, rows[None, :]).sum())
+    return total
+
+
+def timed(fn, repeat, device):
+    """Median and best seconds of `repeat` calls after warm-up."""
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(repeat):
+        if device == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1e3)
+        else:
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times)
+
+
+def peers(name, q, k, v, device):
+    """(peer name, callable) for this mask."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    found = []
+    if name in ("dense", "causal"):
+        causal = name == "causal"
+        backends = [("sdpa-flash", SDPBackend.FLASH_ATTENTION),
+                    ("sdpa-cudnn", SDPBackend.CUDNN_ATTENTION)] if device == "cuda" else \
+            [("sdpa-math", SDPBackend.MATH)]
+        for peer, backend in backends:
+            def call(backend=backend):
+                with sdpa_kernel(backend):
+                    return sdpa(q, k, v, is_causal=causal)
+            found.append((peer, call))
+    else:
+        seq = q.shape[2]
+        rows = torch.arange(seq, device=device)
+        bool_mask = mask_mod(name)(0, 0, rows[:, None], rows[None, :])
+        found.append(("sdpa-mask", lambda: sdpa(q, k, v, attn_mask=bool_mask)))
+    if device == "cuda":
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+        flex = torch.compile(flex_attention)
+        fn = mask_mod(name) or (lambda b, h, qi, kv: qi >= 0)
+        block_mask = create_block_mask(fn, None, None, q.shape[2], k.shape[2], device=device)
+        found.append(("flex", lambda: flex(q, k, v, block_mask=block_mask)))
+    return found
+
+
+def bench(bundle, manifest, args):
+    results, deadline = [], time.monotonic() + args.deadline
+    for entry in manifest["bench"]:
+        kernel = Kernel(os.path.join(bundle, entry["so"]), entry["name"])
+        dtype = TORCH_DTYPES[entry["dtype"]]
+        for seq in args.seqs:
+            if time.monotonic() > deadline:
+                print("deadline reached; stopping the benchmark")
+                return results
+            shape = (args.batch, entry["heads"], seq, entry["dim"])
+            q, k, v = (torch.randn(shape, dtype=dtype, device=args.device) for _ in range(3))
+            out = torch.empty_like(q)
+            flops = 4.0 * args.batch * entry["heads"] * entry["dim"] * \
+                kept_pairs(entry["mask"], seq, args.device)
+            row = {"kernel": entry["name"], "mask": entry["mask"], "dim": entry["dim"],
+                   "seq": seq, "tflops": {}}
+            calls = [("attnc-halide", lambda: kernel(q, k, v, out))] + \
+                peers(entry["mask"], q, k, v, args.device)
+            for peer, call in calls:
+                try:
+                    median, best = timed(call, args.repeat, args.device)
+                    row["tflops"][peer] = {"median": flops / median / 1e12,
+                                           "best": flops / best / 1e12}
+                except Exception as e:  # a peer without this shape: say so, go on
+                    row["tflops"][peer] = {"error": str(e).splitlines()[0][:200]}
+            print(json.dumps(row))
+            results.append(row)
+    return results
+
+
+def report(numeric, rows, args):
+    lines = ["# GPU check (benchmarks/gpu/run.py)", "",
+             "Device: %s; torch %s." % (torch.cuda.get_device_name() if args.device == "cuda"
+                                        else "CPU (harness check)", torch.__version__), "",
+             "## Numerics: %d of %d cases pass" % (sum(r["ok"] for r in numeric), len(numeric)),
+             ""]
+    lines += ["- FAIL %s (%s) %s" % (r["name"], r["dtype"], r["note"]) for r in numeric
+              if not r["ok"]]
+    lines += ["", "## TFLOP/s over attended pairs (median / best)", "",
+              "| kernel | seq | peer | median | best |", "|---|---|---|---|---|"]
+    for row in rows:
+        for peer, t in row["tflops"].items():
+            if "error" in t:
+                lines.append("| %s | %d | %s | %s | |" % (row["kernel"], row["seq"], peer,
+                                                        t["error"]))
+            else:
+                lines.append("| %s | %d | %s | %.2f | %.2f |" % (row["kernel"], row["seq"], peer,
+                                                                 t["median"], t["best"]))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", default=os.path.join(HERE, "bundle"))
+    parser.add_argument("--out", default=os.environ.get("OUT", "gpu-results"))
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    parser.add_argument("--seqs", type=lambda s: [int(x) for x in s.split(",")],
+                        default=[1024, 4096, 16384])
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--deadline", type=float, default=360.0,
+                        help="seconds after which the benchmark stops (results are kept)")
+    args = parser.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("no CUDA device visible to PyTorch; use --device cpu with an opencl bundle")
+    with open(os.path.join(args.bundle, "manifest.json")) as f:
+        manifest = json.load(f)
+    os.makedirs(args.out, exist_ok=True)
+    numeric = numerics(args.bundle, manifest, args.device)
+    rows = bench(args.bundle, manifest, args)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"target": manifest["target"], "numerics": numeric, "bench": rows}, f,
+                  indent=1)
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write(report(numeric, rows, args))
+    failed = [r["name"] for r in numeric if not r["ok"]]
+    print("numerics: %d passed, %d failed" % (len(numeric) - len(failed), len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
