@@ -16,6 +16,8 @@
 
 #include "Validate.h"
 
+#include "Aliasing.h"
+
 #include "Describe.h"
 
 #include <iterator>
@@ -82,6 +84,7 @@ private:
   attnc_status checkShapes(CheckedLaunch &launch);
   attnc_status checkLimits(CheckedLaunch &launch);
   attnc_status checkStrides(int id, TensorView &view);
+  attnc_status checkAliasing(const CheckedLaunch &launch);
 
   const attnc_kernel_desc &desc;
   const DLTensor *const (&t)[NumTensors];
@@ -237,7 +240,14 @@ attnc_status Validator::checkShapes(CheckedLaunch &launch) {
   return ATTNC_OK;
 }
 
+/// The longest sequence a launch takes: 2^32 positions (terabytes per head;
+/// longer ones exist only as zero-stride views, whose work would not end).
+constexpr int64_t kMaxSeq = int64_t(1) << 32;
+
 attnc_status Validator::checkLimits(CheckedLaunch &launch) {
+  if (launch.seqQ > kMaxSeq || launch.seqKV > kMaxSeq)
+    return fail(ATTNC_ERR_LIMIT, cat("seq_q = ", launch.seqQ, " and seq_kv = ", launch.seqKV,
+                                     " must be at most 2^32 (", kMaxSeq, ")"));
   if (desc.max_seq_q > 0 && launch.seqQ > desc.max_seq_q)
     return fail(ATTNC_ERR_LIMIT,
                 cat("q has seq_q = ", launch.seqQ,
@@ -298,6 +308,12 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
                 cat(name, " has byte_offset ", x.byte_offset,
                     ", which is not a multiple of the element size (",
                     elemBytes, " bytes)"));
+  // data + byte_offset must not wrap around the address space (a byte_offset
+  // near 2^64 would otherwise point before the buffer).
+  uintptr_t begin = reinterpret_cast<uintptr_t>(x.data);
+  if (x.byte_offset > UINTPTR_MAX - begin)
+    return fail(ATTNC_ERR_STRIDE, cat(name, "'s data + byte_offset ", x.byte_offset,
+                                      " wraps around the end of the address space"));
   char *base = static_cast<char *>(x.data) + x.byte_offset;
   if (reinterpret_cast<uintptr_t>(base) % elemBytes != 0)
     return fail(ATTNC_ERR_STRIDE,
@@ -315,6 +331,9 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
                       " and strides ", formatDims(st, n),
                       ", which reach beyond what an int64 byte offset can "
                       "address"));
+  if (uintptr_t(last + 1) * elemBytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(base))
+    return fail(ATTNC_ERR_STRIDE, cat(name, "'s elements reach past the end of the address "
+                                      "space"));
   const int *pos = logicalDims(id);
   view.base = base;
   view.size = last + 1;
@@ -333,6 +352,36 @@ attnc_status Validator::run(CheckedLaunch &launch) {
     if ((s = checkStrides(id, launch.views[id])))
       return s;
   launch.hasLse = count > Lse;
+  return checkAliasing(launch);
+}
+
+attnc_status Validator::checkAliasing(const CheckedLaunch &launch) {
+  ByteRange range[NumTensors];
+  for (int id = 0; id < count; ++id) {
+    uintptr_t begin = reinterpret_cast<uintptr_t>(launch.views[id].base);
+    range[id] = {begin, begin + uintptr_t(launch.views[id].size) * (dtype(id).bits / 8)};
+  }
+  for (int id = Out; id < count; ++id) {
+    const DLTensor &x = *t[id];
+    int64_t compact[4];
+    compact[rank(id) - 1] = 1;
+    for (int i = rank(id) - 2; i >= 0; --i)
+      compact[i] = compact[i + 1] * x.shape[i + 1];
+    if (x.strides && !injective(x.shape, x.strides, rank(id)))
+      return fail(ATTNC_ERR_ALIAS,
+                  cat(kTensorNames[id], " has shape ", formatDims(x.shape, rank(id)),
+                      " and strides ", formatDims(x.strides, rank(id)),
+                      ", which map different elements to one address; an output needs "
+                      "distinct addresses (e.g. strides ",
+                      formatDims(compact, rank(id)), ")"));
+    for (int other = 0; other < count; ++other)
+      if (other != id && !(other >= Out && other < id) && range[id].overlaps(range[other]))
+        return fail(ATTNC_ERR_ALIAS,
+                    cat(kTensorNames[id], " overlaps ", kTensorNames[other],
+                        " in memory (their address ranges intersect); outputs must not "
+                        "share memory with each other or with an input, and the kernel "
+                        "does not run in place"));
+  }
   return ATTNC_OK;
 }
 

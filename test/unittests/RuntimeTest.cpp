@@ -549,6 +549,35 @@ const ErrorCase kErrors[] = {
      "and a grid function"},
     {"NeitherTileNorGrid", [](Problem &p) { p.desc.tile = nullptr; }, ATTNC_ERR_ABI,
      "malformed descriptor: it must have one of a tile function and a grid function"},
+    // Outputs that would alias (issue 15's hostile calls): checked from shapes and strides.
+    {"OutOverlapsK", [](Problem &p) { p.out.dl.data = p.k.dl.data; }, ATTNC_ERR_ALIAS,
+     "kernel 'fake': out overlaps k in memory (their address ranges intersect); outputs must "
+     "not share memory with each other or with an input, and the kernel does not run in place"},
+    {"InPlace", [](Problem &p) { p.out.dl.data = p.q.dl.data; }, ATTNC_ERR_ALIAS,
+     "out overlaps q in memory"},
+    {"LseInsideOut", [](Problem &p) { p.lse.dl.data = p.out.element(8); }, ATTNC_ERR_ALIAS,
+     "out overlaps lse in memory"},
+    {"LseOverlapsV", [](Problem &p) { p.lse.dl.data = p.v.dl.data; }, ATTNC_ERR_ALIAS,
+     "lse overlaps v in memory"},
+    {"OutZeroStride", [](Problem &p) { p.out = Tensor({2, 4, 5, 4}, {80, 20, 0, 1}); },
+     ATTNC_ERR_ALIAS, "kernel 'fake': out has shape [2, 4, 5, 4] and strides [80, 20, 0, 1], "
+     "which map different elements to one address; an output needs distinct addresses (e.g. "
+     "strides [80, 20, 4, 1])"},
+    {"LseOverlappingRows", [](Problem &p) { p.lse = Tensor({2, 4, 5}, {20, 2, 1}); },
+     ATTNC_ERR_ALIAS, "lse has shape [2, 4, 5] and strides [20, 2, 1], which map different "
+     "elements to one address"},
+    {"ByteOffsetWraps", [](Problem &p) { p.q.dl.byte_offset = UINT64_MAX - 3; },
+     ATTNC_ERR_STRIDE, "kernel 'fake': q's data + byte_offset 18446744073709551612 wraps "
+     "around the end of the address space"},
+    {"HugeSeqOfZeroStrides", [](Problem &p) {
+       for (Tensor *x : {&p.q, &p.out}) {
+         x->shape[2] = int64_t(1) << 62;
+         x->strides = {0, 0, 0, 1};
+         x->dl.strides = x->strides.data();
+       }
+       p.lse.shape[2] = int64_t(1) << 62; },
+     ATTNC_ERR_LIMIT, "kernel 'fake': seq_q = 4611686018427387904 and seq_kv = 3 must be at "
+     "most 2^32 (4294967296)"},
     // A kernel runs on one device.
     {"CudaDevicesDiffer", [](Problem &p) { p.makeCudaGrid(); p.v.dl.device.device_id = 1; },
      ATTNC_ERR_DEVICE, "kernel 'fake': v is on kDLCUDA device 1 but q on device 0; "

@@ -57,7 +57,9 @@ typedef enum attnc_status {
   ATTNC_ERR_STRIDE = 5,   /* head_dim not contiguous, or negative strides */
   ATTNC_ERR_LIMIT = 6,    /* lengths beyond the spec's max_seq or block layout */
   ATTNC_ERR_ABI = 7,      /* kernel built for another runtime ABI version */
-  ATTNC_ERR_KERNEL = 8    /* the kernel itself failed (e.g. a mod divided by zero) */
+  ATTNC_ERR_KERNEL = 8,   /* the kernel itself failed (e.g. a mod divided by zero) */
+  ATTNC_ERR_ALIAS = 9     /* out or lse overlaps another tensor, or maps two elements
+                             to one address */
 } attnc_status;
 
 /* The message of the last failed call on this thread; "" if none. */
@@ -166,7 +168,9 @@ typedef struct attnc_kernel_desc {
  * strides must be >= 0 and head_dim's must be 1 (unless head_dim is 1).
  * byte_offset must be a multiple of the tensor's element size (4 bytes for
  * float32, 2 for float16 / bfloat16), and data + byte_offset aligned to it.
- * Outputs must not overlap each other or the inputs (not checked).
+ * Then (ALIAS) out and lse must give each element its own address and must
+ * not overlap each other or any input (address ranges from shapes and
+ * strides; no kernel runs in place).
  *
  * Thread-safe: launches from different threads are serialised, and a tile
  * function may itself launch a kernel (the nested launch runs on its calling
