@@ -14,6 +14,7 @@
 #define ATTNC_TOOLS_SPECFILE_H
 
 #include "attnc/InitAll.h"
+#include "attnc/Tools/NestingLimit.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -40,7 +41,18 @@ public:
       llvm::WithColor::error(llvm::errs(), tool) << message << "\n";
       return nullptr;
     }
-    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    llvm::StringRef text = file->getBuffer();
+    unsigned id = sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    size_t excess = findExcessNesting(text);
+    if (excess != llvm::StringRef::npos) {
+      sourceMgr.PrintMessage(
+          llvm::SMLoc::getFromPointer(sourceMgr.getMemoryBuffer(id)->getBufferStart() + excess),
+          llvm::SourceMgr::DK_Error,
+          "the spec nests brackets deeper than " + llvm::Twine(kMaxSpecNesting) +
+              " levels here (masks composed with #attn.and / #attn.or take two per level); "
+              "attnc refuses it before parsing, whose recursion would overflow the stack");
+      return nullptr;
+    }
     return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
   }
 
