@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <type_traits>
 
 using namespace attnc::rt;
 
