@@ -249,7 +249,7 @@ llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {
   CompiledOptions options;
   options.soPath = soFile;
   options.threads = threads;
-  options.repeat = std::max(1, int(repeat));
+  options.repeat = repeat;
   options.measurePeak = !noPeak;
   double pairs = ref ? double(ref->keptPairs) : keptPairsOfMask(op, in);
   llvm::Expected<CompiledOutputs> got = runCompiled(op, in.q, in.k, in.v, pairs, options);
@@ -384,6 +384,12 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "attnc-run")
         << "--num-threads must be in [0, " << kMaxThreads << "] (0: all cores), got " << threads
         << "\n";
+    return 1;
+  }
+  // A timing of no runs has no median; --repeat 0 used to run once anyway.
+  if (repeat < 1 || repeat > 100000) {
+    llvm::WithColor::error(llvm::errs(), "attnc-run")
+        << "--repeat must be in [1, 100000], got " << repeat << "\n";
     return 1;
   }
   if (fmaPeak) {
