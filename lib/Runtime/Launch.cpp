@@ -30,6 +30,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <exception>
 #include <string>
 
@@ -170,6 +172,24 @@ std::string kernelFailure(const Job &job) {
              "): ", failureCause(job.failedCode), "; out and lse are partly written");
 }
 
+/// seq_kv = 0: every row is fully masked, so out = 0 and lse = -inf (the
+/// reference's rule for such rows), written here without running the kernel.
+/// Zero bits are 0 in every kernel dtype.
+void writeMaskedRows(const attnc_kernel_desc &desc, const CheckedLaunch &c) {
+  const int64_t elem = desc.dtype_bits / 8;
+  const TensorView &o = c.views[Out], &l = c.views[Lse];
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < desc.num_heads; ++h)
+      for (int64_t s = 0; s < c.seqQ; ++s) {
+        std::memset(static_cast<char *>(o.base) +
+                        (b * o.strides[0] + h * o.strides[1] + s * o.strides[2]) * elem,
+                    0, size_t(desc.head_dim * elem));
+        if (c.hasLse)
+          static_cast<float *>(l.base)[b * l.strides[0] + h * l.strides[1] + s * l.strides[2]] =
+              -std::numeric_limits<float>::infinity();
+      }
+}
+
 /// A grid kernel: one call over the whole tensors, on the caller's thread.
 int launchGrid(const attnc_kernel_desc *desc, Job &job, const CheckedLaunch &checked,
                const attnc_options *opt) {
@@ -200,6 +220,24 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
           validateLaunch(desc, q, k, v, out, lse, checked, message)) {
     setError(message.c_str());
     return status;
+  }
+  // Empty launches, as PyTorch allows them: nothing to compute, or (seq_kv =
+  // 0) rows with nothing to attend to.
+  if (checked.items == 0) {
+    setError("");
+    return ATTNC_OK;
+  }
+  if (checked.seqKV == 0) {
+    if (desc->device_type != kDLCPU) {
+      setError(cat("kernel '", kernelName(*desc), "': k and v have seq_kv = 0, which a ",
+                   deviceName(desc->device_type), " kernel does not take (on the CPU every "
+                   "row gets out = 0 and lse = -inf)")
+                   .c_str());
+      return ATTNC_ERR_SHAPE;
+    }
+    writeMaskedRows(*desc, checked);
+    setError("");
+    return ATTNC_OK;
   }
   Job job;
   job.desc = desc;

@@ -200,11 +200,12 @@ attnc_status Validator::checkShape(int id, Expect b, Expect h, Expect s,
   for (int i = 0; i < rank(id); ++i) {
     const Expect &e = want[i];
     needs += (i ? ", " : "") + (e.value < 0 ? e.name : std::to_string(e.value));
-    if (e.value >= 0 ? shape[i] == e.value : shape[i] >= 1)
+    // batch and the lengths may be 0 (an empty launch, as PyTorch allows).
+    if (e.value >= 0 ? shape[i] == e.value : shape[i] >= 0)
       continue;
     ok = false;
     if (e.value < 0 && tooSmall.empty())
-      tooSmall = cat(" with ", e.name, " >= 1");
+      tooSmall = cat(" with ", e.name, " >= 0");
   }
   if (ok)
     return ATTNC_OK;
@@ -320,6 +321,16 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
                 cat(name, "'s first element (data + byte_offset) is not ",
                     "aligned to ", elemBytes, " bytes, the size of its ",
                     dtypeName(dtype(id)), " elements"));
+  const int *pos = logicalDims(id);
+  for (int i = 0; i < 3; ++i)
+    view.strides[i] = st[pos[i]];
+  // An empty tensor has no elements to reach: an empty view.
+  for (int i = 0; i < n; ++i)
+    if (x.shape[i] == 0) {
+      view.base = base;
+      view.size = 0;
+      return ATTNC_OK;
+    }
   // The flat view covers the largest reachable offset; bound it so that
   // offset * element size cannot overflow in the kernel's address arithmetic.
   int64_t last = 0, step;
@@ -334,11 +345,8 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
   if (uintptr_t(last + 1) * elemBytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(base))
     return fail(ATTNC_ERR_STRIDE, cat(name, "'s elements reach past the end of the address "
                                       "space"));
-  const int *pos = logicalDims(id);
   view.base = base;
   view.size = last + 1;
-  for (int i = 0; i < 3; ++i)
-    view.strides[i] = st[pos[i]];
   return ATTNC_OK;
 }
 
@@ -363,6 +371,8 @@ attnc_status Validator::checkAliasing(const CheckedLaunch &launch) {
   }
   for (int id = Out; id < count; ++id) {
     const DLTensor &x = *t[id];
+    if (launch.views[id].size == 0) // no element to write
+      continue;
     int64_t compact[4];
     compact[rank(id) - 1] = 1;
     for (int i = rank(id) - 2; i >= 0; --i)
@@ -375,7 +385,8 @@ attnc_status Validator::checkAliasing(const CheckedLaunch &launch) {
                       "distinct addresses (e.g. strides ",
                       formatDims(compact, rank(id)), ")"));
     for (int other = 0; other < count; ++other)
-      if (other != id && !(other >= Out && other < id) && range[id].overlaps(range[other]))
+      if (other != id && !(other >= Out && other < id) && launch.views[other].size &&
+          range[id].overlaps(range[other]))
         return fail(ATTNC_ERR_ALIAS,
                     cat(kTensorNames[id], " overlaps ", kTensorNames[other],
                         " in memory (their address ranges intersect); outputs must not "

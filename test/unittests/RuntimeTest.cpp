@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstddef>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -505,8 +506,8 @@ const ErrorCase kErrors[] = {
     {"HeadCountBshd", [](Problem &p) { p.q = Tensor({2, 5, 3, 4}); }, ATTNC_ERR_SHAPE,
      "q has shape [2, 5, 3, 4] but needs [batch, seq_q, 4, 4] (bshd: batch, "
      "seq_q, heads, head_dim)", 1},
-    {"EmptyBatch", [](Problem &p) { p.q = Tensor({0, 4, 5, 4}); }, ATTNC_ERR_SHAPE,
-     "q has shape [0, 4, 5, 4] but needs [batch, 4, seq_q, 4] with batch >= 1"},
+    {"NegativeBatch", [](Problem &p) { p.q = Tensor({-1, 4, 5, 4}); }, ATTNC_ERR_SHAPE,
+     "q has shape [-1, 4, 5, 4] but needs [batch, 4, seq_q, 4] with batch >= 0"},
     {"KVMismatch", [](Problem &p) { p.v = Tensor({2, 2, 4, 4}); }, ATTNC_ERR_SHAPE,
      "v has shape [2, 2, 4, 4] but needs [2, 2, 3, 4], the shape of k"},
     {"OutShape", [](Problem &p) { p.out = Tensor({2, 4, 6, 4}); }, ATTNC_ERR_SHAPE,
@@ -657,6 +658,33 @@ TEST_F(Runtime, ErrorKernelFailure) {
   // One thread claims items in order and stops at the failing one.
   EXPECT_EQ(int64_t(gVisits.size()), (1 * 4 + 2) * 3 + 1 + 1);
   EXPECT_EQ(p.run(0), ATTNC_ERR_KERNEL);
+}
+
+// Empty launches, as PyTorch allows them (issue 15's numerical edges).
+TEST_F(Runtime, EmptyBatchOrQueriesRunNothing) {
+  for (Dims dims : {Dims{0, 4, 2, 5, 3, 4, 2}, Dims{2, 4, 2, 0, 3, 4, 2}}) {
+    Problem p(0, dims);
+    ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
+    EXPECT_TRUE(gVisits.empty());
+  }
+}
+
+TEST_F(Runtime, EmptyKeysGiveZeroOutAndMinusInfinityLse) {
+  Problem p(1, Dims{2, 4, 2, 5, 0, 4, 2});
+  ASSERT_EQ(p.run(), ATTNC_OK) << attnc_last_error();
+  EXPECT_TRUE(gVisits.empty());
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t h = 0; h < 4; ++h)
+      for (int64_t s = 0; s < 5; ++s) {
+        for (int64_t d = 0; d < 4; ++d)
+          EXPECT_EQ(p.out.at(p.at(b, h, s, d)), 0.0f);
+        EXPECT_EQ(p.lse.at({b, h, s, 0}), -std::numeric_limits<float>::infinity());
+      }
+  // Not on a CUDA kernel: its outputs are device memory.
+  p.makeCudaGrid();
+  EXPECT_EQ(p.run(), ATTNC_ERR_SHAPE);
+  EXPECT_STREQ(attnc_last_error(), "kernel 'fake': k and v have seq_kv = 0, which a kDLCUDA "
+               "kernel does not take (on the CPU every row gets out = 0 and lse = -inf)");
 }
 
 TEST_F(Runtime, GridKernelRunsOnceWithTheStream) {
