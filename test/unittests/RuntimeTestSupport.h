@@ -1,0 +1,356 @@
+//===- RuntimeTestSupport.h - the runtime tests' fake kernel ----*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A fake kernel stands in for a compiled one: its tile function computes
+// out = 2 * q + h + k[last row] + v[last row] and lse = 100 * h + row, reading
+// every address from the memrefs and params alone, so a wrong offset, stride
+// or view size in the runtime shows up as a wrong value or a flagged
+// out-of-range access. It also records which thread ran which work item.
+// Like a compiled kernel, it reads q, k, v and writes out in the
+// descriptor's dtype (float32, float16 or bfloat16) and lse in float32. Its
+// grid function runs every item through the tile function. Problem builds a
+// launch's descriptor and tensors; Runtime is the fixture that resets what
+// the fakes record.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TEST_UNITTESTS_RUNTIMETESTSUPPORT_H
+#define ATTNC_TEST_UNITTESTS_RUNTIMETESTSUPPORT_H
+
+#include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Runtime/ElementCodec.h"
+#include "attnc/Runtime/KernelDescFields.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace attnc::runtime_test {
+
+using attnc::elementBytes;
+using attnc::loadElement;
+using attnc::storeElement;
+
+// Never produced by the fake kernel. It and every value the tests store are
+// integers of at most 8 significant bits, exact in float16 and bfloat16, so
+// storing and loading them (ElementCodec.h) never rounds.
+constexpr float kSentinel = -1000.0f;
+
+constexpr DLDataType kF32 = {kDLFloat, 32, 1};
+constexpr DLDataType kF16 = {kDLFloat, 16, 1};
+constexpr DLDataType kBF16 = {kDLBfloat, 16, 1};
+
+inline std::string dtypeLabel(DLDataType type) {
+  return type.bits == 32 ? "float32" : type.code == kDLBfloat ? "bfloat16" : "float16";
+}
+
+// What the fake tile function records; reset by the fixture.
+inline std::mutex gMutex;
+inline std::map<std::array<int64_t, 3>, int> gVisits; // (b, h, q_tile) -> count
+inline std::set<std::thread::id> gThreads;
+inline attnc_memref gViews[5];
+inline std::atomic<int> gBad{0};                        // broken memref invariants
+inline std::atomic<const attnc_kernel_desc *> gDesc{nullptr};
+inline std::array<int64_t, 3> gFailAt = {-1, -1, -1};   // this item returns 7
+
+/// The flat index of element (i0, i1, i2, d) of `m`, given the element strides
+/// of i0..i2 (head_dim is contiguous); flags indices outside the view.
+inline int64_t flatIndex(const attnc_memref &m, const int64_t *strides, int64_t i0,
+                  int64_t i1, int64_t i2, int64_t d) {
+  int64_t i = i0 * strides[0] + i1 * strides[1] + i2 * strides[2] + d;
+  if (i < 0 || i >= m.size)
+    ++gBad;
+  return i;
+}
+
+inline int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v,
+                 attnc_memref *out, attnc_memref *lse, attnc_memref_i64 *params,
+                 int64_t b, int64_t h, int64_t tile) {
+  const attnc_kernel_desc &d = *gDesc.load();
+  DLDataType type = {uint8_t(d.dtype_code), uint8_t(d.dtype_bits), 1};
+  {
+    std::lock_guard<std::mutex> lock(gMutex);
+    ++gVisits[{b, h, tile}];
+    gThreads.insert(std::this_thread::get_id());
+    attnc_memref *views[5] = {q, k, v, out, lse};
+    for (int i = 0; i < 5; ++i) {
+      gViews[i] = *views[i];
+      if (views[i]->allocated != views[i]->aligned || views[i]->offset != 0 ||
+          views[i]->stride != 1)
+        ++gBad;
+    }
+  }
+  if (std::array<int64_t, 3>{b, h, tile} == gFailAt)
+    return 7;
+  const int64_t *p = params->aligned + params->offset;
+  int64_t sq = p[ATTNC_P_SEQ_Q], skv = p[ATTNC_P_SEQ_KV];
+  int64_t g = h / (d.num_heads / d.num_kv_heads);
+  for (int64_t s = tile * d.block_q; s < std::min(sq, (tile + 1) * d.block_q); ++s) {
+    for (int64_t c = 0; c < d.head_dim; ++c) {
+      float qv = loadElement(
+          type, q->aligned, flatIndex(*q, p + ATTNC_P_Q_STRIDES, b, h, s, c));
+      float kv = loadElement(
+          type, k->aligned, flatIndex(*k, p + ATTNC_P_K_STRIDES, b, g, skv - 1, c));
+      float vv = loadElement(
+          type, v->aligned, flatIndex(*v, p + ATTNC_P_V_STRIDES, b, g, skv - 1, c));
+      storeElement(type, out->aligned,
+                   flatIndex(*out, p + ATTNC_P_OUT_STRIDES, b, h, s, c),
+                   2 * qv + float(h) + kv + vv);
+    }
+    if (lse->size > 0)
+      storeElement(kF32, lse->aligned,
+                   flatIndex(*lse, p + ATTNC_P_LSE_STRIDES, b, h, s, 0),
+                   float(100 * h + s));
+  }
+  return 0;
+}
+
+/// A grid function: every work item through fakeTile, on the calling thread.
+inline int gGridCalls = 0;
+inline int64_t gGridBatch = -1, gGridDevice = -1;
+inline void *gGridStream = nullptr;
+inline int32_t gGridCode = 0; // returned instead of running
+
+inline int32_t fakeGrid(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref *out,
+                 attnc_memref *lse, attnc_memref_i64 *params, int64_t batch,
+                 int64_t deviceId, void *stream) {
+  ++gGridCalls;
+  gGridBatch = batch;
+  gGridDevice = deviceId;
+  gGridStream = stream;
+  if (gGridCode)
+    return gGridCode;
+  const attnc_kernel_desc &d = *gDesc.load();
+  int64_t seqQ = params->aligned[ATTNC_P_SEQ_Q];
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < d.num_heads; ++h)
+      for (int64_t t = 0; t * d.block_q < seqQ; ++t)
+        if (int32_t rc = fakeTile(q, k, v, out, lse, params, b, h, t))
+          return rc;
+  return 0;
+}
+
+/// A CPU DLTensor of `dtype` over its own storage, every element initially
+/// kSentinel. Empty `strides` means compact, passed as NULL strides. Moves keep
+/// the vector's buffer, so `dl` stays valid.
+struct Tensor {
+  std::vector<int64_t> shape, strides;
+  DLDataType dtype = kF32;
+  std::vector<char> storage; // elements of dtype; new'd, so 16-byte aligned
+  int64_t offset = 0;        // elements skipped through byte_offset
+  DLTensor dl = {};
+
+  Tensor() = default;
+  Tensor(std::vector<int64_t> shp, std::vector<int64_t> str = {}, int64_t off = 0,
+         DLDataType type = kF32)
+      : shape(std::move(shp)), strides(std::move(str)), dtype(type), offset(off) {
+    bool compact = strides.empty();
+    int n = int(shape.size());
+    if (compact) {
+      strides.assign(n, 1);
+      for (int i = n - 2; i >= 0; --i)
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    int64_t last = 0;
+    for (int i = 0; i < n; ++i)
+      last += (shape[i] - 1) * strides[i];
+    int64_t count = std::max<int64_t>(offset + last + 1, 1); // 1 if empty
+    storage.resize(count * elementBytes(dtype));
+    for (int64_t i = 0; i < count; ++i)
+      storeElement(dtype, storage.data(), i, kSentinel);
+    dl.data = storage.data();
+    dl.device = {kDLCPU, 0};
+    dl.ndim = n;
+    dl.dtype = dtype;
+    dl.shape = shape.data();
+    dl.strides = compact ? nullptr : strides.data();
+    dl.byte_offset = uint64_t(offset * elementBytes(dtype));
+  }
+
+  int64_t elements() const {
+    return int64_t(storage.size()) / elementBytes(dtype);
+  }
+  /// The address of stored element i.
+  char *element(int64_t i) {
+    return storage.data() + i * elementBytes(dtype);
+  }
+  int64_t flat(std::array<int64_t, 4> i) const {
+    int64_t flat = offset;
+    for (size_t n = 0; n < shape.size(); ++n)
+      flat += i[n] * strides[n];
+    return flat;
+  }
+  float at(std::array<int64_t, 4> i) const {
+    return loadElement(dtype, storage.data(), flat(i));
+  }
+  void set(std::array<int64_t, 4> i, float value) {
+    storeElement(dtype, storage.data(), flat(i), value);
+  }
+  /// Stored elements that no longer hold kSentinel.
+  int64_t written() const {
+    int64_t n = 0;
+    for (int64_t i = 0; i < elements(); ++i)
+      n += loadElement(dtype, storage.data(), i) != kSentinel;
+    return n;
+  }
+  /// Passes the skipped elements through `data` instead of byte_offset, so
+  /// that `data` itself is only as aligned as the element size makes it.
+  void offsetThroughData() {
+    dl.data = element(offset);
+    dl.byte_offset = 0;
+  }
+};
+
+struct Dims {
+  int64_t batch = 2, heads = 4, kvHeads = 2, seqQ = 5, seqKV = 3, dim = 4, blockQ = 2;
+};
+
+/// One launch's descriptor and tensors, inputs filled with small integers
+/// (exact in float).
+struct Problem {
+  Dims n;
+  attnc_kernel_desc desc = {};
+  Tensor q, k, v, out, lse;
+
+  Problem(int layout = 0, Dims dims = {}, bool withLse = true,
+          DLDataType dtype = kF32)
+      : n(dims) {
+    // By field name, as attn-emit-cpu-entry fills it.
+    desc.abi_version = ATTNC_ABI_VERSION;
+    desc.device_type = kDLCPU;
+    desc.num_heads = int32_t(n.heads);
+    desc.num_kv_heads = int32_t(n.kvHeads);
+    desc.head_dim = int32_t(n.dim);
+    desc.dtype_code = dtype.code;
+    desc.dtype_bits = dtype.bits;
+    desc.layout = layout;
+    desc.outputs = withLse ? 3 : 1;
+    desc.block_q = int32_t(n.blockQ);
+    desc.name = "fake";
+    desc.tile = fakeTile;
+    q = tensor(n.heads, n.seqQ);
+    k = tensor(n.kvHeads, n.seqKV);
+    v = tensor(n.kvHeads, n.seqKV);
+    out = tensor(n.heads, n.seqQ);
+    lse = Tensor({n.batch, n.heads, n.seqQ}); // float32 for every dtype
+    fill();
+  }
+  DLDataType dtype() const {
+    return {uint8_t(desc.dtype_code), uint8_t(desc.dtype_bits), 1};
+  }
+  /// A q / k / v / out tensor in the kernel's layout and dtype.
+  Tensor tensor(int64_t heads, int64_t seq, std::vector<int64_t> strides = {},
+                int64_t offset = 0) const {
+    return Tensor(shape(heads, seq), std::move(strides), offset, dtype());
+  }
+  std::vector<int64_t> shape(int64_t heads, int64_t seq) const {
+    if (desc.layout == 1)
+      return {n.batch, seq, heads, n.dim};
+    return {n.batch, heads, seq, n.dim};
+  }
+  /// The index of element (b, h, s, d) of a 4-d tensor in the descriptor's
+  /// layout.
+  std::array<int64_t, 4> at(int64_t b, int64_t h, int64_t s, int64_t d) const {
+    return desc.layout == 1 ? std::array<int64_t, 4>{b, s, h, d}
+                            : std::array<int64_t, 4>{b, h, s, d};
+  }
+  void fill() {
+    for (int64_t b = 0; b < n.batch; ++b)
+      for (int64_t d = 0; d < n.dim; ++d) {
+        for (int64_t h = 0; h < n.heads; ++h)
+          for (int64_t s = 0; s < n.seqQ; ++s)
+            q.set(at(b, h, s, d), float((b * 7 + h * 5 + s * 3 + d) % 11 - 5));
+        for (int64_t h = 0; h < n.kvHeads; ++h)
+          for (int64_t s = 0; s < n.seqKV; ++s) {
+            k.set(at(b, h, s, d), float((b * 3 + h * 2 + s + d) % 7));
+            v.set(at(b, h, s, d), float((b + h * 4 + s * 2 + d) % 5 - 2));
+          }
+      }
+  }
+  /// A grid kernel on CUDA tensors (the fakes only look at host memory).
+  void makeCudaGrid() {
+    desc.device_type = kDLCUDA;
+    desc.tile = nullptr;
+    desc.grid = fakeGrid;
+    for (Tensor *t : {&q, &k, &v, &out, &lse})
+      t->dl.device = {kDLCUDA, 0};
+  }
+  bool drop[5] = {}; // pass q, k, v, out, lse as NULL
+  bool dropDesc = false;
+  int run(int threads = 0, void *stream = nullptr) {
+    gDesc = &desc;
+    attnc_options opt = {threads, stream};
+    DLTensor *t[5] = {&q.dl, &k.dl, &v.dl, &out.dl, &lse.dl};
+    for (int i = 0; i < 5; ++i)
+      t[i] = drop[i] ? nullptr : t[i];
+    return attnc_rt_launch(dropDesc ? nullptr : &desc, t[0], t[1], t[2], t[3],
+                           t[4], &opt);
+  }
+  int64_t items() const {
+    return n.batch * n.heads * ((n.seqQ + n.blockQ - 1) / n.blockQ);
+  }
+  /// Compares out (and lse, if the kernel outputs it) with the fake's formula.
+  void expectOutputs() {
+    int64_t group = n.heads / n.kvHeads;
+    for (int64_t b = 0; b < n.batch; ++b)
+      for (int64_t h = 0; h < n.heads; ++h)
+        for (int64_t s = 0; s < n.seqQ; ++s) {
+          for (int64_t d = 0; d < n.dim; ++d) {
+            float want = 2 * q.at(at(b, h, s, d)) + float(h) +
+                         k.at(at(b, h / group, n.seqKV - 1, d)) +
+                         v.at(at(b, h / group, n.seqKV - 1, d));
+            ASSERT_EQ(out.at(at(b, h, s, d)), want)
+                << b << "," << h << "," << s << "," << d;
+          }
+          if (desc.outputs & 2) {
+            ASSERT_EQ(lse.at({b, h, s, 0}), float(100 * h + s));
+          }
+        }
+    EXPECT_EQ(gBad.load(), 0);
+  }
+  void expectEachItemOnce() {
+    std::lock_guard<std::mutex> lock(gMutex);
+    EXPECT_EQ(int64_t(gVisits.size()), items());
+    for (auto &[item, count] : gVisits)
+      EXPECT_EQ(count, 1) << item[0] << "," << item[1] << "," << item[2];
+  }
+};
+
+class Runtime : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::lock_guard<std::mutex> lock(gMutex);
+    gVisits.clear();
+    gThreads.clear();
+    gBad = 0;
+    gFailAt = {-1, -1, -1};
+  }
+  /// A failed launch returns `status`, says `text`, and touches nothing.
+  void expectError(Problem &p, int status, const std::string &text) {
+    EXPECT_EQ(p.run(), status);
+    std::string message = attnc_last_error();
+    EXPECT_NE(message.find(text), std::string::npos) << message;
+    EXPECT_TRUE(gVisits.empty());
+    EXPECT_EQ(p.out.written(), 0);
+  }
+};
+
+} // namespace attnc::runtime_test
+
+#endif // ATTNC_TEST_UNITTESTS_RUNTIMETESTSUPPORT_H
