@@ -62,22 +62,29 @@ struct View {
   }
 };
 
+/// Runs the pipeline on the first `count` views (lse is the fifth, when
+/// the kernel outputs it).
+int callPipeline(void *pipeline, void *userContext, View *views, int count) {
+  halide_buffer_t *b[5];
+  for (int n = 0; n < count; ++n)
+    b[n] = &views[n].buffer;
+  if (count == 5)
+    return reinterpret_cast<PipelineOutLse>(pipeline)(userContext, b[0], b[1], b[2], b[3], b[4]);
+  return reinterpret_cast<PipelineOut>(pipeline)(userContext, b[0], b[1], b[2], b[3]);
+}
+
 void *at(const attnc_memref *m, int64_t bytes) {
   return static_cast<char *>(m->aligned) + m->offset * bytes;
 }
 
 /// Host views: Halide copies them to the device itself (inputs marked
 /// host-dirty); afterwards the outputs come back and the device copies go.
-int runOnHost(void *pipeline, View *views, int count, bool wantLse) {
+int runOnHost(void *pipeline, View *views, int count) {
   for (int n = 0; n < count; ++n) {
     views[n].buffer.host = static_cast<uint8_t *>(views[n].base);
     views[n].buffer.flags = n < 3 ? halide_buffer_flag_host_dirty : 0;
   }
-  halide_buffer_t *b[5];
-  for (int n = 0; n < count; ++n)
-    b[n] = &views[n].buffer;
-  int rc = wantLse ? reinterpret_cast<PipelineOutLse>(pipeline)(nullptr, b[0], b[1], b[2], b[3], b[4])
-                   : reinterpret_cast<PipelineOut>(pipeline)(nullptr, b[0], b[1], b[2], b[3]);
+  int rc = callPipeline(pipeline, nullptr, views, count);
   for (int n = 0; n < count; ++n) {
     halide_buffer_t &buf = views[n].buffer;
     if (!buf.device_interface)
@@ -91,7 +98,7 @@ int runOnHost(void *pipeline, View *views, int count, bool wantLse) {
 
 /// Device views on CUDA memory, in the device's primary context.
 int runOnCuda(void *pipeline, const halide_device_interface_t *cuda, View *views, int count,
-              bool wantLse, int64_t deviceId, void *stream) {
+              int64_t deviceId, void *stream) {
   std::string error;
   HalideCudaCall call{cudaPrimaryContext(deviceId, error), stream};
   if (!call.context) {
@@ -102,12 +109,8 @@ int runOnCuda(void *pipeline, const halide_device_interface_t *cuda, View *views
   for (; wrapped < count && rc == 0; ++wrapped)
     rc = cuda->wrap_native(&call, &views[wrapped].buffer,
                            reinterpret_cast<uint64_t>(views[wrapped].base), cuda);
-  halide_buffer_t *b[5];
-  for (int n = 0; n < count; ++n)
-    b[n] = &views[n].buffer;
   if (rc == 0)
-    rc = wantLse ? reinterpret_cast<PipelineOutLse>(pipeline)(&call, b[0], b[1], b[2], b[3], b[4])
-                 : reinterpret_cast<PipelineOut>(pipeline)(&call, b[0], b[1], b[2], b[3]);
+    rc = callPipeline(pipeline, &call, views, count);
   for (int n = 0; n < wrapped; ++n)
     if (views[n].buffer.device)
       cuda->detach_native(&call, &views[n].buffer);
@@ -167,6 +170,6 @@ extern "C" int32_t attnc_rt_halide_grid(void *pipeline, const halide_device_inte
   if (!fits)
     return kGridTooLarge;
   int count = wantLse ? 5 : 4;
-  return cuda ? runOnCuda(pipeline, cuda, views, count, wantLse, deviceId, stream)
-              : runOnHost(pipeline, views, count, wantLse);
+  return cuda ? runOnCuda(pipeline, cuda, views, count, deviceId, stream)
+              : runOnHost(pipeline, views, count);
 }

@@ -281,28 +281,28 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
   if (!attnc::halide::lookupHalideTarget(name, target))
     return error("the Halide backend has no target " + name);
   std::string source = selection.schedule.getChoice("source").str();
+  // A text stage: each kernel's text from `print`, which sets its message on failure.
+  auto writeEachKernel = [&](auto print) -> llvm::Error {
+    std::string text;
+    for (const attnc::halide::FlashProblem &problem : *problems) {
+      std::string message;
+      text += print(problem, message);
+      if (!message.empty())
+        return error("kernel '" + problem.name + "': " + message);
+    }
+    return writeText(outputPath(""), [&](auto &os) { os << text; });
+  };
   if (emit == Stage::ptx) {
     if (!llvm::StringRef(name).starts_with("cuda"))
       return error("--emit=ptx needs a CUDA target (cuda-sm80, cuda-sm90)");
-    std::string text;
-    for (const attnc::halide::FlashProblem &problem : *problems) {
-      std::string message;
-      text += attnc::halide::flashDeviceCode(problem, target, message);
-      if (!message.empty())
-        return error("kernel '" + problem.name + "': " + message);
-    }
-    return writeText(outputPath(""), [&](auto &os) { os << text; });
+    return writeEachKernel([&](const auto &problem, std::string &message) {
+      return attnc::halide::flashDeviceCode(problem, target, message);
+    });
   }
-  if (emit == Stage::halide) {
-    std::string text;
-    for (const attnc::halide::FlashProblem &problem : *problems) {
-      std::string message;
-      text += attnc::halide::lowerFlashStmt(problem, target, source, message) + "\n";
-      if (!message.empty())
-        return error("kernel '" + problem.name + "': " + message);
-    }
-    return writeText(outputPath(""), [&](auto &os) { os << text; });
-  }
+  if (emit == Stage::halide)
+    return writeEachKernel([&](const auto &problem, std::string &message) {
+      return attnc::halide::lowerFlashStmt(problem, target, source, message) + "\n";
+    });
   OwningOpRef<ModuleOp> spec = module.clone();
   if (llvm::Error err = runPipeline(module, selection, attnc::PipelineStage::llvmDialect))
     return err;
