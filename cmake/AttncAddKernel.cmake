@@ -6,20 +6,24 @@
 #   attnc_add_kernel(<name>
 #                    SPEC <file>
 #                    [TARGETS <target>...] [TARGET <target>]
-#                    [OPTIONS <attnc-arg>...]
+#                    [OPTIONS <attnc-arg>...] [TUNING_DB <db>]
 #                    [HEADER <out-var>] [OBJECT <out-var>])
 #
 #   <name>    The library target to create, and the base name of what attnc writes:
 #             ${CMAKE_CURRENT_BINARY_DIR}/<name>.o and <name>.h. The library exports one C
 #             function per `attn.kernel` in the spec (named after the kernel, not after <name>).
 #   SPEC      The spec file; a relative path is relative to CMAKE_CURRENT_SOURCE_DIR.
-#   TARGETS   attnc code-generation targets: x86-64-avx512, x86-64-avx2, host. Multi-target
-#             dispatch is not implemented: each target's object exports the same symbols, so
-#             only the FIRST target is compiled (a configure-time author warning says so).
+#   TARGETS   attnc code-generation targets, best first: x86-64-avx512, x86-64-avx2, x86-64,
+#             host, .... Several make one object with a variant per target whose entry points
+#             pick the best variant the running CPU supports (attnc --target=a,b,c); the
+#             environment variable ATTNC_TARGET forces one.
 #   TARGET    Same as TARGETS with a single target. Without either, ATTNC_TARGET if set,
 #             else `host` (the machine that runs the build, like Halide's `host`).
 #   OPTIONS   Further arguments for attnc, verbatim (e.g. --schedule block_q=32,block_kv=128, or
 #             --backend=halide).
+#   TUNING_DB A tuning DB written by attnc-tune: each kernel's best schedule (and backend) for
+#             the target is taken from it (`attnc --tuning-db`); OPTIONS given explicitly win.
+#             The object is rebuilt when the DB changes, and is byte-identical for the same DB.
 #   HEADER    Set <out-var> to the generated header's full path.
 #   OBJECT    Set <out-var> to the generated object's full path.
 #
@@ -39,7 +43,7 @@
 #   ATTNC_TARGET          The default code-generation target (see TARGET).
 
 function(attnc_add_kernel NAME)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;TARGET;HEADER;OBJECT" "TARGETS;OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "SPEC;TARGET;HEADER;OBJECT;TUNING_DB" "TARGETS;OPTIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "attnc_add_kernel(${NAME}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -68,7 +72,7 @@ function(attnc_add_kernel NAME)
                         "exist: call find_package(Attnc) first or set ATTNC_RUNTIME_TARGET")
   endif()
 
-  # One code-generation target (see TARGETS above).
+  # The code-generation targets, as one --target list (see TARGETS above).
   set(targets ${ARG_TARGETS} ${ARG_TARGET})
   if(NOT targets)
     if(ATTNC_TARGET)
@@ -77,15 +81,16 @@ function(attnc_add_kernel NAME)
       set(targets host)
     endif()
   endif()
-  list(GET targets 0 target)
-  list(LENGTH targets num_targets)
-  if(num_targets GREATER 1)
-    message(AUTHOR_WARNING "attnc_add_kernel(${NAME}): multi-target dispatch is not implemented; "
-                           "compiling for ${target} only (TARGETS ${targets})")
-  endif()
+  list(JOIN targets "," target)
 
   cmake_path(ABSOLUTE_PATH ARG_SPEC BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} NORMALIZE
              OUTPUT_VARIABLE spec)
+  set(tuning)
+  if(ARG_TUNING_DB)
+    cmake_path(ABSOLUTE_PATH ARG_TUNING_DB BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} NORMALIZE
+               OUTPUT_VARIABLE tuning_db)
+    set(tuning --tuning-db ${tuning_db})
+  endif()
   set(dir ${CMAKE_CURRENT_BINARY_DIR})
   set(object ${dir}/${NAME}.o)
   set(header ${dir}/${NAME}.h)
@@ -94,8 +99,8 @@ function(attnc_add_kernel NAME)
   # DEPENDS it makes the object depend on the executable file. A plain path works in both.
   add_custom_command(
     OUTPUT ${object} ${header}
-    COMMAND ${attnc} ${spec} --target ${target} ${ARG_OPTIONS} -o ${object}
-    DEPENDS ${spec} ${attnc}
+    COMMAND ${attnc} ${spec} --target ${target} ${tuning} ${ARG_OPTIONS} -o ${object}
+    DEPENDS ${spec} ${attnc} ${tuning_db}
     COMMENT "attnc: compiling ${NAME} (${target}) from ${ARG_SPEC}"
     VERBATIM)
   set_source_files_properties(${object} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)

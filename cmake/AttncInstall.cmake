@@ -1,6 +1,6 @@
 # What `cmake --install` puts under the prefix, and the CMake package that lets other projects
 # use it with `find_package(Attnc)` (see cmake/AttncConfig.cmake.in, cmake/AttncAddKernel.cmake):
-#   bin/attnc, bin/attnc-opt, bin/attnc-run
+#   bin/attnc, bin/attnc-opt, bin/attnc-run, bin/attnc-tune
 #   lib/libattnc_runtime.a                  exported as Attnc::runtime
 #   include/attnc/Runtime/attnc_runtime.h   the runtime's public C header
 #   lib/cmake/Attnc/                        AttncConfig, AttncConfigVersion, AttncTargets,
@@ -13,15 +13,15 @@ set(ATTNC_INSTALL_CMAKEDIR lib/cmake/Attnc)
 
 # The tools link the shared libMLIR/libLLVM in /usr/lib/llvm-22/lib, which is not on the loader's
 # path: keep it in the installed binaries' RPATH.
-set_target_properties(attnc attnc-opt attnc-run PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+set_target_properties(attnc attnc-opt attnc-run attnc-tune PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 # Likewise the Halide wheel's libHalide.so (an imported library given by its full path, which
 # the link path does not cover): attnc links it for --backend=halide.
 get_target_property(ATTNC_HALIDE_LIBRARY Halide::Halide LOCATION)
 get_filename_component(ATTNC_HALIDE_LIBDIR "${ATTNC_HALIDE_LIBRARY}" DIRECTORY)
-set_property(TARGET attnc attnc-opt attnc-run APPEND PROPERTY INSTALL_RPATH "${ATTNC_HALIDE_LIBDIR}")
+set_property(TARGET attnc attnc-opt attnc-run attnc-tune APPEND PROPERTY INSTALL_RPATH "${ATTNC_HALIDE_LIBDIR}")
 set_target_properties(attnc_runtime PROPERTIES EXPORT_NAME runtime)
 
-install(TARGETS attnc attnc-opt attnc-run attnc_runtime
+install(TARGETS attnc attnc-opt attnc-run attnc-tune attnc_runtime
   EXPORT AttncTargets
   RUNTIME DESTINATION bin
   ARCHIVE DESTINATION lib)

@@ -20,7 +20,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["attnc", "attnc-opt", "attnc-run", "halide-smoke"], [config.attnc_tools_dir])
+    ["attnc", "attnc-opt", "attnc-run", "attnc-tune", "halide-smoke"], [config.attnc_tools_dir])
 config.substitutions.append(("%attnc_src", config.attnc_src_root))
 config.substitutions.append(("%attnc_obj", config.attnc_obj_root))
 config.substitutions.append(("%numpy_python", config.numpy_python))

@@ -139,7 +139,15 @@ def AttnEmitCpuEntryPass : Pass<"attn-emit-cpu-entry", "::mlir::ModuleOp"> {
     `attnc_kernel_desc` `<name>_desc` pointing at `_mlir_ciface_<name>_tile`, and the
     exported entry `int <name>(q, k, v, out, lse, opt)` that forwards to
     `attnc_rt_launch(&<name>_desc, ...)`. Runs after the conversion to the LLVM dialect.
+    The descriptor also records the target the code is built for and the CPU features it
+    needs (`attnc_cpu_feature` bits), which the runtime checks before running it.
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "The attnc target the module's code is built for (descriptor `target`)">,
+    Option<"cpuNeeds", "cpu-needs", "int64_t", /*default=*/"0",
+           "attnc_cpu_feature bits that code needs (descriptor `cpu_needs`)">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

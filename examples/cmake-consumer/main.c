@@ -82,6 +82,8 @@ int main(void) {
             attnc_last_error());
     return 1;
   }
+  /* Which code ran: with several TARGETS, the variant picked for this CPU. */
+  printf("cmake-consumer: code ran: %s\n", attnc_last_target());
   for (size_t i = 0; i < q_n; ++i)
     if (!isfinite(out[i]))
       return fail("out is not finite");

@@ -27,7 +27,8 @@ void attnc::buildPrepareLoopsPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void attnc::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void attnc::buildLowerToLLVMPipeline(OpPassManager &pm, llvm::StringRef target,
+                                     int64_t cpuNeeds) {
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // x86vector (vdpbf16ps in bf16 kernels) lowers to its LLVM intrinsics.
@@ -40,7 +41,10 @@ void attnc::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(attn::createAttnEmitCpuEntryPass());
+  attn::AttnEmitCpuEntryPassOptions entry;
+  entry.target = target.str();
+  entry.cpuNeeds = cpuNeeds;
+  pm.addPass(attn::createAttnEmitCpuEntryPass(entry));
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -51,5 +55,5 @@ void attnc::registerPipelines() {
   PassPipelineRegistration<>("attn-lower-to-llvm",
                              "Lower the loops stage to the LLVM dialect with "
                              "C entry points",
-                             buildLowerToLLVMPipeline);
+                             [](OpPassManager &pm) { buildLowerToLLVMPipeline(pm); });
 }

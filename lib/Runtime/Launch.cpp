@@ -22,6 +22,7 @@
 
 #include "attnc/Runtime/attnc_runtime.h"
 
+#include "CpuFeatures.h"
 #include "Describe.h"
 #include "HalideGrid.h"
 #include "ThreadPool.h"
@@ -49,6 +50,9 @@ thread_local char tlsError[1024] = "";
 void setError(const char *message) {
   std::snprintf(tlsError, sizeof(tlsError), "%s", message);
 }
+
+/// The target of the code the caller thread's last launch ran.
+thread_local const char *tlsTarget = "";
 
 /// Explicit num_threads requests beyond this are clamped: a garbage value
 /// must not make the (never shrinking) pool spawn threads without bound.
@@ -221,6 +225,7 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
     setError(message.c_str());
     return status;
   }
+  tlsTarget = desc->target ? desc->target : "";
   // Empty launches, as PyTorch allows them: nothing to compute, or (seq_kv =
   // 0) rows with nothing to attend to.
   if (checked.items == 0) {
@@ -262,9 +267,15 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
 
 } // namespace
 
+void attnc::rt::setLastError(const std::string &message) { setError(message.c_str()); }
+
 extern "C" ATTNC_RT_EXPORT const char *attnc_last_error(void) {
   return tlsError;
 }
+
+extern "C" ATTNC_RT_EXPORT const char *attnc_last_target(void) { return tlsTarget; }
+
+extern "C" ATTNC_RT_EXPORT uint64_t attnc_cpu_features(void) { return cpuFeatures(); }
 
 extern "C" ATTNC_RT_EXPORT int
 attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,

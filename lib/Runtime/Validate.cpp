@@ -18,6 +18,7 @@
 
 #include "Aliasing.h"
 
+#include "CpuFeatures.h"
 #include "Describe.h"
 
 #include <iterator>
@@ -486,6 +487,15 @@ attnc_status attnc::rt::validateLaunch(const attnc_kernel_desc *desc,
     message =
         cat("kernel '", kernelName(*desc), "': malformed descriptor: ", bad);
     return ATTNC_ERR_ABI;
+  }
+  uint64_t missing = uint64_t(desc->cpu_needs) & ~cpuFeatures();
+  if (missing) {
+    message = cat("kernel '", kernelName(*desc), "' was built for ",
+                  desc->target ? desc->target : "a target", ", whose code needs ",
+                  featureNames(desc->cpu_needs), "; this CPU lacks ", featureNames(missing),
+                  " (compile it for a target this CPU runs, or for several: attnc "
+                  "--target=x86-64-avx512,x86-64-avx2,x86-64)");
+    return ATTNC_ERR_CPU;
   }
   const DLTensor *const tensors[NumTensors] = {q, k, v, out, lse};
   Validator validator(*desc, tensors);

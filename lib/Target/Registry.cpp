@@ -28,7 +28,7 @@ static llvm::Error error(const llvm::Twine &message) {
 }
 
 static constexpr llvm::StringLiteral kCpuTargets[] = {
-    "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "host"};
+    "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "x86-64", "host"};
 
 /// The Halide backend takes the tile sizes (the CPU tunables of those names and
 /// ranges; the hand schedule's register blocks are fixed for now) and the
@@ -147,7 +147,7 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
                   : llvm::StringRef(s.gpuTarget).starts_with("cuda") ? "cuda"
                                                                : "opencl";
     pm.addPass(mlir::attn::createAttnLowerFlashToHalideCallPass(call));
-    buildLowerToLLVMPipeline(pm);
+    buildLowerToLLVMPipeline(pm, s.cpu.name, s.cpu.cpuNeeds);
     return;
   }
   mlir::attn::AttnLowerFlashToCPUPassOptions lowering;
@@ -161,5 +161,5 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   buildPrepareLoopsPipeline(pm);
   if (until == PipelineStage::loops)
     return;
-  buildLowerToLLVMPipeline(pm);
+  buildLowerToLLVMPipeline(pm, s.cpu.name, s.cpu.cpuNeeds);
 }

@@ -25,9 +25,19 @@ import attnc_matrix
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run(cmd):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def run(cmd, env=None):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env)
     return proc.returncode, proc.stdout
+
+
+def run_forced(cmd, variant):
+    """Runs attnc-run with ATTNC_TARGET forcing `variant` of a multi-target kernel, and fails
+    unless that variant's code ran (attnc-run prints attnc_last_target())."""
+    rc, out = run(cmd, dict(os.environ, ATTNC_TARGET=variant))
+    if rc == 0 and ("code ran: %s\n" % variant) not in out:
+        return 1, out + "\n(the code that ran was not the forced variant %s)" % variant
+    return rc, out
 
 
 def cases(matrix, also_dtypes):
@@ -58,6 +68,9 @@ def main():
     parser.add_argument("--dtypes", nargs="*", default=["f32", "f16", "bf16"],
                         choices=["f32", "f16", "bf16"],
                         help="run only the cases of these dtypes (the target's dtypes)")
+    parser.add_argument("--force-variants", default="",
+                        help="with a multi-target --target list: run each case once per "
+                             "variant named here (comma-separated), forced by ATTNC_TARGET")
     parser.add_argument("--runner", choices=["attnc-run", "device"], default="attnc-run",
                         help="who runs the kernel: attnc-run, or device_run.py in its own "
                              "process on attnc-run's .npy files")
@@ -94,8 +107,15 @@ def main():
                                case["dtype"]] + lse + tolerance)
         elif rc == 0:
             step = "attnc-run --so"
-            rc, out = run([args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat",
-                           "1", "--no-peak"] + size + tolerance)
+            cmd = [args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat", "1",
+                   "--no-peak"] + size + tolerance
+            if not args.force_variants:
+                rc, out = run(cmd)
+            for variant in filter(None, args.force_variants.split(",")):
+                step = "attnc-run --so with ATTNC_TARGET=" + variant
+                rc, out = run_forced(cmd, variant)
+                if rc:
+                    break
         errors = [l.strip() for l in out.splitlines() if "max abs err" in l]
         if rc == 0:
             print("PASS %-42s %s" % (case["name"], "; ".join(errors)))

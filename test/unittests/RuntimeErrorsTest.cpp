@@ -66,6 +66,9 @@ const ErrorCase kErrors[] = {
      "out has shape [2, 4, 6, 4] but needs [2, 4, 5, 4], the shape of q"},
     {"LseShape", [](Problem &p) { p.lse = Tensor({2, 4, 4}); }, ATTNC_ERR_SHAPE,
      "lse has shape [2, 4, 4] but needs [2, 4, 5] (batch, heads, seq_q)"},
+    // A feature bit no CPU has (bit 40 is none of attnc_cpu_feature's).
+    {"CpuNeeds", [](Problem &p) { p.desc.cpu_needs = int64_t(1) << 40; p.desc.target = "t"; },
+     ATTNC_ERR_CPU, "kernel 'fake' was built for t, whose code needs "},
     {"MaxSeqQ", [](Problem &p) { p.desc.max_seq_q = 4; }, ATTNC_ERR_LIMIT,
      "q has seq_q = 5 but the kernel was compiled for at most max_seq_q = 4"},
     {"MaxSeqKV", [](Problem &p) { p.desc.max_seq_kv = 2; }, ATTNC_ERR_LIMIT,
@@ -82,10 +85,10 @@ const ErrorCase kErrors[] = {
      "q has byte_offset 2, which is not a multiple of the element size (4 bytes)"},
     {"Abi", [](Problem &p) { p.desc.abi_version = ATTNC_ABI_VERSION + 1; },
      ATTNC_ERR_ABI, "attnc_rt_launch: the kernel was built for runtime ABI "
-     "version 4 but this runtime implements version 3"},
+     "version 5 but this runtime implements version 4"},
     {"AbiVersion2", [](Problem &p) { p.desc.abi_version = 2; }, ATTNC_ERR_ABI,
      "the kernel was built for runtime ABI version 2 but this runtime "
-     "implements version 3; rebuild the kernel with a matching attnc"},
+     "implements version 4; rebuild the kernel with a matching attnc"},
     // Of several mistakes, the most basic category is reported.
     {"FirstCategoryWins", [](Problem &p) { p.q.dl.device = {kDLCUDA, 0};
                                            p.q.dl.byte_offset = 2; },

@@ -137,6 +137,33 @@ TEST(KernelDesc, TableMatchesTheCStruct) {
   EXPECT_EQ(offsetof(attnc_kernel_desc, abi_version), 0u);
 }
 
+// Multi-target dispatch: the first variant whose needs the CPU has, in the
+// table's order; none fitting is ATTNC_ERR_CPU with the variants named.
+static int variantA(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *, DLTensor *,
+                    const attnc_options *) {
+  return 100;
+}
+static int variantB(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *, DLTensor *,
+                    const attnc_options *) {
+  return 200;
+}
+
+TEST(Dispatch, PicksTheFirstVariantTheCpuRuns) {
+  const int64_t never = int64_t(1) << 40; // no CPU has this bit
+  attnc_variant table[] = {{"future", never, variantA}, {"baseline", 0, variantB}};
+  EXPECT_EQ(attnc_rt_select_variant(table, 2, "k"), &table[1]);
+  EXPECT_EQ(attnc_rt_dispatch(table, 2, "k", nullptr, nullptr, nullptr, nullptr, nullptr,
+                              nullptr),
+            200);
+  EXPECT_EQ(attnc_rt_dispatch(table, 1, "k", nullptr, nullptr, nullptr, nullptr, nullptr,
+                              nullptr),
+            ATTNC_ERR_CPU);
+  EXPECT_NE(std::string(attnc_last_error()).find("kernel 'k' has no variant for this CPU"),
+            std::string::npos)
+      << attnc_last_error();
+  EXPECT_NE(std::string(attnc_last_error()).find("its variants: future"), std::string::npos);
+}
+
 // Empty launches, as PyTorch allows them (issue 15's numerical edges).
 TEST_F(Runtime, EmptyBatchOrQueriesRunNothing) {
   for (Dims dims : {Dims{0, 4, 2, 5, 3, 4, 2}, Dims{2, 4, 2, 0, 3, 4, 2}}) {

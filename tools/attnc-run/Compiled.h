@@ -9,6 +9,7 @@
 #define ATTNC_TOOLS_ATTNC_RUN_COMPILED_H
 
 #include "attnc/Reference/Evaluator.h"
+#include "attnc/Reference/KernelCall.h"
 #include "llvm/Support/Error.h"
 
 namespace attnc {
@@ -19,18 +20,6 @@ struct CompiledOptions {
   int repeat = 5;
   bool measurePeak = true;
 };
-
-/// How far a kernel output may be from the reference's, per element:
-/// |got - ref| <= atol + rtol |ref|.
-struct Tolerance {
-  double rtol, atol;
-};
-
-/// The tolerance of a kernel of element type `type` against the reference:
-/// the numeric matrix's (test/numerics/matrix.json, "tolerances"). f32
-/// kernels differ from the double reference by f32 accumulation over tiles
-/// and a polynomial exp; f16 / bf16 kernels also round q, k, v and out.
-Tolerance defaultTolerance(ElementType type);
 
 struct CompiledOutputs {
   HostTensor out, lse;
@@ -46,12 +35,6 @@ llvm::Expected<CompiledOutputs> runCompiled(mlir::attn::AttentionOp op,
                                             const HostTensor &v,
                                             double usefulPairs,
                                             const CompiledOptions &options);
-
-/// Compares a kernel output with the reference: |got - ref| <= atol + rtol
-/// |ref| per element, -inf where the reference has -inf. Prints the largest
-/// errors; returns false on a mismatch.
-bool compareOutputs(llvm::StringRef name, const HostTensor &got,
-                    const HostTensor &ref, double rtol, double atol);
 
 } // namespace attnc
 

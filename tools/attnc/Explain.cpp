@@ -179,6 +179,7 @@ llvm::Error attnc::explain(ModuleOp normalized, const ExplainOptions &o,
   if (o.batch <= 0 || o.seqQ <= 0 || o.seqKv <= 0)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "explain needs positive --batch, --seq-q and --seq-kv");
+  os << o.tuningNotes;
   std::string svg;
   for (KernelOp kernel : normalized.getOps<KernelOp>())
     if (llvm::Error err =

@@ -30,7 +30,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
-#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -63,7 +63,9 @@ cl::opt<std::string> backendName("backend", cl::desc("Code generator: mlir or ha
                                  cl::sub(explainCmd), cl::cat(attncCat));
 cl::opt<std::string> targetName("target",
                                 cl::desc("Target (see --list-targets): x86-64-avx512, "
-                                         "x86-64-avx512-bf16, x86-64-avx2, host; with "
+                                         "x86-64-avx512-bf16, x86-64-avx2, x86-64, host, or "
+                                         "several, comma-separated, best first, for one "
+                                         "object that picks at run time; with "
                                          "--backend=halide also cuda-sm80, cuda-sm90, opencl"),
                                 cl::init("x86-64-avx512"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
@@ -72,6 +74,12 @@ cl::list<std::string> scheduleArgs(
     "schedule", cl::desc("Set tunables, name=value[,name=value...] (see --list-tunables)"),
     cl::value_desc("NAME=VALUE"), cl::CommaSeparated,
     cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd), cl::cat(attncCat));
+cl::opt<std::string> tuningDb(
+    "tuning-db",
+    cl::desc("Take each kernel's schedule (and backend) from this attnc-tune DB; explicit "
+             "--backend and --schedule values override it"),
+    cl::value_desc("DB"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
+    cl::cat(attncCat));
 cl::opt<bool> listTargets("list-targets",
                           cl::desc("List backends and targets, and whether this machine "
                                    "can run each"),
@@ -189,12 +197,16 @@ llvm::Error writeOutputs(llvm::function_ref<llvm::Error(StringRef)> writeObject,
   return writeHeaderFor(spec, objPath);
 }
 
-/// Emits the LLVM-dialect `module` as an object at `path`.
-llvm::Error writeObjectFile(ModuleOp module, const attnc::CpuTarget &target, StringRef path) {
+/// Emits the LLVM-dialect `module` as an object at `path`; with `suffix`,
+/// as one variant of a multi-target object (MultiTarget.cpp).
+llvm::Error writeObjectFile(ModuleOp module, const attnc::CpuTarget &target, StringRef path,
+                            StringRef suffix = "") {
   llvm::LLVMContext context;
   auto llvmModule = attnc::translateAndOptimize(module, target, context);
   if (!llvmModule)
     return llvmModule.takeError();
+  if (!suffix.empty())
+    attnc::suffixDefinitions(**llvmModule, suffix);
   std::string message;
   auto out = openOutputFile(path, &message);
   if (!out)
@@ -205,15 +217,33 @@ llvm::Error writeObjectFile(ModuleOp module, const attnc::CpuTarget &target, Str
   return llvm::Error::success();
 }
 
-/// Merges objects into one relocatable object (the system linker's -r).
-llvm::Error mergeObjects(ArrayRef<std::string> inputs, StringRef output) {
-  SmallVector<StringRef> args{ATTNC_CXX_COMPILER, "-r", "-nostdlib", "-o", output};
-  args.append(inputs.begin(), inputs.end());
-  std::string message;
-  if (llvm::sys::ExecuteAndWait(ATTNC_CXX_COMPILER, args, std::nullopt, {}, 0, 0, &message))
-    return error("merging the Halide and MLIR objects into " + output + " failed: " + message);
-  return llvm::Error::success();
-}
+/// Objects in temporary files, merged into one and removed at the end.
+class ObjectParts {
+public:
+  ~ObjectParts() {
+    for (const std::string &part : parts)
+      llvm::sys::fs::remove(part);
+  }
+  /// A new temporary object path.
+  llvm::Expected<std::string> add() {
+    llvm::SmallString<128> created;
+    if (llvm::sys::fs::createTemporaryFile("attnc-part", "o", created))
+      return error("cannot create a temporary object file");
+    return parts.emplace_back(created.str());
+  }
+  /// Merges the parts into one relocatable object (the system linker's -r).
+  llvm::Error merge(StringRef output) const {
+    SmallVector<StringRef> args{ATTNC_CXX_COMPILER, "-r", "-nostdlib", "-o", output};
+    args.append(parts.begin(), parts.end());
+    std::string message;
+    if (llvm::sys::ExecuteAndWait(ATTNC_CXX_COMPILER, args, std::nullopt, {}, 0, 0, &message))
+      return error("merging objects into " + output + " failed: " + message);
+    return llvm::Error::success();
+  }
+
+private:
+  std::vector<std::string> parts;
+};
 
 /// The Halide backend's input: each kernel of the tiled form as plain data.
 llvm::Expected<std::vector<attnc::halide::FlashProblem>>
@@ -237,31 +267,21 @@ llvm::Error writeHalideObject(ModuleOp module, const attnc::Selection &selection
                               ArrayRef<attnc::halide::FlashProblem> problems,
                               const attnc::halide::HalideTarget &target,
                               const std::string &source, StringRef objPath) {
-  std::vector<std::string> parts;
-  auto cleanup = llvm::make_scope_exit([&] {
-    for (const std::string &part : parts)
-      llvm::sys::fs::remove(part);
-  });
-  auto temporary = [&](std::string &path) -> llvm::Error {
-    llvm::SmallString<128> created;
-    if (llvm::sys::fs::createTemporaryFile("attnc-halide", "o", created))
-      return error("cannot create a temporary object file");
-    path = parts.emplace_back(created.str());
-    return llvm::Error::success();
-  };
-  std::string path;
-  if (llvm::Error err = temporary(path))
-    return err;
-  if (llvm::Error err = writeObjectFile(module, selection.cpu, path))
+  ObjectParts parts;
+  llvm::Expected<std::string> path = parts.add();
+  if (!path)
+    return path.takeError();
+  if (llvm::Error err = writeObjectFile(module, selection.cpu, *path))
     return err;
   for (const attnc::halide::FlashProblem &problem : problems) {
-    if (llvm::Error err = temporary(path))
-      return err;
-    std::string message = attnc::halide::compileFlashObject(problem, target, source, path);
+    path = parts.add();
+    if (!path)
+      return path.takeError();
+    std::string message = attnc::halide::compileFlashObject(problem, target, source, *path);
     if (!message.empty())
       return error("kernel '" + problem.name + "': " + message);
   }
-  return mergeObjects(parts, objPath);
+  return parts.merge(objPath);
 }
 
 /// --backend=halide from the tiled form: each kernel's Halide pipeline
@@ -313,8 +333,78 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
       *spec, argv0);
 }
 
+/// The backend and schedule for `target` from the command line and --tuning-db.
+llvm::Expected<attnc::Selection> selectFor(ModuleOp module, std::string *notes,
+                                           StringRef target) {
+  attnc::BuildRequest request{backendName, target.str(), tuningDb,
+                              backendName.getNumOccurrences() > 0, scheduleArgs};
+  llvm::Expected<attnc::BuildChoice> choice = attnc::chooseBuild(module, request);
+  if (!choice)
+    return choice.takeError();
+  if (notes)
+    *notes = choice->notes;
+  else if (choice->unmatched)
+    llvm::WithColor::warning(llvm::errs(), "attnc")
+        << "compiling with the default schedule where --tuning-db has no entry:\n"
+        << choice->notes;
+  return attnc::select(choice->backend, target, choice->schedule);
+}
+
+/// `--target=a,b,c`: one object with each target's code and an entry point
+/// per kernel that picks the variant for the running CPU (MultiTarget.cpp).
+llvm::Error compileMultiTarget(ModuleOp module, ArrayRef<StringRef> targets,
+                               const char *argv0) {
+  if (emit != Stage::obj && emit != Stage::so)
+    return error("--emit=obj and --emit=so take several targets; the other stages show one "
+                 "target's code: give one --target");
+  std::vector<attnc::Selection> variants;
+  std::vector<attnc::CpuTarget> cpus;
+  for (StringRef target : targets) {
+    auto selection = selectFor(module, nullptr, target);
+    if (!selection)
+      return selection.takeError();
+    if (selection->backend != "mlir" || !selection->gpuTarget.empty())
+      return error("multi-target objects are built by the mlir backend for CPU targets; "
+                   "--backend=" + selection->backend + " --target=" + target +
+                   " takes one target");
+    if (llvm::any_of(cpus, [&](auto &c) { return c.name == target; }))
+      return error("--target lists " + target + " twice");
+    cpus.push_back(selection->cpu);
+    variants.push_back(std::move(*selection));
+  }
+  std::vector<std::string> kernels;
+  for (attn::KernelOp kernel : module.getOps<attn::KernelOp>())
+    kernels.push_back(kernel.getSymName().str());
+  OwningOpRef<ModuleOp> spec = module.clone();
+  return writeOutputs(
+      [&](StringRef objPath) -> llvm::Error {
+        ObjectParts parts;
+        for (const attnc::Selection &variant : variants) {
+          OwningOpRef<ModuleOp> code = module.clone();
+          if (llvm::Error err = runPipeline(*code, variant, attnc::PipelineStage::llvmDialect))
+            return err;
+          llvm::Expected<std::string> path = parts.add();
+          if (!path)
+            return path.takeError();
+          if (llvm::Error err = writeObjectFile(*code, variant.cpu, *path, variant.cpu.name))
+            return err;
+        }
+        llvm::Expected<std::string> path = parts.add();
+        if (!path)
+          return path.takeError();
+        if (llvm::Error err = attnc::writeDispatcher(kernels, cpus, *path))
+          return err;
+        return parts.merge(objPath);
+      },
+      *spec, argv0);
+}
+
 llvm::Error compile(ModuleOp module, const char *argv0) {
-  auto selection = attnc::select(backendName, targetName, scheduleArgs);
+  SmallVector<StringRef> targets;
+  StringRef(targetName).split(targets, ',', -1, /*KeepEmpty=*/false);
+  if (targets.size() > 1)
+    return compileMultiTarget(module, targets, argv0);
+  auto selection = selectFor(module, nullptr, targetName);
   if (!selection)
     return selection.takeError();
   selection->countTiles = countTiles;
@@ -364,8 +454,34 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
       argv0);
 }
 
+/// Of `--target=a,b,c`, the variant a multi-target object runs here (the
+/// first this CPU runs), with a line saying so; a single target as it is.
+llvm::Expected<std::string> explainedTarget(std::string &notes) {
+  SmallVector<StringRef> targets;
+  StringRef(targetName).split(targets, ',', -1, /*KeepEmpty=*/false);
+  if (targets.size() <= 1)
+    return targetName.getValue();
+  for (StringRef target : targets) {
+    auto cpu = attnc::lookupCpuTarget(target);
+    if (!cpu)
+      return cpu.takeError();
+    if (cpu->runsHere()) {
+      notes += "variants, best first: " + llvm::join(targets, ", ") + "; this machine runs " +
+               target.str() + " (unless ATTNC_TARGET forces another)\n";
+      return target.str();
+    }
+  }
+  return error("none of the variants " + targetName + " runs on this machine");
+}
+
 llvm::Error runExplain(ModuleOp module) {
-  auto selection = attnc::select(backendName, targetName, scheduleArgs);
+  std::string notes;
+  auto target = explainedTarget(notes);
+  if (!target)
+    return target.takeError();
+  std::string tuning;
+  auto selection = selectFor(module, &tuning, *target);
+  notes += tuning;
   if (!selection)
     return selection.takeError();
   if (llvm::Error err = runPipeline(module, *selection, attnc::PipelineStage::normalized))
@@ -375,6 +491,7 @@ llvm::Error runExplain(ModuleOp module) {
   o.seqQ = seqQ;
   o.seqKv = seqKv ? int64_t(seqKv) : int64_t(seqQ);
   o.svgPath = svgFile;
+  o.tuningNotes = notes;
   return attnc::explain(module, o, llvm::outs());
 }
 

@@ -16,8 +16,10 @@ namespace attnc {
 /// memref / vector / arith / math.
 void buildPrepareLoopsPipeline(mlir::OpPassManager &pm);
 
-/// `loops` -> the LLVM dialect, with each kernel's C entry and descriptor.
-void buildLowerToLLVMPipeline(mlir::OpPassManager &pm);
+/// `loops` -> the LLVM dialect, with each kernel's C entry and descriptor;
+/// `target` and `cpuNeeds` go into the descriptors (attn-emit-cpu-entry).
+void buildLowerToLLVMPipeline(mlir::OpPassManager &pm, llvm::StringRef target = "",
+                              int64_t cpuNeeds = 0);
 
 /// Registers `attn-prepare-loops` and `attn-lower-to-llvm` with the pass
 /// registry (for attnc-opt).

@@ -33,8 +33,10 @@ extern "C" {
  * descriptors (attnc_memref), and a runtime that predates them refuses their
  * dtype_code / dtype_bits with ATTNC_ERR_ABI instead of misreading data.
  * 3: the descriptor gained `grid` (whole-tensor kernels: the Halide GPU
- * targets), attnc_options `stream`. */
-#define ATTNC_ABI_VERSION 3
+ * targets), attnc_options `stream`.
+ * 4: the descriptor gained `cpu_needs` and `target` (the CPU features its
+ * code needs, checked at launch, and the attnc target it was built for). */
+#define ATTNC_ABI_VERSION 4
 
 typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
@@ -58,12 +60,41 @@ typedef enum attnc_status {
   ATTNC_ERR_LIMIT = 6,    /* lengths beyond the spec's max_seq or block layout */
   ATTNC_ERR_ABI = 7,      /* kernel built for another runtime ABI version */
   ATTNC_ERR_KERNEL = 8,   /* the kernel itself failed (e.g. a mod divided by zero) */
-  ATTNC_ERR_ALIAS = 9     /* out or lse overlaps another tensor, or maps two elements
+  ATTNC_ERR_ALIAS = 9,    /* out or lse overlaps another tensor, or maps two elements
                              to one address */
+  ATTNC_ERR_CPU = 10      /* this CPU lacks features the kernel's code needs, or
+                             ATTNC_TARGET names no variant of the kernel */
 } attnc_status;
 
 /* The message of the last failed call on this thread; "" if none. */
 const char *attnc_last_error(void);
+
+/* The attnc target of the code the last launch on this thread ran (a
+ * multi-target object's chosen variant), or "" before any launch. */
+const char *attnc_last_target(void);
+
+/* CPU features a kernel's code may need (attnc_kernel_desc cpu_needs). */
+enum attnc_cpu_feature {
+  ATTNC_CPU_AVX2 = 1 << 0,
+  ATTNC_CPU_FMA = 1 << 1,
+  ATTNC_CPU_BMI2 = 1 << 2,
+  ATTNC_CPU_F16C = 1 << 3,
+  ATTNC_CPU_AVX512F = 1 << 4,
+  ATTNC_CPU_AVX512BW = 1 << 5,
+  ATTNC_CPU_AVX512CD = 1 << 6,
+  ATTNC_CPU_AVX512DQ = 1 << 7,
+  ATTNC_CPU_AVX512VL = 1 << 8,
+  ATTNC_CPU_AVX512BF16 = 1 << 9
+};
+
+/* This CPU's attnc_cpu_feature bits: cpuid, and for AVX / AVX-512 the
+ * register state the OS saves (xgetbv). The environment variable
+ * ATTNC_CPU_FEATURES, read once, replaces what the CPU says with its list
+ * (comma-separated lower-case names: "avx2,fma,bmi2,f16c"; "none" for none),
+ * so that the dispatch and the launch checks can be tested as if on another
+ * CPU; it can only take features away from the code's point of view, never
+ * make unsupported instructions run. */
+uint64_t attnc_cpu_features(void);
 
 /* A 1-d MLIR memref descriptor (MLIR's C interface for memref<?xT>). Its
  * layout is the same for every element type T, so one struct with untyped
@@ -141,7 +172,9 @@ typedef int32_t (*attnc_grid_fn)(attnc_memref *q, attnc_memref *k,
   X(int32_t, block_q)       /* query rows per tile = per work item */          \
   X(int64_t, max_seq_q)     /* largest allowed seq_q; <= 0: unbounded */       \
   X(int64_t, max_seq_kv)                                                       \
+  X(int64_t, cpu_needs)     /* attnc_cpu_feature bits the code needs */        \
   X(const char *, name)     /* the kernel's symbol */                          \
+  X(const char *, target)   /* the attnc target it was built for */            \
   X(attnc_tile_fn, tile)    /* one of tile (per work item, on the runtime's    \
                                threads) and grid (whole tensors) is set */    \
   X(attnc_grid_fn, grid)
@@ -161,7 +194,8 @@ typedef struct attnc_kernel_desc {
  * attnc_last_error() saying what is wrong.
  *
  * Checks run before any element is touched, in this order, and the first
- * failure is reported: descriptor (ABI), NULL tensors or data (NULL), devices
+ * failure is reported: descriptor (ABI), the CPU's features against
+ * cpu_needs (CPU), NULL tensors or data (NULL), devices
  * (DEVICE), dtypes (DTYPE), ranks and shapes (SHAPE), max_seq (LIMIT), strides
  * and byte_offset (STRIDE). Tensors of a kDLCUDA kernel must all be on one
  * device. NULL strides mean compact row-major; otherwise
@@ -178,6 +212,31 @@ typedef struct attnc_kernel_desc {
 int attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
                     const DLTensor *k, const DLTensor *v, DLTensor *out,
                     DLTensor *lse, const attnc_options *opt);
+
+/* A kernel's exported entry point. */
+typedef int (*attnc_entry_fn)(const DLTensor *q, const DLTensor *k, const DLTensor *v,
+                              DLTensor *out, DLTensor *lse, const attnc_options *opt);
+
+/* One code variant of a kernel in a multi-target object
+ * (attnc --target=x86-64-avx512,x86-64-avx2,x86-64). */
+typedef struct attnc_variant {
+  const char *target; /* attnc target name */
+  int64_t cpu_needs;  /* attnc_cpu_feature bits its code needs */
+  attnc_entry_fn entry;
+} attnc_variant;
+
+/* The variant of `kernel` to run here: the one ATTNC_TARGET names when that
+ * environment variable is set (read once), else the first, in the order
+ * given (best first), whose cpu_needs attnc_cpu_features() has. NULL, with
+ * attnc_last_error() saying why, when none fits. */
+const attnc_variant *attnc_rt_select_variant(const attnc_variant *variants, int32_t count,
+                                             const char *kernel);
+
+/* A multi-target kernel's entry: runs the selected variant, or returns
+ * ATTNC_ERR_CPU. */
+int attnc_rt_dispatch(const attnc_variant *variants, int32_t count, const char *kernel,
+                      const DLTensor *q, const DLTensor *k, const DLTensor *v, DLTensor *out,
+                      DLTensor *lse, const attnc_options *opt);
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,11 @@ struct Selection {
 llvm::Expected<Selection> select(llvm::StringRef backend, llvm::StringRef target,
                                  llvm::ArrayRef<std::string> schedule);
 
+/// Why `selection`'s schedule is not worth compiling for head_dim `headDim`
+/// (a register block that must spill, a tile working set beyond the L2), as
+/// "<reason>: <details>", or "" when it fits. attnc-tune prunes on it.
+std::string scheduleMisfit(const Selection &selection, int64_t headDim);
+
 /// The MLIR stages a pipeline can stop after.
 enum class PipelineStage { normalized, tiled, loops, llvmDialect };
 

@@ -36,6 +36,8 @@ constexpr StringLiteral kLaunch = "attnc_rt_launch";
 
 struct AttnEmitCpuEntryPass
     : public mlir::attn::impl::AttnEmitCpuEntryPassBase<AttnEmitCpuEntryPass> {
+  using AttnEmitCpuEntryPassBase::AttnEmitCpuEntryPassBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto kernels = module->getAttrOfType<ArrayAttr>("attn.cpu_kernels");
@@ -88,6 +90,7 @@ struct AttnEmitCpuEntryPass
              << ", which has no DLPack spelling here; expected f32, f16 or "
                 "bf16";
     numbers["dtype_bits"] = type.getIntOrFloatBitWidth();
+    numbers["cpu_needs"] = cpuNeeds;
     return numbers;
   }
 
@@ -109,14 +112,16 @@ struct AttnEmitCpuEntryPass
     if (hasTile == hasGrid)
       return module.emitError("attn-emit-cpu-entry: kernel '")
              << name << "' needs one of the functions " << tile << " and " << grid;
-    std::string nameGlobal = name + "_name";
+    std::string nameGlobal = name + "_name", targetGlobal = name + "_target";
 
     FailureOr<llvm::StringMap<int64_t>> numbers =
         integerFields(module, name, info);
     if (failed(numbers))
       return failure();
-    llvm::StringMap<std::string> symbols = {
-        {"name", nameGlobal}, {"tile", hasTile ? tile : ""}, {"grid", hasGrid ? grid : ""}};
+    llvm::StringMap<std::string> symbols = {{"name", nameGlobal},
+                                            {"target", target.empty() ? "" : targetGlobal},
+                                            {"tile", hasTile ? tile : ""},
+                                            {"grid", hasGrid ? grid : ""}};
 
     // Every field is looked up by name before anything is built, so a fact
     // the descriptor needs but attn.cpu_kernels lacks is an error, not a 0.
@@ -154,10 +159,14 @@ struct AttnEmitCpuEntryPass
       return module.emitError("attn-emit-cpu-entry: the context already holds "
                               "another struct named attnc_kernel_desc");
 
-    auto strType = LLVM::LLVMArrayType::get(b.getI8Type(), name.size() + 1);
-    LLVM::GlobalOp::create(b, loc, strType, /*isConstant=*/true,
-                           LLVM::Linkage::Private, nameGlobal,
-                           b.getStringAttr(name + '\0'));
+    auto addString = [&](StringRef symbol, StringRef text) {
+      auto strType = LLVM::LLVMArrayType::get(b.getI8Type(), text.size() + 1);
+      LLVM::GlobalOp::create(b, loc, strType, /*isConstant=*/true, LLVM::Linkage::Private,
+                             symbol, b.getStringAttr(text.str() + '\0'));
+    };
+    addString(nameGlobal, name);
+    if (!target.empty())
+      addString(targetGlobal, target);
 
     auto desc = LLVM::GlobalOp::create(b, loc, descType, /*isConstant=*/true,
                                        LLVM::Linkage::Internal, name + "_desc",

@@ -14,6 +14,7 @@
 
 #include "attnc/Target/CPU/CpuTarget.h"
 
+#include "attnc/Runtime/attnc_runtime.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -33,7 +34,7 @@ static llvm::Error error(const llvm::Twine &message) {
 }
 
 llvm::StringRef attnc::cpuTargetNames() {
-  return "x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2, host";
+  return "x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2, x86-64, host";
 }
 
 /// The x86-64-v4 / v3 levels as LLVM's X86 target defines them.
@@ -41,18 +42,45 @@ static const char *const kAvx512Needs[] = {"avx512f", "avx512bw", "avx512cd",
                                            "avx512dq", "avx512vl"};
 static const char *const kAvx2Needs[] = {"avx2", "fma", "bmi2", "f16c"};
 
+/// The runtime's name for each attnc_cpu_feature bit is LLVM's feature name.
+static const std::pair<const char *, uint64_t> kFeatureBits[] = {
+    {"avx2", ATTNC_CPU_AVX2},         {"fma", ATTNC_CPU_FMA},
+    {"bmi2", ATTNC_CPU_BMI2},         {"f16c", ATTNC_CPU_F16C},
+    {"avx512f", ATTNC_CPU_AVX512F},   {"avx512bw", ATTNC_CPU_AVX512BW},
+    {"avx512cd", ATTNC_CPU_AVX512CD}, {"avx512dq", ATTNC_CPU_AVX512DQ},
+    {"avx512vl", ATTNC_CPU_AVX512VL}, {"avx512bf16", ATTNC_CPU_AVX512BF16}};
+
+static uint64_t featureBits(llvm::ArrayRef<const char *> names) {
+  uint64_t bits = 0;
+  for (const char *name : names)
+    for (auto [feature, bit] : kFeatureBits)
+      if (llvm::StringRef(name) == feature)
+        bits |= bit;
+  return bits;
+}
+
 llvm::Expected<CpuTarget> attnc::lookupCpuTarget(llvm::StringRef name) {
-  if (name == "x86-64-avx512")
-    return CpuTarget{name.str(), "x86-64-v4", "", 16, 32,
-                     "x86-64-v4: AVX-512 F/BW/CD/DQ/VL"};
+  uint64_t v3 = featureBits(kAvx2Needs), v4 = v3 | featureBits(kAvx512Needs);
+  if (name == "x86-64-avx512") {
+    CpuTarget t{name.str(), "x86-64-v4", "", 16, 32, "x86-64-v4: AVX-512 F/BW/CD/DQ/VL"};
+    t.cpuNeeds = v4;
+    return t;
+  }
   if (name == "x86-64-avx512-bf16") {
     CpuTarget t{name.str(), "x86-64-v4", "+avx512bf16", 16, 32,
                 "x86-64-v4 and AVX512-BF16 (vdpbf16ps)"};
     t.bf16Dot = true;
+    t.cpuNeeds = v4 | ATTNC_CPU_AVX512BF16;
     return t;
   }
-  if (name == "x86-64-avx2")
-    return CpuTarget{name.str(), "x86-64-v3", "", 8, 16, "x86-64-v3: AVX2, FMA"};
+  if (name == "x86-64-avx2") {
+    CpuTarget t{name.str(), "x86-64-v3", "", 8, 16, "x86-64-v3: AVX2, FMA"};
+    t.cpuNeeds = v3;
+    return t;
+  }
+  // The baseline every x86-64 CPU runs: SSE2, 4 lanes, 16 xmm registers.
+  if (name == "x86-64")
+    return CpuTarget{name.str(), "x86-64", "", 4, 16, "any x86-64 CPU (SSE2)"};
   if (name == "host") {
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
     std::string list;
@@ -64,6 +92,9 @@ llvm::Expected<CpuTarget> attnc::lookupCpuTarget(llvm::StringRef name) {
     CpuTarget t{"host", llvm::sys::getHostCPUName().str(), list, width,
                 avx512 ? 32 : 16, "this machine's CPU"};
     t.bf16Dot = avx512 && features.lookup("avx512bf16");
+    for (auto [feature, bit] : kFeatureBits)
+      if (features.lookup(feature))
+        t.cpuNeeds |= bit;
     return t;
   }
   return error("unknown target '" + name + "'; expected one of " + cpuTargetNames());

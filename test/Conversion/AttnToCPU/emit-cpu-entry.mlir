@@ -1,17 +1,19 @@
 // attn-emit-cpu-entry: each kernel listed in attn.cpu_kernels gets its runtime descriptor
 // and exported C entry point (LLVM dialect).
-// RUN: attnc-opt %s --split-input-file --attn-emit-cpu-entry --verify-diagnostics | FileCheck %s
+// RUN: attnc-opt %s --split-input-file --attn-emit-cpu-entry='target=x86-64-avx2 cpu-needs=15' --verify-diagnostics | FileCheck %s
 
 // The descriptor's fields in the order of ATTNC_KERNEL_DESC_FIELDS (attnc_runtime.h): ten
-// int32, two int64, three pointers, each filled from the fact of the same name (the grid
-// function's is null: this kernel has a tile function).
+// int32, three int64, four pointers, each filled from the fact of the same name (the grid
+// function's is null: this kernel has a tile function), the target and its CPU needs from
+// the pass options.
 // CHECK-LABEL: module
 // CHECK-NOT: attn.cpu_kernels
 // CHECK: llvm.func @attnc_rt_launch(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK: llvm.mlir.global private constant @k_name("k\00")
-// CHECK: llvm.mlir.global internal constant @k_desc() {{.*}} : !llvm.struct<"attnc_kernel_desc", (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i64, i64, ptr, ptr, ptr)>
+// CHECK: llvm.mlir.global private constant @k_target("x86-64-avx2\00")
+// CHECK: llvm.mlir.global internal constant @k_desc() {{.*}} : !llvm.struct<"attnc_kernel_desc", (i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i64, i64, i64, ptr, ptr, ptr, ptr)>
 // abi_version = ATTNC_ABI_VERSION
-// CHECK: %[[F0:[0-9]+]] = llvm.mlir.constant(3 : i32)
+// CHECK: %[[F0:[0-9]+]] = llvm.mlir.constant(4 : i32)
 // CHECK-NEXT: llvm.insertvalue %[[F0]], %{{[0-9]+}}[0]
 // device_type = kDLCPU
 // CHECK-NEXT: %[[F1:[0-9]+]] = llvm.mlir.constant(1 : i32)
@@ -40,13 +42,18 @@
 // CHECK-NEXT: llvm.insertvalue %[[F10]], %{{[0-9]+}}[10]
 // CHECK-NEXT: %[[F11:[0-9]+]] = llvm.mlir.constant(8192 : i64)
 // CHECK-NEXT: llvm.insertvalue %[[F11]], %{{[0-9]+}}[11]
-// name, tile, grid
-// CHECK-NEXT: %[[F12:[0-9]+]] = llvm.mlir.addressof @k_name
+// cpu_needs (AVX2, FMA, BMI2, F16C)
+// CHECK-NEXT: %[[F12:[0-9]+]] = llvm.mlir.constant(15 : i64)
 // CHECK-NEXT: llvm.insertvalue %[[F12]], %{{[0-9]+}}[12]
-// CHECK-NEXT: %[[F13:[0-9]+]] = llvm.mlir.addressof @_mlir_ciface_k_tile
+// name, target, tile, grid
+// CHECK-NEXT: %[[F13:[0-9]+]] = llvm.mlir.addressof @k_name
 // CHECK-NEXT: llvm.insertvalue %[[F13]], %{{[0-9]+}}[13]
-// CHECK-NEXT: %[[F14:[0-9]+]] = llvm.mlir.zero : !llvm.ptr
-// CHECK-NEXT: %[[D:[0-9]+]] = llvm.insertvalue %[[F14]], %{{[0-9]+}}[14]
+// CHECK-NEXT: %[[F14:[0-9]+]] = llvm.mlir.addressof @k_target
+// CHECK-NEXT: llvm.insertvalue %[[F14]], %{{[0-9]+}}[14]
+// CHECK-NEXT: %[[F15:[0-9]+]] = llvm.mlir.addressof @_mlir_ciface_k_tile
+// CHECK-NEXT: llvm.insertvalue %[[F15]], %{{[0-9]+}}[15]
+// CHECK-NEXT: %[[F16:[0-9]+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[D:[0-9]+]] = llvm.insertvalue %[[F16]], %{{[0-9]+}}[16]
 // CHECK-NEXT: llvm.return %[[D]]
 // CHECK: llvm.func @k(%[[Q:.*]]: !llvm.ptr, %[[K:.*]]: !llvm.ptr, %[[V:.*]]: !llvm.ptr, %[[O:.*]]: !llvm.ptr, %[[L:.*]]: !llvm.ptr, %[[OPT:.*]]: !llvm.ptr) -> i32
 // CHECK: %[[D:.*]] = llvm.mlir.addressof @k_desc
@@ -97,9 +104,9 @@ module attributes {attn.cpu_kernels = [
 // CHECK: llvm.mlir.constant(2 : i32)
 // CHECK-NEXT: llvm.insertvalue {{.*}}[1]
 // CHECK: llvm.mlir.zero : !llvm.ptr
-// CHECK-NEXT: llvm.insertvalue {{.*}}[13]
+// CHECK-NEXT: llvm.insertvalue {{.*}}[15]
 // CHECK-NEXT: %[[G:[0-9]+]] = llvm.mlir.addressof @_mlir_ciface_g_grid
-// CHECK-NEXT: llvm.insertvalue %[[G]], {{.*}}[14]
+// CHECK-NEXT: llvm.insertvalue %[[G]], {{.*}}[16]
 module attributes {attn.cpu_kernels = [{block_q = 16 : i64, device_type = 2 : i64, dtype = f32, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "g", num_heads = 4 : i64, num_kv_heads = 4 : i64, outputs = 1 : i64}]} {
   llvm.func @_mlir_ciface_g_grid(%a: !llvm.ptr) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32

@@ -27,13 +27,20 @@
 namespace attnc {
 
 struct CpuTarget {
-  std::string name;        // x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2, host
+  std::string name;        // x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2, x86-64, host
   std::string cpu;         // LLVM CPU name
   std::string features;    // LLVM feature string
   int64_t vectorWidth;     // f32 lanes of the widest vector used
   int64_t vectorRegisters; // architectural vector registers (zmm0-31: 32)
   std::string needs;       // what a CPU must have to run the code, in words
   bool bf16Dot = false;    // AVX512-BF16: bf16 kernels use vdpbf16ps
+  /// attnc_cpu_feature bits the code needs (attnc_runtime.h), checked by the
+  /// runtime before it runs the code and used to pick a variant.
+  uint64_t cpuNeeds = 0;
+  /// Per-core L2 of the CPUs the x86-64 targets stand for (Zen 4/5 and
+  /// Skylake-SP and later: 1-2 MiB); a KV tile's working set beyond it
+  /// streams from L3 on every query tile.
+  int64_t l2Bytes = 1 << 20;
 
   /// Keys per Q K^T register block: keys x row vectors accumulators plus the
   /// row vectors and one broadcast key must fit in the registers (4 x 4 + 5

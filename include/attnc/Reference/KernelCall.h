@@ -1,0 +1,102 @@
+//===- KernelCall.h - calling a compiled kernel as a user would -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// What attnc-run and attnc-tune share: a kernel loaded from a shared object
+// built by `attnc --emit=so`, its DLPack tensors (q, k, v and out in the
+// spec's dtype, float16 and bfloat16 as raw 16-bit patterns, lse in float32),
+// and the comparison of its outputs with the reference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_REFERENCE_KERNELCALL_H
+#define ATTNC_REFERENCE_KERNELCALL_H
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Reference/HostTensor.h"
+#include "attnc/Runtime/attnc_runtime.h"
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace attnc {
+
+/// A CPU tensor owning its data, stored as the kernel stores its type.
+struct DeviceTensor {
+  ElementType type;
+  std::vector<int64_t> shape;
+  std::vector<char> data; // new'd, so aligned beyond any element size
+  DLTensor dl{};
+
+  DeviceTensor(ElementType type, llvm::ArrayRef<int64_t> dims);
+  DeviceTensor(const DeviceTensor &) = delete;
+  /// `t`'s values rounded to `type` by the reference's own rounding (to
+  /// nearest, ties to even), after which storing them is exact.
+  static std::unique_ptr<DeviceTensor> from(ElementType type, const HostTensor &t);
+  HostTensor toHost() const;
+  int64_t numElements() const;
+  double megabytes() const { return data.size() / double(1 << 20); }
+};
+
+using KernelEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *,
+                              DLTensor *, DLTensor *, const attnc_options *);
+
+/// A kernel's entry point and error text from a shared object.
+struct LoadedKernel {
+  KernelEntryFn entry = nullptr;
+  const char *(*lastError)() = nullptr;
+  void *handle = nullptr; // the dlopen handle
+};
+
+/// Loads kernel `name` from `soPath` with every symbol bound now (so a
+/// missing symbol is this error, not a "symbol lookup error" at the first
+/// call). `global` makes its symbols visible to later libraries (attnc-run's
+/// test instrumentation reads them); attnc-tune loads many candidates, each
+/// with its own copy of the runtime, so it keeps them local.
+llvm::Expected<LoadedKernel> loadKernel(llvm::StringRef soPath, llvm::StringRef name,
+                                        bool global);
+
+/// One call's tensors for `op` on q, k, v: out and (if the spec has it) lse.
+struct KernelTensors {
+  std::unique_ptr<DeviceTensor> q, k, v, out, lse;
+  bool wantLse = false;
+
+  KernelTensors(mlir::attn::AttentionOp op, const HostTensor &q, const HostTensor &k,
+                const HostTensor &v);
+  /// Calls the kernel once; the error carries attnc_last_error's text.
+  llvm::Error call(const LoadedKernel &kernel, int threads);
+  double megabytes() const;
+};
+
+/// How far a kernel output may be from the reference's, per element:
+/// |got - ref| <= atol + rtol |ref|.
+struct Tolerance {
+  double rtol, atol;
+};
+
+/// The tolerance of a kernel of element type `type` against the reference:
+/// the numeric matrix's (test/numerics/matrix.json, "tolerances"). f32
+/// kernels differ from the double reference by f32 accumulation over tiles
+/// and a polynomial exp; f16 / bf16 kernels also round q, k, v and out.
+Tolerance defaultTolerance(ElementType type);
+
+struct Comparison {
+  double maxAbs = 0, maxRel = 0;
+  int64_t bad = 0, worst = -1; // elements off, and the flat index of the worst
+  bool ok() const { return bad == 0; }
+};
+
+/// |got - ref| <= atol + rtol |ref| per element, -inf where the reference
+/// has -inf; NaN is always off.
+Comparison compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol);
+
+/// compareTensors, printed with the largest errors; false on a mismatch.
+bool compareOutputs(llvm::StringRef name, const HostTensor &got, const HostTensor &ref,
+                    double rtol, double atol);
+
+} // namespace attnc
+
+#endif // ATTNC_REFERENCE_KERNELCALL_H

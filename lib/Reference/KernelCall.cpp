@@ -1,0 +1,161 @@
+//===- KernelCall.cpp - calling a compiled kernel as a user would ---------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Reference/KernelCall.h"
+
+#include "attnc/Runtime/ElementCodec.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <dlfcn.h>
+
+#include <cmath>
+
+using namespace attnc;
+using namespace mlir::attn;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The DLPack dtype of a kernel tensor of element type `type`.
+static DLDataType dlpackDtype(ElementType type) {
+  switch (type) {
+  case ElementType::f32:
+    return {kDLFloat, 32, 1};
+  case ElementType::f16:
+    return {kDLFloat, 16, 1};
+  case ElementType::bf16:
+    return {kDLBfloat, 16, 1};
+  }
+  llvm_unreachable("unknown element type");
+}
+
+DeviceTensor::DeviceTensor(ElementType type, llvm::ArrayRef<int64_t> dims)
+    : type(type), shape(dims.begin(), dims.end()) {
+  dl.dtype = dlpackDtype(type);
+  data.assign(numElements() * elementBytes(dl.dtype), 0);
+  dl.data = data.data();
+  dl.device = {kDLCPU, 0};
+  dl.ndim = shape.size();
+  dl.shape = shape.data();
+}
+
+std::unique_ptr<DeviceTensor> DeviceTensor::from(ElementType type, const HostTensor &t) {
+  auto d = std::make_unique<DeviceTensor>(type, t.shape);
+  for (int64_t i = 0, e = d->numElements(); i < e; ++i)
+    storeElement(d->dl.dtype, d->data.data(), i, static_cast<float>(roundTo(type, t.data[i])));
+  return d;
+}
+
+HostTensor DeviceTensor::toHost() const {
+  HostTensor t(type, shape);
+  for (int64_t i = 0, e = numElements(); i < e; ++i)
+    t.data[i] = loadElement(dl.dtype, data.data(), i);
+  return t;
+}
+
+int64_t DeviceTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+llvm::Expected<LoadedKernel> attnc::loadKernel(llvm::StringRef soPath, llvm::StringRef name,
+                                               bool global) {
+  std::string path = soPath.str();
+  LoadedKernel kernel;
+  kernel.handle = dlopen(path.c_str(), RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
+  if (!kernel.handle)
+    return error("cannot load " + soPath + ": " + dlerror());
+  kernel.entry = reinterpret_cast<KernelEntryFn>(dlsym(kernel.handle, name.str().c_str()));
+  if (!kernel.entry)
+    return error(soPath + " has no kernel '" + name + "'");
+  kernel.lastError =
+      reinterpret_cast<const char *(*)()>(dlsym(kernel.handle, "attnc_last_error"));
+  return kernel;
+}
+
+KernelTensors::KernelTensors(AttentionOp op, const HostTensor &hq, const HostTensor &hk,
+                             const HostTensor &hv) {
+  ElementType type = *elementTypeOf(op.getDtype());
+  q = DeviceTensor::from(type, hq);
+  k = DeviceTensor::from(type, hk);
+  v = DeviceTensor::from(type, hv);
+  out = std::make_unique<DeviceTensor>(type, hq.shape);
+  bool bhsd = op.getLayout() == Layout::bhsd;
+  // lse is float32 for every kernel (the runtime checks it).
+  lse = std::make_unique<DeviceTensor>(
+      ElementType::f32,
+      llvm::ArrayRef<int64_t>{hq.shape[0], op.getHeads(), hq.shape[bhsd ? 2 : 1]});
+  wantLse = op.hasOutput(OutputKind::lse);
+}
+
+llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
+  attnc_options options{threads};
+  int status = kernel.entry(&q->dl, &k->dl, &v->dl, &out->dl, wantLse ? &lse->dl : nullptr,
+                            &options);
+  if (status == ATTNC_OK)
+    return llvm::Error::success();
+  return error("kernel returned " + llvm::Twine(status) + ": " +
+               (kernel.lastError ? kernel.lastError() : "(no attnc_last_error)"));
+}
+
+double KernelTensors::megabytes() const {
+  return q->megabytes() + k->megabytes() + v->megabytes() + out->megabytes() +
+         (wantLse ? lse->megabytes() : 0);
+}
+
+Tolerance attnc::defaultTolerance(ElementType type) {
+  switch (type) {
+  case ElementType::f32:
+    return {2e-5, 2e-6};
+  case ElementType::f16:
+    return {4e-3, 1e-3};
+  case ElementType::bf16:
+    return {2e-2, 8e-3};
+  }
+  llvm_unreachable("unknown element type");
+}
+
+Comparison attnc::compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol) {
+  Comparison c;
+  for (int64_t i = 0, e = ref.numElements(); i < e; ++i) {
+    double g = got.data[i], r = ref.data[i];
+    if (std::isinf(r) || std::isinf(g)) {
+      c.bad += !(std::isinf(r) && std::isinf(g) && (r < 0) == (g < 0));
+      continue;
+    }
+    double err = std::fabs(g - r);
+    if (!(err <= tol.atol + tol.rtol * std::fabs(r))) { // also catches NaN
+      ++c.bad;
+      if (c.worst < 0 || err > std::fabs(got.data[c.worst] - ref.data[c.worst]))
+        c.worst = i;
+    }
+    c.maxAbs = std::max(c.maxAbs, err);
+    if (r != 0)
+      c.maxRel = std::max(c.maxRel, err / std::fabs(r));
+  }
+  return c;
+}
+
+bool attnc::compareOutputs(llvm::StringRef name, const HostTensor &got, const HostTensor &ref,
+                           double rtol, double atol) {
+  Comparison c = compareTensors(got, ref, {rtol, atol});
+  llvm::outs() << llvm::formatv("{0}: max abs err {1:e2}, max rel err {2:e2} "
+                                "(rtol {3:e1}, atol {4:e1}): {5}\n",
+                                name, c.maxAbs, c.maxRel, rtol, atol,
+                                c.ok() ? "ok" : "MISMATCH");
+  if (!c.ok())
+    llvm::outs() << llvm::formatv("  {0} elements off; worst at flat index {1}: got "
+                                  "{2:e6}, want {3:e6}\n",
+                                  c.bad, c.worst, c.worst >= 0 ? got.data[c.worst] : 0.0,
+                                  c.worst >= 0 ? ref.data[c.worst] : 0.0);
+  return c.ok();
+}

@@ -1,0 +1,93 @@
+//===- MultiTarget.cpp - one object, a code variant per target ------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// `attnc --target=x86-64-avx512,x86-64-avx2,x86-64` compiles the spec once
+// per target. Each variant's externally visible definitions get the target
+// as a suffix (`causal_gqa.x86-64-avx2`), so the variants link side by side;
+// a small dispatcher object, built for the baseline x86-64, exports each
+// kernel's usual entry point, which hands its variant table (best first, as
+// listed) to attnc_rt_dispatch. Like Halide's multi-target libraries, the
+// header and the C ABI are those of a single-target object.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "mlir/Support/FileUtilities.h"
+
+using namespace attnc;
+
+static llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+void attnc::suffixDefinitions(llvm::Module &module, llvm::StringRef target) {
+  for (llvm::GlobalValue &g : module.global_values())
+    if (!g.isDeclaration() && !g.hasLocalLinkage())
+      g.setName(g.getName() + "." + target);
+}
+
+/// @kernel(q, k, v, out, lse, opt) = attnc_rt_dispatch(variants, n, "kernel", ...).
+static void addDispatcher(llvm::Module &m, llvm::StringRef kernel,
+                          llvm::ArrayRef<CpuTarget> targets) {
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *ptr = b.getPtrTy();
+  auto *i32 = b.getInt32Ty();
+  auto *i64 = b.getInt64Ty();
+  auto *entryType = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr, ptr}, false);
+  auto *variantType = llvm::StructType::get(ctx, {ptr, i64, ptr});
+  std::vector<llvm::Constant *> rows;
+  for (const CpuTarget &t : targets) {
+    auto *name = b.CreateGlobalString(t.name, (kernel + ".target." + t.name).str(), 0, &m);
+    llvm::Function *variant = llvm::Function::Create(
+        entryType, llvm::GlobalValue::ExternalLinkage, kernel + "." + t.name, m);
+    rows.push_back(llvm::ConstantStruct::get(
+        variantType, {name, llvm::ConstantInt::get(i64, t.cpuNeeds), variant}));
+  }
+  auto *tableType = llvm::ArrayType::get(variantType, rows.size());
+  auto *table = new llvm::GlobalVariable(m, tableType, true, llvm::GlobalValue::PrivateLinkage,
+                                         llvm::ConstantArray::get(tableType, rows),
+                                         kernel + ".variants");
+  auto *kernelName = b.CreateGlobalString(kernel, (kernel + ".name").str(), 0, &m);
+  auto *dispatchType = llvm::FunctionType::get(
+      i32, {ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr, ptr}, false);
+  llvm::FunctionCallee dispatch = m.getOrInsertFunction("attnc_rt_dispatch", dispatchType);
+
+  llvm::Function *entry =
+      llvm::Function::Create(entryType, llvm::GlobalValue::ExternalLinkage, kernel, m);
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", entry));
+  std::vector<llvm::Value *> args{table, b.getInt32(rows.size()), kernelName};
+  for (llvm::Argument &a : entry->args())
+    args.push_back(&a);
+  llvm::CallInst *call = b.CreateCall(dispatch, args);
+  call->setTailCall();
+  b.CreateRet(call);
+}
+
+llvm::Error attnc::writeDispatcher(llvm::ArrayRef<std::string> kernels,
+                                   llvm::ArrayRef<CpuTarget> targets, llvm::StringRef path) {
+  llvm::LLVMContext ctx;
+  llvm::Module m("attnc-dispatch", ctx);
+  for (const std::string &kernel : kernels)
+    addDispatcher(m, kernel, targets);
+  llvm::Expected<CpuTarget> baseline = lookupCpuTarget("x86-64");
+  if (!baseline)
+    return baseline.takeError();
+  std::string message;
+  auto out = mlir::openOutputFile(path, &message);
+  if (!out)
+    return error(message);
+  if (llvm::Error err = emitMachineCode(m, *baseline, false, out->os()))
+    return err;
+  out->keep();
+  return llvm::Error::success();
+}
