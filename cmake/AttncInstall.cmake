@@ -27,6 +27,19 @@ install(TARGETS attnc attnc-opt attnc-run attnc-tune attnc_runtime
   ARCHIVE DESTINATION lib)
 install(FILES ${PROJECT_SOURCE_DIR}/include/attnc/Runtime/attnc_runtime.h
   DESTINATION include/attnc/Runtime)
+# The runtime's sources, for projects that cross-compile (AttncConfig builds them with the
+# project's toolchain), with the two C headers they include from elsewhere: Halide's runtime
+# header (MIT) and DLPack's (Apache-2.0), since a cross toolchain searches neither.
+file(GLOB ATTNC_RUNTIME_SOURCES ${PROJECT_SOURCE_DIR}/lib/Runtime/*.cpp
+     ${PROJECT_SOURCE_DIR}/lib/Runtime/*.h)
+install(FILES ${ATTNC_RUNTIME_SOURCES} DESTINATION share/attnc/runtime)
+get_target_property(ATTNC_HALIDE_RUNTIME_INCLUDE Halide::Runtime INTERFACE_INCLUDE_DIRECTORIES)
+string(REGEX REPLACE "^\\$<BUILD_INTERFACE:(.*)>$" "\\1" ATTNC_HALIDE_RUNTIME_INCLUDE
+       "${ATTNC_HALIDE_RUNTIME_INCLUDE}")
+install(FILES ${ATTNC_HALIDE_RUNTIME_INCLUDE}/HalideRuntime.h
+  DESTINATION share/attnc/runtime/include)
+find_path(ATTNC_DLPACK_INCLUDE dlpack/dlpack.h REQUIRED)
+install(FILES ${ATTNC_DLPACK_INCLUDE}/dlpack/dlpack.h DESTINATION share/attnc/runtime/include/dlpack)
 install(EXPORT AttncTargets NAMESPACE Attnc:: DESTINATION ${ATTNC_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/AttncConfig.cmake.in

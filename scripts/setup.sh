@@ -23,7 +23,8 @@ source "$ATTNC_ROOT/scripts/apt.sh"
 install_apt() {
   attnc_apt_install llvm-$LLVM_VERSION-dev libmlir-$LLVM_VERSION-dev mlir-$LLVM_VERSION-tools \
     llvm-$LLVM_VERSION-tools ccache ninja-build libdlpack-dev libgtest-dev pocl-opencl-icd \
-    ocl-icd-opencl-dev python3-venv python3-numpy
+    ocl-icd-opencl-dev python3-venv python3-numpy \
+    g++-aarch64-linux-gnu qemu-user-static  # the aarch64-neon matrix: cross build, emulation
 }
 
 install_venv() {

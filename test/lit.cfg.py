@@ -6,6 +6,7 @@
 #   opencl  an OpenCL ICD is installed (PoCL here: the Halide GPU schedule on the CPU)
 #   cuda-device  an NVIDIA driver is loaded (never on the CI machines)
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -51,6 +52,10 @@ if os.path.isdir("/etc/OpenCL/vendors") and any(
     config.available_features.add("opencl")
 if os.path.exists("/proc/driver/nvidia"):
     config.available_features.add("cuda-device")
+# AArch64 kernels run under user-mode QEMU, linked by Debian's cross toolchain.
+if shutil.which("qemu-aarch64-static") and shutil.which("aarch64-linux-gnu-g++"):
+    config.available_features.add("qemu-aarch64")
+    config.substitutions.append(("%halide_include", config.halide_include))
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))

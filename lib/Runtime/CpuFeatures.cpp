@@ -23,6 +23,10 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
 #endif
 
 using namespace attnc::rt;
@@ -40,6 +44,7 @@ constexpr FeatureName kNames[] = {
     {ATTNC_CPU_AVX512F, "avx512f"},   {ATTNC_CPU_AVX512BW, "avx512bw"},
     {ATTNC_CPU_AVX512CD, "avx512cd"}, {ATTNC_CPU_AVX512DQ, "avx512dq"},
     {ATTNC_CPU_AVX512VL, "avx512vl"}, {ATTNC_CPU_AVX512BF16, "avx512bf16"},
+    {ATTNC_CPU_SVE256, "sve256"},     {ATTNC_CPU_SVE512, "sve512"},
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -79,6 +84,18 @@ uint64_t detect() {
       f |= ATTNC_CPU_AVX512BF16;
   }
   return f;
+}
+#elif defined(__aarch64__)
+/// SVE code built for a fixed vector length runs on CPUs with at least that
+/// length (fixed-length SVE is predicated to it).
+uint64_t detect() {
+  if (!(getauxval(AT_HWCAP) & HWCAP_SVE))
+    return 0;
+  int vl = prctl(PR_SVE_GET_VL);
+  if (vl < 0)
+    return 0;
+  int bits = (vl & PR_SVE_VL_LEN_MASK) * 8;
+  return (bits >= 256 ? ATTNC_CPU_SVE256 : 0) | (bits >= 512 ? ATTNC_CPU_SVE512 : 0);
 }
 #else
 uint64_t detect() { return 0; }

@@ -493,8 +493,8 @@ attnc_status attnc::rt::validateLaunch(const attnc_kernel_desc *desc,
     message = cat("kernel '", kernelName(*desc), "' was built for ",
                   desc->target ? desc->target : "a target", ", whose code needs ",
                   featureNames(desc->cpu_needs), "; this CPU lacks ", featureNames(missing),
-                  " (compile it for a target this CPU runs, or for several: attnc "
-                  "--target=x86-64-avx512,x86-64-avx2,x86-64)");
+                  " (compile it for a target this CPU runs; on x86-64, for several in one "
+                  "object: attnc --target=x86-64-avx512,x86-64-avx2,x86-64)");
     return ATTNC_ERR_CPU;
   }
   const DLTensor *const tensors[NumTensors] = {q, k, v, out, lse};

@@ -28,7 +28,8 @@ static llvm::Error error(const llvm::Twine &message) {
 }
 
 static constexpr llvm::StringLiteral kCpuTargets[] = {
-    "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "x86-64", "host"};
+    "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "x86-64", "aarch64-neon",
+    "aarch64-sve256", "aarch64-sve512", "host"};
 
 /// The Halide backend takes the tile sizes (the CPU tunables of those names and
 /// ranges; the hand schedule's register blocks are fixed for now) and the

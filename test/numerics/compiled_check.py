@@ -71,9 +71,14 @@ def main():
     parser.add_argument("--force-variants", default="",
                         help="with a multi-target --target list: run each case once per "
                              "variant named here (comma-separated), forced by ATTNC_TARGET")
-    parser.add_argument("--runner", choices=["attnc-run", "device"], default="attnc-run",
-                        help="who runs the kernel: attnc-run, or device_run.py in its own "
-                             "process on attnc-run's .npy files")
+    parser.add_argument("--runner", choices=["attnc-run", "device", "cross"],
+                        default="attnc-run",
+                        help="who runs the kernel: attnc-run, device_run.py in its own "
+                             "process on attnc-run's .npy files, or cross_run.py (an object "
+                             "for another architecture, under --emulator)")
+    parser.add_argument("--cross-cxx", help="with --runner cross: the target's C++ compiler")
+    parser.add_argument("--emulator", help="with --runner cross: runs target binaries")
+    parser.add_argument("--halide-include", help="with --runner cross: HalideRuntime.h's dir")
     args = parser.parse_args()
     matrix = attnc_matrix.load()
     passed = failed = 0
@@ -85,26 +90,36 @@ def main():
             continue
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         directory, spec = attnc_matrix.write_spec(case, args.work)
-        so = os.path.join(directory, "kernel.so")
+        emit = "obj" if args.runner == "cross" else "so"
+        so = os.path.join(directory, "kernel." + ("o" if emit == "obj" else "so"))
         start = time.monotonic()
-        step = "attnc --emit=so"
+        step = "attnc --emit=" + emit
         rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
-                       "--emit=so", "-o", so] + (["--schedule", args.schedule] if args.schedule else []))
+                       "--emit=" + emit, "-o", so] +
+                      (["--schedule", args.schedule] if args.schedule else []))
         compile_times.append(time.monotonic() - start)
         tol = matrix["tolerances"][case["dtype"]]
         size = ["--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
                 "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
         tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
-        if rc == 0 and args.runner == "device":
+        if rc == 0 and args.runner in ("cross", "device"):
+            # attnc-run writes the inputs and the reference; a runner script of its own
+            # process calls the kernel and compares.
             step = "attnc-run --reference"
             reference = os.path.join(directory, "reference")
             rc, out = run([args.attnc_run, spec, "--reference", "-o", reference] + size)
             if rc == 0:
-                step = "device_run.py"
-                lse = ["--lse"] if "lse" in case["outputs"] else []
-                rc, out = run([sys.executable, os.path.join(HERE, "device_run.py"), "--so", so,
-                               "--kernel", case["name"], "--dir", reference, "--dtype",
-                               case["dtype"]] + lse + tolerance)
+                step = args.runner + "_run.py"
+                common = ["--kernel", case["name"], "--dir", reference, "--dtype", case["dtype"]]
+                common += (["--lse"] if "lse" in case["outputs"] else []) + tolerance
+                if args.runner == "cross":
+                    runner = ["--obj", so, "--layout", case["layout"], "--cxx", args.cross_cxx,
+                              "--emulator", args.emulator, "--halide-include",
+                              args.halide_include, "--work",
+                              os.path.join(args.work, "cross-runtime")]
+                else:
+                    runner = ["--so", so]
+                rc, out = run([sys.executable, os.path.join(HERE, step)] + runner + common)
         elif rc == 0:
             step = "attnc-run --so"
             cmd = [args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat", "1",
@@ -125,8 +140,10 @@ def main():
                   % (case["name"], case["dtype"], step, rc, out))
             failed += 1
     if compile_times:
-        print("compile time per kernel (attnc --emit=so, incl. linking): median %.2f s, max %.2f s"
-              % (sorted(compile_times)[len(compile_times) // 2], max(compile_times)))
+        print("compile time per kernel (attnc --emit=%s%s): median %.2f s, max %.2f s"
+              % ("obj" if args.runner == "cross" else "so",
+                 "" if args.runner == "cross" else ", incl. linking",
+                 sorted(compile_times)[len(compile_times) // 2], max(compile_times)))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed or not passed else 0
 

@@ -363,6 +363,9 @@ llvm::Error compileMultiTarget(ModuleOp module, ArrayRef<StringRef> targets,
     auto selection = selectFor(module, nullptr, target);
     if (!selection)
       return selection.takeError();
+    if (!selection->cpu.isX86())
+      return error("multi-target objects pick their variant by cpuid: x86-64 targets only, "
+                   "not " + target);
     if (selection->backend != "mlir" || !selection->gpuTarget.empty())
       return error("multi-target objects are built by the mlir backend for CPU targets; "
                    "--backend=" + selection->backend + " --target=" + target +
@@ -433,6 +436,9 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
   if (llvm::Error err = runPipeline(module, *selection, attnc::PipelineStage::llvmDialect))
     return err;
   const attnc::CpuTarget *target = &selection->cpu;
+  if (emit == Stage::so && !target->isX86())
+    return error("--emit=so links for this machine; for " + target->name +
+                 " write an object (--emit=obj) and link it with that target's toolchain");
   if (emit == Stage::llvm || emit == Stage::assembly) {
     llvm::LLVMContext context;
     auto llvmModule = attnc::translateAndOptimize(module, *target, context);

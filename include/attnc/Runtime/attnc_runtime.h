@@ -84,11 +84,14 @@ enum attnc_cpu_feature {
   ATTNC_CPU_AVX512CD = 1 << 6,
   ATTNC_CPU_AVX512DQ = 1 << 7,
   ATTNC_CPU_AVX512VL = 1 << 8,
-  ATTNC_CPU_AVX512BF16 = 1 << 9
+  ATTNC_CPU_AVX512BF16 = 1 << 9,
+  ATTNC_CPU_SVE256 = 1 << 10, /* AArch64 SVE with vectors of at least 256 bits */
+  ATTNC_CPU_SVE512 = 1 << 11  /* ... of at least 512 bits */
 };
 
-/* This CPU's attnc_cpu_feature bits: cpuid, and for AVX / AVX-512 the
- * register state the OS saves (xgetbv). The environment variable
+/* This CPU's attnc_cpu_feature bits: on x86-64 cpuid, and for AVX / AVX-512
+ * the register state the OS saves (xgetbv); on AArch64 the SVE hwcap and the
+ * thread's vector length. The environment variable
  * ATTNC_CPU_FEATURES, read once, replaces what the CPU says with its list
  * (comma-separated lower-case names: "avx2,fma,bmi2,f16c"; "none" for none),
  * so that the dispatch and the launch checks can be tested as if on another

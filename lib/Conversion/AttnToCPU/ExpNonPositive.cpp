@@ -28,7 +28,7 @@
 using namespace mlir;
 
 Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
-                                      ExpAccuracy accuracy) {
+                                      ExpAccuracy accuracy, bool avx512Scalef) {
   auto type = cast<VectorType>(t.getType());
   auto intType = VectorType::get(type.getShape(), b.getI32Type());
   auto splat = [&](float v) -> Value {
@@ -37,7 +37,7 @@ Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
   auto splatInt = [&](int32_t v) -> Value {
     return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
   };
-  t = b.create<arith::MaxNumFOp>(loc, t, splat(type.getNumElements() == 16 ? -150.0f : -127.0f));
+  t = b.create<arith::MaxNumFOp>(loc, t, splat(avx512Scalef ? -150.0f : -127.0f));
   Value n = b.create<math::RoundEvenOp>(loc, t);
   Value f = b.create<arith::SubFOp>(loc, t, n);
   // A near-minimax fit of 2^f on [-1/2, 1/2] (relative error weighted,
@@ -56,7 +56,7 @@ Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
   Value p = splat(coefficients.front());
   for (float c : coefficients.drop_front())
     p = b.create<math::FmaOp>(loc, p, f, splat(c));
-  if (type.getNumElements() == 16) {
+  if (avx512Scalef) {
     // AVX-512: p * 2^n in one vscalefps (instead of convert, add, shift,
     // multiply). 2^-150 rounds to 0, so the clamp above keeps exp(-inf) = 0.
     // The intrinsic directly: its operands are (a, b, passthrough, mask,

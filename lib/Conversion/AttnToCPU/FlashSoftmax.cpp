@@ -68,7 +68,7 @@ void FlashKernelBuilder::onlineSoftmax() {
   auto expOf = [&](OpBuilder &nb, Location l, Value x, ExpAccuracy accuracy) {
     if (!base2Scores)
       x = nb.create<arith::MulFOp>(l, x, log2e);
-    return emitExp2NonPositive(nb, l, x, accuracy);
+    return emitExp2NonPositive(nb, l, x, accuracy, cfg.avx512Scalef);
   };
   ExpAccuracy pAccuracy = dot ? ExpAccuracy::bf16 : ExpAccuracy::f32;
   // S^T holds q k unscaled when the scale is applied here (scaleInSoftmax):

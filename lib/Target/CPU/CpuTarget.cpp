@@ -27,14 +27,13 @@
 
 using namespace attnc;
 
-static constexpr llvm::StringLiteral kTriple = "x86_64-unknown-linux-gnu";
-
 static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 llvm::StringRef attnc::cpuTargetNames() {
-  return "x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2, x86-64, host";
+  return "x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2, x86-64, aarch64-neon, "
+         "aarch64-sve256, aarch64-sve512, host";
 }
 
 /// The x86-64-v4 / v3 levels as LLVM's X86 target defines them.
@@ -81,6 +80,25 @@ llvm::Expected<CpuTarget> attnc::lookupCpuTarget(llvm::StringRef name) {
   // The baseline every x86-64 CPU runs: SSE2, 4 lanes, 16 xmm registers.
   if (name == "x86-64")
     return CpuTarget{name.str(), "x86-64", "", 4, 16, "any x86-64 CPU (SSE2)"};
+  // ARMv8-A: Advanced SIMD (NEON) is part of every AArch64 CPU; 4 lanes, 32
+  // vector registers. Cross-compiled here (objects, not shared objects).
+  if (name == "aarch64-neon") {
+    CpuTarget t{name.str(), "generic", "+neon", 4, 32, "any AArch64 CPU (NEON)"};
+    t.triple = "aarch64-unknown-linux-gnu";
+    return t;
+  }
+  // SVE at a fixed length: vectors of 8 or 16 f32 lanes; the code runs on
+  // CPUs whose SVE vectors are at least that long (checked at launch).
+  if (name == "aarch64-sve256" || name == "aarch64-sve512") {
+    bool wide = name.ends_with("512");
+    CpuTarget t{name.str(), "generic", "+neon,+sve", wide ? 16 : 8, 32,
+                wide ? "AArch64 with SVE vectors of 512 bits or more"
+                     : "AArch64 with SVE vectors of 256 bits or more"};
+    t.triple = "aarch64-unknown-linux-gnu";
+    t.sveVectorBits = wide ? 512 : 256;
+    t.cpuNeeds = wide ? ATTNC_CPU_SVE256 | ATTNC_CPU_SVE512 : ATTNC_CPU_SVE256;
+    return t;
+  }
   if (name == "host") {
     llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
     std::string list;
@@ -101,6 +119,8 @@ llvm::Expected<CpuTarget> attnc::lookupCpuTarget(llvm::StringRef name) {
 }
 
 bool CpuTarget::runsHere() const {
+  if (llvm::Triple(triple).getArch() != llvm::Triple(llvm::sys::getProcessTriple()).getArch())
+    return false;
   llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
   auto all = [&](llvm::ArrayRef<const char *> names) {
     return llvm::all_of(names, [&](const char *f) { return host.lookup(f); });
@@ -114,17 +134,24 @@ bool CpuTarget::runsHere() const {
 
 static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const CpuTarget &target) {
+  // x86-64 and AArch64: the targets attnc generates code for.
   static bool initialized = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeAArch64TargetInfo();
+    LLVMInitializeAArch64Target();
+    LLVMInitializeAArch64TargetMC();
+    LLVMInitializeAArch64AsmPrinter();
     return true;
   }();
   (void)initialized;
-  llvm::Triple triple(kTriple);
+  llvm::Triple triple(target.triple);
   std::string message;
   const llvm::Target *t = llvm::TargetRegistry::lookupTarget(triple, message);
   if (!t)
-    return error("no LLVM target for " + kTriple + ": " + message);
+    return error("no LLVM target for " + target.triple + ": " + message);
   llvm::TargetOptions options;
   // Kernels are built for speed; the online softmax is written so that
   // reassociation and contraction keep its error within the test tolerances.
@@ -151,7 +178,14 @@ attnc::translateAndOptimize(mlir::ModuleOp module, const CpuTarget &target,
   auto tm = createTargetMachine(target);
   if (!tm)
     return tm.takeError();
-  llvmModule->setTargetTriple(llvm::Triple(kTriple));
+  llvmModule->setTargetTriple(llvm::Triple(target.triple));
+  // Fixed-length SVE: LLVM lowers the kernels' fixed-size vectors to SVE
+  // registers when a function promises at least that vector length.
+  if (target.sveVectorBits)
+    for (llvm::Function &f : *llvmModule)
+      if (!f.isDeclaration())
+        f.addFnAttr(llvm::Attribute::getWithVScaleRangeArgs(
+            context, target.sveVectorBits / 128, 16));
   llvmModule->setDataLayout((*tm)->createDataLayout());
 
   llvm::LoopAnalysisManager lam;

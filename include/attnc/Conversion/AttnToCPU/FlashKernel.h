@@ -25,6 +25,8 @@ struct CpuKernelConfig {
   int64_t pvVectors = 4;
   /// The target has AVX512-BF16: bf16 kernels use vdpbf16ps.
   bool bf16Dot = false;
+  /// x86-64 with AVX-512: exp scales by 2^n in one vscalefps.
+  bool avx512Scalef = false;
   /// Adds a global counter `<kernel>_tiles_visited` incremented once per KV
   /// tile the kernel processes (test instrumentation).
   bool countTiles = false;

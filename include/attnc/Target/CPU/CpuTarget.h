@@ -27,7 +27,7 @@
 namespace attnc {
 
 struct CpuTarget {
-  std::string name;        // x86-64-avx512, x86-64-avx512-bf16, x86-64-avx2, x86-64, host
+  std::string name;        // x86-64-avx512, -avx512-bf16, -avx2, x86-64, aarch64-neon, host
   std::string cpu;         // LLVM CPU name
   std::string features;    // LLVM feature string
   int64_t vectorWidth;     // f32 lanes of the widest vector used
@@ -37,6 +37,12 @@ struct CpuTarget {
   /// attnc_cpu_feature bits the code needs (attnc_runtime.h), checked by the
   /// runtime before it runs the code and used to pick a variant.
   uint64_t cpuNeeds = 0;
+  /// AArch64 SVE at a fixed vector length (bits; 0: none): the code assumes
+  /// at least this length (LLVM's vscale_range).
+  int64_t sveVectorBits = 0;
+  /// LLVM target triple of the code.
+  std::string triple = "x86_64-unknown-linux-gnu";
+  bool isX86() const { return llvm::StringRef(triple).starts_with("x86_64"); }
   /// Per-core L2 of the CPUs the x86-64 targets stand for (Zen 4/5 and
   /// Skylake-SP and later: 1-2 MiB); a KV tile's working set beyond it
   /// streams from L3 on every query tile.
