@@ -119,6 +119,9 @@ llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// A failure whose diagnostic has been printed already: main adds nothing.
+llvm::Error alreadyReported() { return error(""); }
+
 /// Runs the (backend, target) pipeline up to `until`, with MLIR's pass
 /// manager options (--mlir-print-ir-after-all, --mlir-timing, ...) applied.
 llvm::Error runPipeline(ModuleOp module, const attnc::Selection &selection,
@@ -131,9 +134,17 @@ llvm::Error runPipeline(ModuleOp module, const attnc::Selection &selection,
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
   attnc::buildPipeline(pm, selection, until);
+  // A pass that fails has said why at the spec's line; a second, vaguer error
+  // would only bury that. An unexplained failure still gets one.
+  bool explained = false;
+  ScopedDiagnosticHandler watch(module->getContext(), [&](Diagnostic &d) {
+    explained |= d.getSeverity() == DiagnosticSeverity::Error;
+    return failure(); // and on to the printing handler
+  });
   if (failed(pm.run(module)))
-    return error("the " + selection.backend + " pipeline for " + selection.cpu.name +
-                 " failed");
+    return explained ? alreadyReported()
+                     : error("the " + selection.backend + " pipeline for " +
+                             selection.cpu.name + " failed");
   return llvm::Error::success();
 }
 
@@ -541,7 +552,9 @@ int main(int argc, char **argv) {
   llvm::Error err = explainCmd ? runExplain(*module) : compile(*module, argv[0]);
   if (err) {
     llvm::outs().flush();
-    llvm::WithColor::error(llvm::errs(), "attnc") << llvm::toString(std::move(err)) << "\n";
+    std::string message = llvm::toString(std::move(err));
+    if (!message.empty())
+      llvm::WithColor::error(llvm::errs(), "attnc") << message << "\n";
     return 1;
   }
   return 0;

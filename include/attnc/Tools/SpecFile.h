@@ -30,7 +30,11 @@ namespace attnc {
 /// later on the module print against the same source, so they live together.
 class SpecFile {
 public:
-  SpecFile() : context(dialects()), diagnostics(sourceMgr, &context) {}
+  SpecFile() : context(dialects()), diagnostics(sourceMgr, &context) {
+    // A user's mistake is reported at its line in the spec; the op's generic
+    // form ("see current operation") is for compiler developers (attnc-opt).
+    context.printOpOnDiagnostic(false);
+  }
 
   /// Null (after printing why) when the file is missing or the spec invalid.
   mlir::OwningOpRef<mlir::ModuleOp> parse(llvm::StringRef path,
