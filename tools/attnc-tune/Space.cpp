@@ -191,8 +191,7 @@ std::vector<Point> SearchSpace::neighbours(const Point &p) const {
 }
 
 bool SearchSpace::inShard(const Point &p, int shard, int shards) const {
-  std::string key = p.backend + ":" + schedule(p);
-  return llvm::xxh3_64bits(llvm::StringRef(key)) % shards == uint64_t(shard);
+  return llvm::xxh3_64bits(llvm::StringRef(key(p))) % shards == uint64_t(shard);
 }
 
 std::vector<SearchSpace::Dimension> SearchSpace::dimensions() const {

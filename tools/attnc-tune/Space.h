@@ -54,7 +54,9 @@ public:
   Point random(std::mt19937_64 &rng) const;
   /// Points one step away: each tunable moved to the previous or next value.
   std::vector<Point> neighbours(const Point &p) const;
-  /// Whether `p` belongs to shard i of n (a stable hash of its schedule).
+  /// "backend:schedule": what identifies a point in the DB and in a search.
+  std::string key(const Point &p) const { return p.backend + ":" + schedule(p); }
+  /// Whether `p` belongs to shard i of n (a stable hash of its key).
   bool inShard(const Point &p, int shard, int shards) const;
   /// Each tunable's name and printed values, per backend (for the report).
   struct Dimension {

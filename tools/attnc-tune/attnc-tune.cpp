@@ -161,7 +161,6 @@ private:
   llvm::Expected<bool> consider(const Point &p);
   bool done() const;
   void progress(const TuningCandidate &c);
-  std::string keyOf(const Point &p) const { return p.backend + ":" + space.schedule(p); }
 
   TuningDb &db;
   TuningEntry &entry;
@@ -211,7 +210,7 @@ std::optional<Point> Tuner::next() {
     std::vector<Point> around;
     for (auto &[point, speedup] : byspeed) {
       for (const Point &q : space.neighbours(point))
-        if (!seen.count(keyOf(q)))
+        if (!seen.count(space.key(q)))
           around.push_back(q);
       if (!around.empty())
         break;
@@ -263,7 +262,7 @@ TuningCandidate Tuner::judge(const std::string &so) {
 }
 
 llvm::Expected<bool> Tuner::consider(const Point &p) {
-  std::string key = keyOf(p), schedule = space.schedule(p);
+  std::string key = space.key(p), schedule = space.schedule(p);
   if (!seen.insert(key).second || !space.inShard(p, shard, shards))
     return false;
   for (const TuningCandidate &c : entry.candidates)
@@ -461,7 +460,8 @@ llvm::Expected<std::unique_ptr<Problem>> makeProblem(attn::AttentionOp op) {
   return p;
 }
 
-llvm::Error checkOptions() {
+/// The options' checks; the target to tune, which must run here.
+llvm::Expected<CpuTarget> checkOptions() {
   if (dbFile.empty())
     return error("--db DB is required (it is created, or resumed when it exists)");
   if (rounds < 1 || rounds > 1000 || confirmRounds < 1 || confirmRounds > 1000)
@@ -476,7 +476,7 @@ llvm::Error checkOptions() {
                  llvm::toString(cpu.takeError()));
   if (!cpu->runsHere())
     return error("this machine cannot run target " + targetName + " (" + cpu->needs + ")");
-  return llvm::Error::success();
+  return cpu;
 }
 
 /// The directory candidates are built in.
@@ -493,13 +493,13 @@ llvm::Expected<std::string> makeWorkDir() {
 }
 
 llvm::Error runTune(ModuleOp module, const char *argv0) {
-  if (llvm::Error err = checkOptions())
-    return err;
+  auto cpu = checkOptions();
+  if (!cpu)
+    return cpu.takeError();
   auto kernel = selectKernel(module);
   if (!kernel)
     return kernel.takeError();
   attn::AttentionOp op = kernel->getAttention();
-  auto cpu = lookupCpuTarget(targetName);
   std::vector<std::string> backends(backendNames.begin(), backendNames.end());
   if (backends.empty())
     backends = {"mlir", "halide"};
