@@ -2,6 +2,7 @@
 #   attnc_mlir_deps  interface target: LLVM/MLIR 22 headers, the shared libMLIR and libLLVM,
 #                    -fno-rtti (typeinfo must match the installed libraries)
 #   ATTNC_PTXAS      CUDA's ptxas, if present (lit feature `ptxas`)
+#   ATTNC_NVDISASM   CUDA's nvdisasm, if present (lit feature `nvdisasm`)
 #   Halide::Halide   the Halide wheel's libHalide (its C++ SDK; Halide_DIR from scripts/setup.sh),
 #                    and Halide::Runtime, its C runtime headers
 
@@ -29,3 +30,17 @@ message(STATUS "Using Halide ${Halide_VERSION} from ${Halide_DIR}")
 find_program(ATTNC_PTXAS ptxas HINTS ENV CUDA_HOME PATH_SUFFIXES bin
              PATHS /usr/local/cuda/bin DOC "CUDA ptxas, used to check generated PTX")
 message(STATUS "ptxas: ${ATTNC_PTXAS}")
+# The CUDA toolkit the cuda-* targets compile with (ptxas, libdevice) unless CUDA_HOME,
+# CUDA_ROOT or CUDA_PATH names another at run time.
+if(ATTNC_PTXAS)
+  get_filename_component(ATTNC_CUDA_TOOLKIT "${ATTNC_PTXAS}" DIRECTORY)
+  get_filename_component(ATTNC_CUDA_TOOLKIT "${ATTNC_CUDA_TOOLKIT}" DIRECTORY)
+else()
+  set(ATTNC_CUDA_TOOLKIT /usr/local/cuda)
+endif()
+# nvdisasm comes from PyPI (nvidia-cuda-nvdisasm, in the project's venv; setup.sh).
+file(GLOB ATTNC_NVDISASM_HINTS "$ENV{ATTNC_VENV}/lib/python3*/site-packages/nvidia/cu*/bin"
+     "${PROJECT_SOURCE_DIR}/.venv/lib/python3*/site-packages/nvidia/cu*/bin")
+find_program(ATTNC_NVDISASM nvdisasm HINTS ${ATTNC_NVDISASM_HINTS} PATHS /usr/local/cuda/bin
+             DOC "CUDA nvdisasm, used to check the SASS of generated cubins")
+message(STATUS "nvdisasm: ${ATTNC_NVDISASM}")

@@ -5,7 +5,8 @@
 #   apt:  LLVM/MLIR 22 (shared libLLVM/libMLIR, mlir-tblgen, FileCheck, lit), ccache, ninja,
 #         DLPack headers, PoCL + the OpenCL ICD loader, python3-numpy (reference cross-checks).
 #   pip:  a project-local venv (.venv) with the pinned Halide wheel (its C++ SDK and CMake
-#         package) and the CMake that Halide's package config requires (>= 3.28).
+#         package), the CMake that Halide's package config requires (>= 3.28), and NVIDIA's
+#         nvdisasm (the CUDA toolkit on these machines ships ptxas but no disassembler).
 # Sourced by scripts/main.sh and scripts/test.sh; exports ATTNC_BUILD and ATTNC_VENV.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ ATTNC_BUILD=${ATTNC_BUILD:-$ATTNC_ROOT/build}
 ATTNC_VENV=${ATTNC_VENV:-$ATTNC_ROOT/.venv}
 HALIDE_VERSION=21.0.0
 CMAKE_VERSION=3.31.10
+NVDISASM_VERSION=13.5.37  # SASS of the CUDA cubins (HMMA checks); the toolkit here has none
 LLVM_VERSION=22
 export ATTNC_ROOT ATTNC_BUILD ATTNC_VENV
 
@@ -28,7 +30,7 @@ install_apt() {
 }
 
 install_venv() {
-  local want="halide==$HALIDE_VERSION cmake==$CMAKE_VERSION"
+  local want="halide==$HALIDE_VERSION cmake==$CMAKE_VERSION nvidia-cuda-nvdisasm==$NVDISASM_VERSION"
   local stamp=$ATTNC_VENV/.attnc-requirements
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then step "venv: $want present"; return; fi
   step "venv: installing $want into $ATTNC_VENV"

@@ -3,6 +3,7 @@
 #   avx512bf16  AVX-512 with AVX512-BF16 (x86-64-avx512-bf16 kernels)
 #   avx2    the CPU runs AVX2 + FMA code (x86-64-avx2 kernels)
 #   ptxas   CMake found CUDA's ptxas
+#   nvdisasm  CMake found CUDA's nvdisasm (PyPI's nvidia-cuda-nvdisasm)
 #   opencl  an OpenCL ICD is installed (PoCL here: the Halide GPU schedule on the CPU)
 #   cuda-device  an NVIDIA driver is loaded (never on the CI machines)
 import os
@@ -59,3 +60,6 @@ if shutil.which("qemu-aarch64-static") and shutil.which("aarch64-linux-gnu-g++")
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+if config.nvdisasm and os.path.exists(config.nvdisasm):
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(("%nvdisasm", config.nvdisasm))

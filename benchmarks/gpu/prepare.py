@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Builds the GPU check's bundle here: kernels, reference data and a manifest for run.py.
 
-The GPU machine has PyTorch and Triton but no MLIR or Halide, so everything is compiled here:
-  - numerics: every case of the numeric matrix (and each f32 case again in bf16), compiled
-    for the CUDA target, with attnc-run's seeded inputs and reference outputs as .npy;
+The GPU machine has PyTorch and Triton but no MLIR or Halide, so everything is compiled here,
+once per kernel source (--kernels, backend:target pairs; default the Halide backend's
+cuda-sm90 schedule and the mlir backend's cuda-sm80 tensor-core kernel):
+  - numerics: every case of the numeric matrix (and each f32 case again in bf16),
+    compiled by each source that takes its dtype, with attnc-run's seeded inputs and
+    reference outputs as .npy (one reference per case);
   - benchmark kernels: bf16, head_dim 64 and 128, dense / causal / sliding window (256 keys
     back) / block-sparse (Longformer: 64-key blocks, one block either side, block 0 global),
     shape-generic (any batch and sequence length).
 run.py, on the GPU machine, loads each kernel through its C ABI with PyTorch CUDA tensors.
-With --target opencl the same bundle runs on this machine (run.py --device cpu), which checks
-the harness itself without a GPU.
+With --kernels halide:opencl the same bundle runs on this machine (run.py --device cpu), which
+checks the harness itself without a GPU.
 """
 import argparse
 import json
@@ -39,35 +42,55 @@ def run(cmd):
         sys.exit("failed: %s\n%s" % (" ".join(cmd), proc.stdout))
 
 
-def compile_kernel(args, spec, so):
-    run([args.attnc, spec, "--backend", "halide", "--target", args.target, "--emit=so", "-o", so])
+# The dtypes each kernel source compiles.
+DTYPES = {("halide", "opencl"): {"f32", "bf16"}, ("halide", "cuda-sm80"): {"f32", "f16", "bf16"},
+          ("halide", "cuda-sm90"): {"f32", "f16", "bf16"}, ("mlir", "cuda-sm80"): {"f16", "bf16"}}
+
+
+def parse_kernels(text):
+    """[(backend, target)] from "backend:target,...", each a known source."""
+    sources = [tuple(item.split(":", 1)) for item in text.split(",") if item]
+    for source in sources:
+        if source not in DTYPES:
+            sys.exit("unknown kernel source %s; expected one of %s" % (
+                ":".join(source), ", ".join(":".join(s) for s in DTYPES)))
+    return sources
+
+
+def compile_kernel(args, source, spec, so):
+    backend, target = source
+    run([args.attnc, spec, "--backend", backend, "--target", target, "--emit=so", "-o", so])
 
 
 def numerics(args, manifest):
     matrix = attnc_matrix.load()
     work = os.path.join(args.out, "numerics")
-    dtypes = ["f32", "bf16"] if args.target == "opencl" else ["f32", "f16", "bf16"]
     for case in cases(matrix, ["bf16"]):
-        if case["dtype"] not in dtypes:
+        sources = [s for s in args.kernels if case["dtype"] in DTYPES[s]]
+        if not sources:
             continue
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         directory, spec = attnc_matrix.write_spec(case, work)
-        compile_kernel(args, spec, os.path.join(directory, "kernel.so"))
+        kernels = {}
+        for source in sources:
+            so = os.path.join(directory, "%s-%s.so" % source)
+            compile_kernel(args, source, spec, so)
+            kernels[source[0]] = os.path.relpath(so, args.out)
         run([args.attnc_run, spec, "--reference", "-o", os.path.join(directory, "reference"),
              "--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
              "--seq-kv", str(case["seq_kv"]), "--seed", "5"])
         tol = matrix["tolerances"][case["dtype"]]
         manifest["numerics"].append({
             "name": case["name"], "dir": os.path.relpath(directory, args.out),
-            "dtype": case["dtype"], "lse": "lse" in case["outputs"],
+            "dtype": case["dtype"], "lse": "lse" in case["outputs"], "kernels": kernels,
             "rtol": tol["rtol"], "atol": tol["atol"]})
-        print("numerics:", case["name"])
+        print("numerics:", case["name"], "(%s)" % ", ".join(kernels))
 
 
 def bench_kernels(args, manifest):
     work = os.path.join(args.out, "bench")
     os.makedirs(work, exist_ok=True)
-    dtype = "f32" if args.target == "opencl" else "bf16"
+    dtype = "f32" if ("halide", "opencl") in args.kernels else "bf16"
     for mask_name, mask in BENCH_MASKS.items():
         for dim in (64, 128):
             name = "%s_d%d" % (mask_name, dim)
@@ -76,23 +99,29 @@ def bench_kernels(args, manifest):
                 f.write("attn.kernel @%s {\n  attn.attention {num_heads = %d, head_dim = %d, "
                         "dtype = %s, layout = bhsd, mask = %s, outputs = [out]}\n}\n"
                         % (name, args.heads, dim, dtype, mask))
-            compile_kernel(args, spec, os.path.join(work, name + ".so"))
-            manifest["bench"].append({"name": name, "so": os.path.join("bench", name + ".so"),
-                                      "mask": mask_name, "dim": dim, "dtype": dtype,
-                                      "heads": args.heads})
+            kernels = {}
+            for source in args.kernels:
+                if dtype in DTYPES[source]:
+                    so = "%s.%s-%s.so" % ((name,) + source)
+                    compile_kernel(args, source, spec, os.path.join(work, so))
+                    kernels[source[0]] = os.path.join("bench", so)
+            manifest["bench"].append({"name": name, "kernels": kernels, "mask": mask_name,
+                                      "dim": dim, "dtype": dtype, "heads": args.heads})
             print("bench:", name)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(HERE, "bundle"))
-    parser.add_argument("--target", default="cuda-sm90",
-                        choices=["cuda-sm80", "cuda-sm90", "opencl"])
+    parser.add_argument("--kernels", type=parse_kernels,
+                        default=parse_kernels("halide:cuda-sm90,mlir:cuda-sm80"),
+                        help="kernel sources, backend:target,... (halide:opencl checks the "
+                             "harness on this machine)")
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--attnc", default=os.path.join(BUILD, "bin", "attnc"))
     parser.add_argument("--attnc-run", default=os.path.join(BUILD, "bin", "attnc-run"))
     args = parser.parse_args()
-    manifest = {"target": args.target, "numerics": [], "bench": []}
+    manifest = {"kernels": [":".join(s) for s in args.kernels], "numerics": [], "bench": []}
     numerics(args, manifest)
     bench_kernels(args, manifest)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:

@@ -75,32 +75,40 @@ def load(directory, name, dtype, device):
 def numerics(bundle, manifest, device):
     results = []
     for case in manifest["numerics"]:
-        directory = os.path.join(bundle, case["dir"])
-        dtype = TORCH_DTYPES[case["dtype"]]
-        q, k, v = (load(os.path.join(directory, "reference"), n, dtype, device)
-                   for n in ("q", "k", "v"))
-        out = torch.zeros_like(q)
-        ref_dir = os.path.join(directory, "reference")
-        ref_lse = np.load(os.path.join(ref_dir, "lse.npy")) if case["lse"] else None
-        lse = torch.zeros(ref_lse.shape, dtype=torch.float32, device=device) \
-            if case["lse"] else None
-        ok, note = True, ""
-        try:
-            Kernel(os.path.join(directory, "kernel.so"), case["name"])(q, k, v, out, lse)
-            if device == "cuda":
-                torch.cuda.synchronize()
-            if os.path.exists(os.path.join(ref_dir, "out.npy")):
-                got = out.float().cpu().numpy().astype(np.float64)
-                ref = as_float64(np.load(os.path.join(ref_dir, "out.npy")), case["dtype"])
-                ok = compare(case["name"] + " out", got, ref, case["rtol"], case["atol"])
-            if lse is not None:
-                ok = compare(case["name"] + " lse", lse.cpu().numpy().astype(np.float64),
-                             ref_lse.astype(np.float64), case["rtol"], case["atol"]) and ok
-        except RuntimeError as e:
-            ok, note = False, str(e)
-            print(case["name"], note)
-        results.append({"name": case["name"], "dtype": case["dtype"], "ok": ok, "note": note})
+        for backend, so in case["kernels"].items():
+            results.append(check_case(bundle, case, backend, so, device))
     return results
+
+
+def check_case(bundle, case, backend, so, device):
+    """One matrix case on one backend's kernel: {name, backend, dtype, ok, note}."""
+    directory = os.path.join(bundle, case["dir"])
+    dtype = TORCH_DTYPES[case["dtype"]]
+    q, k, v = (load(os.path.join(directory, "reference"), n, dtype, device)
+               for n in ("q", "k", "v"))
+    out = torch.zeros_like(q)
+    ref_dir = os.path.join(directory, "reference")
+    ref_lse = np.load(os.path.join(ref_dir, "lse.npy")) if case["lse"] else None
+    lse = torch.zeros(ref_lse.shape, dtype=torch.float32, device=device) \
+        if case["lse"] else None
+    ok, note = True, ""
+    label = "%s [%s]" % (case["name"], backend)
+    try:
+        Kernel(os.path.join(bundle, so), case["name"])(q, k, v, out, lse)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        if os.path.exists(os.path.join(ref_dir, "out.npy")):
+            got = out.float().cpu().numpy().astype(np.float64)
+            ref = as_float64(np.load(os.path.join(ref_dir, "out.npy")), case["dtype"])
+            ok = compare(label + " out", got, ref, case["rtol"], case["atol"])
+        if lse is not None:
+            ok = compare(label + " lse", lse.cpu().numpy().astype(np.float64),
+                         ref_lse.astype(np.float64), case["rtol"], case["atol"]) and ok
+    except RuntimeError as e:
+        ok, note = False, str(e)
+        print(label, note)
+    return {"name": case["name"], "backend": backend, "dtype": case["dtype"], "ok": ok,
+            "note": note}
 
 
 def mask_mod(name):
@@ -180,7 +188,8 @@ def peers(name, q, k, v, device):
 def bench(bundle, manifest, args):
     results, deadline = [], time.monotonic() + args.deadline
     for entry in manifest["bench"]:
-        kernel = Kernel(os.path.join(bundle, entry["so"]), entry["name"])
+        kernels = {backend: Kernel(os.path.join(bundle, so), entry["name"])
+                   for backend, so in entry["kernels"].items()}
         dtype = TORCH_DTYPES[entry["dtype"]]
         for seq in args.seqs:
             if time.monotonic() > deadline:
@@ -193,8 +202,9 @@ def bench(bundle, manifest, args):
                 kept_pairs(entry["mask"], seq, args.device)
             row = {"kernel": entry["name"], "mask": entry["mask"], "dim": entry["dim"],
                    "seq": seq, "tflops": {}}
-            calls = [("attnc-halide", lambda: kernel(q, k, v, out))] + \
-                peers(entry["mask"], q, k, v, args.device)
+            calls = [("attnc-" + backend, lambda kernel=kernel: kernel(q, k, v, out))
+                     for backend, kernel in kernels.items()]
+            calls += peers(entry["mask"], q, k, v, args.device)
             for peer, call in calls:
                 try:
                     median, best = timed(call, args.repeat, args.device)
@@ -213,8 +223,8 @@ def report(numeric, rows, args):
                                         else "CPU (harness check)", torch.__version__), "",
              "## Numerics: %d of %d cases pass" % (sum(r["ok"] for r in numeric), len(numeric)),
              ""]
-    lines += ["- FAIL %s (%s) %s" % (r["name"], r["dtype"], r["note"]) for r in numeric
-              if not r["ok"]]
+    lines += ["- FAIL %s [%s] (%s) %s" % (r["name"], r["backend"], r["dtype"], r["note"])
+              for r in numeric if not r["ok"]]
     lines += ["", "## TFLOP/s over attended pairs (median / best)", "",
               "| kernel | seq | peer | median | best |", "|---|---|---|---|---|"]
     for row in rows:
@@ -248,11 +258,11 @@ def main():
     numeric = numerics(args.bundle, manifest, args.device)
     rows = bench(args.bundle, manifest, args)
     with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"target": manifest["target"], "numerics": numeric, "bench": rows}, f,
+        json.dump({"kernels": manifest["kernels"], "numerics": numeric, "bench": rows}, f,
                   indent=1)
     with open(os.path.join(args.out, "report.md"), "w") as f:
         f.write(report(numeric, rows, args))
-    failed = [r["name"] for r in numeric if not r["ok"]]
+    failed = ["%s [%s]" % (r["name"], r["backend"]) for r in numeric if not r["ok"]]
     print("numerics: %d passed, %d failed" % (len(numeric) - len(failed), len(failed)))
     return 1 if failed else 0
 

@@ -121,6 +121,50 @@ def AttnLowerFlashToHalideCallPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def AttnLowerFlashToNVGPUPass : Pass<"attn-lower-flash-to-nvgpu", "::mlir::ModuleOp"> {
+  let summary = "Lowers each attn.flash to a CUDA tensor-core kernel (mma.sync) and its grid function";
+  let description = [{
+    The MLIR CUDA backend for sm_80 and later. Every `attn.kernel` holding an `attn.flash`
+    (bf16 or f16) becomes `gpu.module @<name>_gpu` with the kernel `gpu.func @<name>`, and
+    the grid function `_mlir_ciface_<name>_grid` of `attnc_runtime.h` (LLVM dialect), which
+    hands the runtime's flat views, the kernel image `@<name>_image` (filled by
+    `attn-embed-gpu-binary`) and the launch facts (heads, block_q, threads, shared bytes)
+    to `attnc_rt_cuda_launch`.
+
+    The kernel is FlashAttention-2 shaped: one CTA per (query tile, head, batch), one warp
+    per 16 query rows; the query tile and two stages of K and V tiles in dynamic shared
+    memory, filled with `cp.async` (the next visited tile's while the current one is
+    computed); Q K^T and P V on `mma.sync.m16n8k16` (bf16 or f16 in, f32 accumulators)
+    with operands from `ldmatrix` (V through `ldmatrix.trans`), P kept in registers as the
+    A operand; the online softmax per row with quad shuffles. KV tiles are walked within
+    the mask's key range and classified by the shared tile rules: empty ones are never
+    loaded, full ones skip mask evaluation, `score_mod` / `mask_mod` are inlined. Records
+    the kernel's facts in `attn.cpu_kernels` with `device_type` kDLCUDA, so
+    `attn-emit-cpu-entry` adds the usual descriptor and C entry.
+
+    Rejects, with a located error, what the kernel does not cover: f32 (TF32 is not
+    implemented), head_dim not a multiple of 8, block_q / block_kv not multiples of 16,
+    tiles beyond sm_80's shared memory.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
+  ];
+}
+
+def AttnEmbedGpuBinaryPass : Pass<"attn-embed-gpu-binary", "::mlir::ModuleOp"> {
+  let summary = "Moves each gpu.binary's cubin into the host module as a constant";
+  let description = [{
+    After `gpu-module-to-binary`: the object of every `gpu.binary @<name>_gpu` (a cubin)
+    replaces the placeholder `llvm.mlir.global @<name>_image` that
+    `attn-lower-flash-to-nvgpu` left for it, and the binary is erased, leaving a host
+    module of the LLVM dialect whose object carries its kernels. Fails on a binary without
+    exactly one object or without its placeholder.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def AttnApproximateExpPass : Pass<"attn-approximate-exp"> {
   let summary = "Replaces math.exp by MLIR's vectorizable polynomial approximation";
   let description = [{

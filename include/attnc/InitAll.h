@@ -14,8 +14,10 @@
 
 #include "attnc/Conversion/Pipelines.h"
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Target/CUDA/CudaTarget.h"
 #include "attnc/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -23,12 +25,15 @@ namespace attnc {
 
 /// Dialects of every stage: attn (with arith and math inside score_mod /
 /// mask_mod regions), then func / scf / memref / vector of the tiled and
-/// loops stages, then LLVM.
+/// loops stages (gpu / nvgpu / nvvm on CUDA), then LLVM.
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::attn::AttnDialect, mlir::arith::ArithDialect,
                   mlir::math::MathDialect, mlir::func::FuncDialect,
                   mlir::scf::SCFDialect, mlir::memref::MemRefDialect,
-                  mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect>();
+                  mlir::vector::VectorDialect, mlir::LLVM::LLVMDialect,
+                  mlir::gpu::GPUDialect, mlir::nvgpu::NVGPUDialect,
+                  mlir::NVVM::NVVMDialect>();
+  registerCudaTranslations(registry);
 }
 
 /// attnc's passes and pipelines, MLIR's generic passes (canonicalize, cse,
@@ -37,6 +42,7 @@ inline void registerAllPasses() {
   mlir::attn::registerAttnPasses();
   mlir::registerTransformsPasses();
   mlir::registerConversionPasses();
+  mlir::registerGPUPasses();
   registerPipelines();
 }
 

@@ -15,6 +15,8 @@
 
 #include "attnc/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -46,6 +48,35 @@ void attnc::buildLowerToLLVMPipeline(OpPassManager &pm, llvm::StringRef target,
   entry.cpuNeeds = cpuNeeds;
   pm.addPass(attn::createAttnEmitCpuEntryPass(entry));
   pm.addPass(createCanonicalizerPass());
+}
+
+/// The gpu.module side follows upstream's NVVM path (convert-nvgpu-to-nvvm,
+/// convert-gpu-to-nvvm, nvvm-attach-target, gpu-module-to-binary); the host
+/// side is the CPU backend's LLVM lowering.
+void attnc::buildCudaPipeline(OpPassManager &pm, const CudaTarget &target, CudaOutput output) {
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createConvertNVGPUToNVVMPass());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = target.chip.str();
+  attach.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = output == CudaOutput::cubin ? "bin" : "isa";
+  // Where ptxas and libdevice (exp2, log, max as __nv_* calls) are.
+  binary.toolkitPath = cudaToolkitPath();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  if (output == CudaOutput::ptx)
+    return;
+  pm.addPass(attn::createAttnEmbedGpuBinaryPass());
+  buildLowerToLLVMPipeline(pm, target.name, /*cpuNeeds=*/0);
 }
 
 void attnc::registerPipelines() {

@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <type_traits>
 
 using namespace attnc::rt;
@@ -32,6 +33,14 @@ struct Driver {
   CUresult (*deviceGet)(int *, int);
   CUresult (*primaryCtxRetain)(void **, int);
   CUresult (*errorName)(CUresult, const char **);
+  CUresult (*errorString)(CUresult, const char **);
+  CUresult (*ctxPush)(void *);
+  CUresult (*ctxPop)(void **);
+  CUresult (*moduleLoadData)(void **, const void *);
+  CUresult (*moduleGetFunction)(void **, void *, const char *);
+  CUresult (*funcSetAttribute)(void *, int, int);
+  CUresult (*launchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, void *, void **, void **);
 };
 
 /// The driver's entry points, loaded once; "" or why not.
@@ -49,7 +58,12 @@ const Driver *driver(std::string &error) {
     if (!get(d.init, "cuInit") || !get(d.deviceGetCount, "cuDeviceGetCount") ||
         !get(d.deviceGet, "cuDeviceGet") ||
         !get(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain_v2") ||
-        !get(d.errorName, "cuGetErrorName"))
+        !get(d.errorName, "cuGetErrorName") || !get(d.errorString, "cuGetErrorString") ||
+        !get(d.ctxPush, "cuCtxPushCurrent_v2") || !get(d.ctxPop, "cuCtxPopCurrent_v2") ||
+        !get(d.moduleLoadData, "cuModuleLoadData") ||
+        !get(d.moduleGetFunction, "cuModuleGetFunction") ||
+        !get(d.funcSetAttribute, "cuFuncSetAttribute") ||
+        !get(d.launchKernel, "cuLaunchKernel"))
       return std::string("libcuda.so.1 lacks a driver API function attnc needs");
     if (CUresult rc = d.init(0)) {
       const char *name = "?";
@@ -62,7 +76,70 @@ const Driver *driver(std::string &error) {
   return failure.empty() ? &d : nullptr;
 }
 
+/// "what failed with NAME (description)" for a driver error.
+std::string driverError(const Driver &d, const char *what, CUresult rc) {
+  const char *name = "?", *text = "?";
+  d.errorName(rc, &name);
+  d.errorString(rc, &text);
+  return cat(what, " failed with ", name, " (", text, ")");
+}
+
+/// The kernel `function` of cubin `image` in context `ctx`, loaded once per
+/// (context, image, function), with its dynamic shared memory limit raised to
+/// `sharedBytes` (past the default 48 KiB needs the opt-in).
+void *loadFunction(const Driver &d, void *ctx, const void *image, const char *function,
+                   int sharedBytes, std::string &error) {
+  static std::mutex mutex;
+  static std::map<std::tuple<void *, const void *, std::string>, void *> functions;
+  std::lock_guard<std::mutex> lock(mutex);
+  void *&fn = functions[{ctx, image, function}];
+  if (fn)
+    return fn;
+  void *module = nullptr;
+  if (CUresult rc = d.moduleLoadData(&module, image)) {
+    error = driverError(d, "cuModuleLoadData", rc);
+    return nullptr;
+  }
+  void *loaded = nullptr;
+  if (CUresult rc = d.moduleGetFunction(&loaded, module, function)) {
+    error = driverError(d, "cuModuleGetFunction", rc);
+    return nullptr;
+  }
+  constexpr int kMaxDynamicSharedSizeBytes = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+  if (CUresult rc = d.funcSetAttribute(loaded, kMaxDynamicSharedSizeBytes, sharedBytes)) {
+    error = driverError(d, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", rc);
+    return nullptr;
+  }
+  return fn = loaded;
+}
+
 } // namespace
+
+bool attnc::rt::cudaLaunch(int64_t device, const void *image, const char *function,
+                           const unsigned (&grid)[3], unsigned threads, unsigned sharedBytes,
+                           void *stream, void **params, std::string &error, bool &ran) {
+  ran = false;
+  void *ctx = cudaPrimaryContext(device, error);
+  if (!ctx)
+    return false;
+  const Driver &d = *driver(error);
+  if (CUresult rc = d.ctxPush(ctx)) {
+    error = driverError(d, "cuCtxPushCurrent", rc);
+    return false;
+  }
+  void *fn = loadFunction(d, ctx, image, function, int(sharedBytes), error);
+  CUresult rc = 0;
+  if (fn) {
+    ran = true;
+    rc = d.launchKernel(fn, grid[0], grid[1], grid[2], threads, 1, 1, sharedBytes, stream,
+                        params, nullptr);
+    if (rc)
+      error = driverError(d, "cuLaunchKernel", rc);
+  }
+  void *popped = nullptr;
+  d.ctxPop(&popped);
+  return fn && rc == 0;
+}
 
 void *attnc::rt::cudaPrimaryContext(int64_t device, std::string &error) {
   const Driver *d = driver(error);

@@ -23,6 +23,14 @@ namespace attnc::rt {
 /// and device), or nullptr with `error` set.
 void *cudaPrimaryContext(int64_t device, std::string &error);
 
+/// Launches kernel `function` of cubin `image` on `stream` in the primary
+/// context of `device` (the module loaded once per context). False with
+/// `error` set on failure; `ran` says whether the launch itself was tried
+/// (the kernel may have written its outputs).
+bool cudaLaunch(int64_t device, const void *image, const char *function,
+                const unsigned (&grid)[3], unsigned threads, unsigned sharedBytes,
+                void *stream, void **params, std::string &error, bool &ran);
+
 } // namespace attnc::rt
 
 #endif // ATTNC_LIB_RUNTIME_CUDADRIVER_H

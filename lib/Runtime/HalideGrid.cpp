@@ -124,7 +124,7 @@ void attnc::rt::setGridFailureDetail(const std::string &detail) {
 }
 
 std::string attnc::rt::gridFailure(int32_t code) {
-  if (code == kGridNoDevice)
+  if (code == kGridNoDevice || code == kGridLaunchFailed)
     return tlsDetail;
   if (code == kGridTooLarge)
     return "a length or stride beyond 2^31 - 1 elements, which the Halide backend's 32-bit "

@@ -15,7 +15,10 @@ namespace attnc::rt {
 
 /// attnc_rt_halide_grid's codes besides Halide's own (negative) ones.
 constexpr int32_t kGridTooLarge = 2; // a length or stride beyond int32
-constexpr int32_t kGridNoDevice = 4; // no CUDA driver, device or context
+/// Nothing ran: no CUDA driver, device or context, or tensors the kernel
+/// cannot take (the detail says which).
+constexpr int32_t kGridNoDevice = 4;
+constexpr int32_t kGridLaunchFailed = 5; // a driver call of the launch failed
 
 /// What a grid function's code means, with the driver's words for the
 /// calling thread's last kGridNoDevice.

@@ -17,6 +17,7 @@
 
 #include "attnc/Conversion/Pipelines.h"
 #include "attnc/Target/CPU/CpuTunables.h"
+#include "attnc/Target/CUDA/CudaTarget.h"
 #include "attnc/Target/Halide/FlashPipeline.h"
 #include "attnc/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
@@ -65,12 +66,14 @@ std::vector<TargetEntry> attnc::listTargets() {
     CpuTarget cpu = llvm::cantFail(lookupCpuTarget(name));
     entries.push_back({cpu.name, "mlir", "cpu (kDLCPU)", cpu.needs, cpu.runsHere()});
   }
+  // Whether a driver is installed, without loading one into this process.
+  bool nvidia = llvm::sys::fs::exists("/proc/driver/nvidia");
+  for (const CudaTarget &cuda : mlirCudaTargets())
+    entries.push_back({cuda.name.str(), "mlir", "cuda (kDLCUDA)", cuda.needs.str(), nvidia});
   for (llvm::StringRef name : halide::kHalideCpuTargets) {
     CpuTarget cpu = llvm::cantFail(lookupCpuTarget(name));
     entries.push_back({cpu.name, "halide", "cpu (kDLCPU)", cpu.needs, cpu.runsHere()});
   }
-  // Whether a driver is installed, without loading one into this process.
-  bool nvidia = llvm::sys::fs::exists("/proc/driver/nvidia");
   bool icd = llvm::sys::fs::is_directory("/etc/OpenCL/vendors");
   entries.push_back({"cuda-sm80", "halide", "cuda (kDLCUDA)",
                      "an NVIDIA GPU, sm_80 or newer, and its driver", nvidia});
@@ -82,7 +85,7 @@ std::vector<TargetEntry> attnc::listTargets() {
 }
 
 void attnc::printBackends(llvm::raw_ostream &os) {
-  os << "backends: mlir (in-process MLIR and LLVM); halide (in-process Halide 21, x86-64, "
+  os << "backends: mlir (in-process MLIR and LLVM; x86-64, AArch64 and CUDA targets); halide (in-process Halide 21, x86-64, "
         "CUDA and OpenCL targets)\n";
 }
 
@@ -120,9 +123,24 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
   }
   if (backend != "mlir")
     return error("unknown backend '" + backend + "'; expected mlir or halide");
+  if (const CudaTarget *cuda = lookupMlirCudaTarget(target)) {
+    // The host side (argument checks, the launch) is baseline x86-64 code.
+    Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget("x86-64")),
+                        Schedule(cpuTunables())};
+    selection.gpuTarget = cuda->name.str();
+    for (const std::string &assignment : schedule)
+      if (llvm::Error err = selection.schedule.set(assignment, 16))
+        return std::move(err);
+    return selection;
+  }
   llvm::Expected<CpuTarget> cpu = lookupCpuTarget(target);
-  if (!cpu)
-    return cpu.takeError();
+  if (!cpu) {
+    llvm::consumeError(cpu.takeError());
+    std::string names = llvm::join(llvm::ArrayRef(kCpuTargets), ", ");
+    for (const CudaTarget &cuda : mlirCudaTargets())
+      names += ", " + cuda.name.str();
+    return error("unknown target '" + target + "'; expected one of " + names);
+  }
   Selection selection{backend.str(), *cpu, Schedule(cpuTunables())};
   for (const std::string &assignment : schedule)
     if (llvm::Error err = selection.schedule.set(assignment, cpu->vectorWidth))
@@ -138,7 +156,8 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   mlir::attn::AttnTileFlashPassOptions tiling;
   tiling.blockQ = s.schedule.get("block_q");
   tiling.blockKv = s.schedule.get("block_kv");
-  tiling.gpu = !s.gpuTarget.empty();
+  // The Halide GPU schedule keeps its state in shared memory: its own rule.
+  tiling.gpu = s.backend == "halide" && !s.gpuTarget.empty();
   pm.addPass(mlir::attn::createAttnTileFlashPass(tiling));
   if (until == PipelineStage::tiled)
     return;
@@ -149,6 +168,12 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
                                                                : "opencl";
     pm.addPass(mlir::attn::createAttnLowerFlashToHalideCallPass(call));
     buildLowerToLLVMPipeline(pm, s.cpu.name, s.cpu.cpuNeeds);
+    return;
+  }
+  if (const CudaTarget *cuda = lookupMlirCudaTarget(s.gpuTarget)) {
+    pm.addPass(mlir::attn::createAttnLowerFlashToNVGPUPass());
+    if (until != PipelineStage::loops)
+      buildCudaPipeline(pm, *cuda, CudaOutput::cubin);
     return;
   }
   mlir::attn::AttnLowerFlashToCPUPassOptions lowering;

@@ -35,7 +35,9 @@ struct IREmitter {
   using Bool = Value;
   OpBuilder &b;
   Location loc;
-  ModuleOp module; // holds the block-layout tables
+  /// Holds the block-layout tables: a builtin.module, or a gpu.module for
+  /// device code (any op with one block of symbols).
+  Operation *module;
   int64_t lanes = 0;
 
   Int c(int64_t v) {
@@ -83,7 +85,8 @@ struct IREmitter {
     // the same spec always gives the same object.
     std::string name;
     int count = 0;
-    for (auto global : module.getOps<memref::GlobalOp>()) {
+    Block &symbols = module->getRegion(0).front();
+    for (auto global : symbols.getOps<memref::GlobalOp>()) {
       if (!global.getSymName().starts_with("attn_block_layout_"))
         continue;
       ++count;
@@ -93,7 +96,7 @@ struct IREmitter {
     if (name.empty()) {
       name = "attn_block_layout_" + std::to_string(count);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(module.getBody());
+      b.setInsertionPointToStart(&symbols);
       memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"), type,
                                init, /*constant=*/true, /*alignment=*/nullptr);
     }
@@ -156,7 +159,7 @@ int64_t mlir::attn::countKeptPairs(Attribute mask, int64_t seqQ,
 }
 
 std::pair<Value, Value>
-mlir::attn::emitTileClass(OpBuilder &b, Location loc, ModuleOp module,
+mlir::attn::emitTileClass(OpBuilder &b, Location loc, Operation *module,
                           Attribute mask, bool hasMaskMod,
                           const TileBounds<Value> &tile) {
   IREmitter e{b, loc, module};
@@ -174,7 +177,7 @@ bool mlir::attn::canEmitMaskKeepsVector(Attribute mask) {
 Value mlir::attn::emitMaskKeepsVector(OpBuilder &b, Location loc, Attribute mask,
                                       Value q, Value kv, Value seqQ, Value seqKv) {
   int64_t lanes = cast<VectorType>(q.getType()).getNumElements();
-  IREmitter e{b, loc, ModuleOp(), lanes};
+  IREmitter e{b, loc, nullptr, lanes};
   auto splat = [&](Value x) {
     return vector::BroadcastOp::create(b, loc, q.getType(), x).getResult();
   };
@@ -185,12 +188,12 @@ Value mlir::attn::emitMaskKeepsVector(OpBuilder &b, Location loc, Attribute mask
 std::pair<Value, Value> mlir::attn::emitKeyRange(OpBuilder &b, Location loc,
                                                  Attribute mask, Value q0, Value q1,
                                                  Value seqQ, Value seqKv) {
-  IREmitter e{b, loc, ModuleOp()};
+  IREmitter e{b, loc, nullptr};
   TileBounds<Value> t{q0, q1, e.c(0), seqKv, seqQ, seqKv};
   return attnc::mask::Classifier<IREmitter>(e).keyRange(toRule(mask), t);
 }
 
-Value mlir::attn::emitMaskKeeps(OpBuilder &b, Location loc, ModuleOp module,
+Value mlir::attn::emitMaskKeeps(OpBuilder &b, Location loc, Operation *module,
                                 Attribute mask, Value q, Value kv, Value seqQ,
                                 Value seqKv) {
   IREmitter e{b, loc, module};

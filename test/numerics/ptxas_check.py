@@ -2,11 +2,13 @@
 """Assembles the PTX of every matrix variant with ptxas for each CUDA target, and records its use.
 
 For each case of matrix.json (and each f32 case again in f16 and bf16): `attnc --emit=ptx
---backend halide --target T` (the Halide GPU schedule's PTX, as the object embeds it), then
-`ptxas -v -arch A` for T = cuda-sm80 (A = sm_80) and cuda-sm90 (A = sm_90). A variant passes
-when ptxas accepts it; the table lists registers per thread, spilled bytes, and the threads and
-shared memory per block the schedule chose (dynamic shared memory: ptxas does not see it). No
-GPU is needed: this checks that the code assembles, not that it runs.
+--backend B --target T` (the PTX the object embeds), then `ptxas -v -arch A`:
+  - halide: T = cuda-sm80 (A = sm_80) and cuda-sm90 (A = sm_90);
+  - mlir: T = cuda-sm80 (its mma.sync kernel, for sm_80 and later: A = sm_80 and sm_90a);
+    bf16 and f16 variants only (the backend has no f32 kernel), and a spill fails the check.
+A variant passes when ptxas accepts it; the table lists registers per thread, spilled bytes,
+and the threads and shared memory per block the schedule chose (dynamic shared memory: ptxas
+does not see it). No GPU is needed: this checks that the code assembles, not that it runs.
 """
 import argparse
 import os
@@ -16,30 +18,36 @@ import sys
 import attnc_matrix
 from compiled_check import cases, run
 
-TARGETS = {"cuda-sm80": "sm_80", "cuda-sm90": "sm_90"}
+# (attnc target, ptxas architecture) per backend.
+TARGETS = {"halide": [("cuda-sm80", "sm_80"), ("cuda-sm90", "sm_90")],
+           "mlir": [("cuda-sm80", "sm_80"), ("cuda-sm80", "sm_90a")]}
 
 
-def check(args, case, target):
+def check(args, case, target, arch):
     """(ok, row or failure text) of one variant on one target."""
     directory, spec = attnc_matrix.write_spec(case, args.work)
-    ptx = os.path.join(directory, target + ".ptx")
-    rc, out = run([args.attnc, spec, "--backend", "halide", "--target", target,
+    ptx = os.path.join(directory, "%s-%s.ptx" % (args.backend, target))
+    rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", target,
                    "--emit=ptx", "-o", ptx])
     if rc:
         return False, "attnc --emit=ptx exited with %d\n%s" % (rc, out)
     with open(ptx) as f:
         launch = f.readline().split(": ", 2)[-1].strip()
-    rc, out = run([args.ptxas, "-v", "-arch", TARGETS[target], ptx, "-o", os.devnull])
+    rc, out = run([args.ptxas, "-v", "-arch", arch, ptx, "-o", os.devnull])
     if rc:
-        return False, "ptxas -arch %s exited with %d\n%s" % (TARGETS[target], rc, out)
+        return False, "ptxas -arch %s exited with %d\n%s" % (arch, rc, out)
     registers = max(int(n) for n in re.findall(r"Used (\d+) registers", out))
     spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill stores", out))
-    return True, "| %s | %s | %d | %d | %s |" % (case["name"], target, registers, spills, launch)
+    if spills and args.backend == "mlir":
+        return False, "ptxas -arch %s spilled %d bytes\n%s" % (arch, spills, out)
+    return True, "| %s | %s | %s | %d | %d | %s |" % (case["name"], target, arch, registers,
+                                                     spills, launch)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attnc", required=True)
+    parser.add_argument("--backend", choices=sorted(TARGETS), default="halide")
     parser.add_argument("--ptxas", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--report", help="also write the table (Markdown) here")
@@ -48,19 +56,22 @@ def main():
     rows, failed = [], 0
     for case in cases(matrix, ["f16", "bf16"]):
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
-        for target in TARGETS:
-            ok, text = check(args, case, target)
+        if args.backend == "mlir" and case["dtype"] == "f32":
+            continue
+        for target, arch in TARGETS[args.backend]:
+            ok, text = check(args, case, target, arch)
             if ok:
                 rows.append(text)
             else:
                 failed += 1
-                print("FAIL %s %s: %s" % (case["name"], target, text))
-    table = ["| variant | target | registers | spilled bytes | launch |",
-             "|---|---|---|---|---|"] + rows
+                print("FAIL %s %s %s: %s" % (case["name"], target, arch, text))
+    table = ["| variant | target | ptxas -arch | registers | spilled bytes | launch |",
+             "|---|---|---|---|---|---|"] + rows
     print("\n".join(table))
     if args.report:
         with open(args.report, "w") as f:
-            f.write("# ptxas on the Halide GPU schedule's PTX (test/numerics/ptxas_check.py)\n\n"
+            f.write("# ptxas on the %s backend's CUDA PTX (test/numerics/ptxas_check.py --backend "
+                    "%s)\n\n" % (args.backend, args.backend)
                     + "\n".join(table) + "\n")
     print("%d accepted, %d failed" % (len(rows), failed))
     return 1 if failed or not rows else 0

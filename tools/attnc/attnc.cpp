@@ -20,6 +20,7 @@
 #include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
 #include "attnc/InitAll.h"
 #include "attnc/Target/CPU/CpuTunables.h"
+#include "attnc/Target/CUDA/CudaTarget.h"
 #include "attnc/Target/Registry.h"
 #include "attnc/Tools/HelpOptions.h"
 #include "attnc/Tools/SpecFile.h"
@@ -65,8 +66,9 @@ cl::opt<std::string> targetName("target",
                                 cl::desc("Target (see --list-targets): x86-64-avx512, "
                                          "x86-64-avx512-bf16, x86-64-avx2, x86-64, host, or "
                                          "several, comma-separated, best first, for one "
-                                         "object that picks at run time; with "
-                                         "--backend=halide also cuda-sm80, cuda-sm90, opencl"),
+                                         "object that picks at run time; cuda-sm80 (CUDA "
+                                         "tensor cores); with --backend=halide also "
+                                         "cuda-sm80, cuda-sm90, opencl"),
                                 cl::init("x86-64-avx512"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
                                 cl::cat(attncCat));
@@ -96,7 +98,7 @@ cl::opt<Stage> emit(
                clEnumValN(Stage::halide, "halide",
                           "--backend=halide: the Halide pipeline's lowered statement"),
                clEnumValN(Stage::ptx, "ptx",
-                          "--backend=halide --target=cuda-*: the kernels' PTX"),
+                          "a CUDA target: the kernels' PTX"),
                clEnumValN(Stage::llvm, "llvm", "optimized LLVM IR"),
                clEnumValN(Stage::assembly, "asm", "assembly"),
                clEnumValN(Stage::obj, "obj", "object file and C header (default)"),
@@ -361,6 +363,37 @@ llvm::Expected<attnc::Selection> selectFor(ModuleOp module, std::string *notes,
   return attnc::select(choice->backend, target, choice->schedule);
 }
 
+/// --emit=ptx of the mlir backend: each kernel's PTX, as gpu-module-to-binary
+/// gives it to ptxas for the cubin the object embeds, headed by its launch.
+llvm::Error writeMlirPtx(ModuleOp module, const attnc::Selection &selection) {
+  if (llvm::Error err = runPipeline(module, selection, attnc::PipelineStage::loops))
+    return err;
+  llvm::StringMap<std::string> launches;
+  module.walk([&](gpu::GPUFuncOp func) {
+    auto bytes = func->getAttrOfType<IntegerAttr>("attn.dynamic_shared_bytes");
+    std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize();
+    if (bytes && block)
+      launches[func.getName()] = llvm::formatv(
+          "{0} threads per block, {1} bytes of dynamic shared memory", (*block)[0],
+          bytes.getInt());
+  });
+  PassManager pm(module->getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return error("invalid MLIR pass manager options");
+  attnc::buildCudaPipeline(pm, *attnc::lookupMlirCudaTarget(selection.gpuTarget),
+                           attnc::CudaOutput::ptx);
+  if (failed(pm.run(module)))
+    return alreadyReported();
+  return writeText(outputPath(""), [&](auto &os) {
+    for (auto binary : module.getOps<gpu::BinaryOp>()) {
+      StringRef kernel = binary.getSymName().drop_back(strlen("_gpu"));
+      os << "// attnc: kernel " << kernel << ": " << launches[kernel] << "\n";
+      for (Attribute object : binary.getObjects())
+        os << cast<gpu::ObjectAttr>(object).getObject().getValue() << "\n";
+    }
+  });
+}
+
 /// `--target=a,b,c`: one object with each target's code and an entry point
 /// per kernel that picks the variant for the running CPU (MultiTarget.cpp).
 llvm::Error compileMultiTarget(ModuleOp module, ArrayRef<StringRef> targets,
@@ -427,8 +460,14 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
   };
   if (emit == Stage::spec)
     return printModule();
-  if ((emit == Stage::halide || emit == Stage::ptx) && selection->backend != "halide")
-    return error("--emit=halide and --emit=ptx need --backend=halide");
+  bool mlirCuda = selection->backend == "mlir" && !selection->gpuTarget.empty();
+  if (emit == Stage::ptx && mlirCuda)
+    return writeMlirPtx(module, *selection);
+  if (emit == Stage::halide && selection->backend != "halide")
+    return error("--emit=halide needs --backend=halide");
+  if (emit == Stage::ptx && selection->backend != "halide")
+    return error("--emit=ptx needs a CUDA target (cuda-sm80, or with --backend=halide "
+                 "cuda-sm90)");
   if (selection->backend == "halide" && emit != Stage::normalized && emit != Stage::tiled)
     return compileHalide(module, *selection, argv0);
   std::optional<attnc::PipelineStage> mlirStage;

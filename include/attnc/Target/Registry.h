@@ -40,7 +40,8 @@ struct Selection {
   std::string backend;
   CpuTarget cpu; // the host code's target (all of it, on a CPU target)
   Schedule schedule;
-  /// A GPU target of the Halide backend (cuda-sm80, cuda-sm90, opencl), or "".
+  /// A GPU target: of the Halide backend (cuda-sm80, cuda-sm90, opencl) or of
+  /// the mlir backend (cuda-sm80); "" on a CPU target.
   std::string gpuTarget;
   /// Test instrumentation of the CPU lowering (count visited KV tiles).
   bool countTiles = false;

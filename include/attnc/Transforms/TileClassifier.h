@@ -42,9 +42,10 @@ int64_t countKeptPairs(Attribute mask, int64_t seqQ, int64_t seqKv);
 
 /// Emits index arithmetic computing (isFull, isEmpty) as i1 values for a tile
 /// with run-time bounds (all of `index` type). Block layouts become constant
-/// tables (memref.global) in `module`.
+/// tables (memref.global) in `module`: a builtin.module, or the gpu.module of
+/// device code.
 std::pair<Value, Value> emitTileClass(OpBuilder &b, Location loc,
-                                      ModuleOp module, Attribute mask,
+                                      Operation *module, Attribute mask,
                                       bool hasMaskMod,
                                       const TileBounds<Value> &tile);
 
@@ -63,7 +64,7 @@ Value emitMaskKeepsVector(OpBuilder &b, Location loc, Attribute mask, Value q,
                           Value kv, Value seqQ, Value seqKv);
 
 /// Emits the i1 "mask attribute keeps (q, kv)" for run-time positions.
-Value emitMaskKeeps(OpBuilder &b, Location loc, ModuleOp module,
+Value emitMaskKeeps(OpBuilder &b, Location loc, Operation *module,
                     Attribute mask, Value q, Value kv, Value seqQ, Value seqKv);
 
 } // namespace mlir::attn

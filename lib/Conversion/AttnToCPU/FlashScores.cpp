@@ -13,9 +13,10 @@
 
 #include "FlashKernelBuilder.h"
 
+#include "attnc/Conversion/AttnToCPU/InlineMod.h"
+
 #include "attnc/Conversion/AttnToCPU/TransposeSquare.h"
 #include "attnc/Transforms/TileClassifier.h"
-#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -170,33 +171,15 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols) {
               });
 }
 
-/// Clones a score_mod / mask_mod body at the insertion point with its block
-/// arguments bound to `args`; returns the yielded value.
+/// A score_mod / mask_mod body inlined; a zero divisor sets the function's
+/// status to 1 (the runtime reports it) and divides by 1.
 Value FlashKernelBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
-  IRMapping map;
-  Block &block = region.front();
-  for (auto [arg, value] : llvm::zip(block.getArguments(), args))
-    map.map(arg, value);
-  for (Operation &inner : block.without_terminator()) {
-    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
-            arith::FloorDivSIOp, arith::CeilDivSIOp>(inner)) {
-      // Guard: a zero divisor would trap. Record it and divide by 1 instead.
-      Value divisor = map.lookup(inner.getOperand(1));
-      Value zero = b.create<arith::ConstantOp>(b.getZeroAttr(divisor.getType()));
-      Value one = b.create<arith::ConstantOp>(b.getOneAttr(divisor.getType()));
-      Value isZero = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, divisor, zero);
-      ifThen(isZero, [&] {
-        b.create<memref::StoreOp>(
-            b.create<arith::ConstantIntOp>(1, 32), status, ValueRange{idx(0)});
-      });
-      map.map(inner.getOperand(1), b.create<arith::SelectOp>(isZero, one, divisor));
-      b.clone(inner, map);
-      map.map(inner.getOperand(1), divisor);
-      continue;
-    }
-    b.clone(inner, map);
-  }
-  return map.lookup(block.getTerminator()->getOperand(0));
+  return attn::inlineMod(b, b.getLoc(), region, args, [&](Value isZero) {
+    ifThen(isZero, [&] {
+      b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(1, 32), status,
+                                ValueRange{idx(0)});
+    });
+  });
 }
 
 /// Partial or edge tiles of a window mask (causal, sliding windows and their

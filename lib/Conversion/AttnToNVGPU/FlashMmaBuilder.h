@@ -1,0 +1,119 @@
+//===- FlashMmaBuilder.h - builder of the mma.sync Flash kernel -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Shared by FlashMmaKernel.cpp (the CTA: loads, the KV-tile walk, the
+// epilogue) and FlashMmaTile.cpp (one KV tile: S = Q K^T on tensor cores,
+// mods and mask, online softmax, O += P V). Private to
+// lib/Conversion/AttnToNVGPU.
+//
+// Fragments follow PTX's m16n8k16 layouts. In a warp, lane = 4 g + t
+// (g = lane / 4, t = lane % 4) holds of a 16 x 8 f32 accumulator the
+// elements (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1): a vector<4xf32>,
+// elements 0-1 in row g and 2-3 in row g + 8. An A operand (16 x 16) is
+// four pairs, a B operand (16 x 8) two, each pair a vector<2xT>.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNTONVGPU_FLASHMMABUILDER_H
+#define ATTNC_LIB_CONVERSION_ATTNTONVGPU_FLASHMMABUILDER_H
+
+#include "attnc/Conversion/AttnToNVGPU/FlashMmaKernel.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::attn::mma {
+
+/// (batch, head, seq) strides of one tensor, in elements.
+struct Strides {
+  Value batch, head, seq;
+};
+
+/// The online-softmax state a thread carries across KV tiles: its O
+/// accumulators (dimPadded / 8 of them), and per row half (g, g + 8) the
+/// running max (base-2 units) and its partial sum of P.
+struct SoftmaxState {
+  SmallVector<Value> acc;
+  Value max[2], sum[2];
+
+  SmallVector<Value> flatten() const;
+  static SoftmaxState unflatten(ValueRange values, int64_t accCount);
+};
+
+class FlashMmaBuilder {
+public:
+  FlashMmaBuilder(FlashOp op, gpu::GPUModuleOp module, ImplicitLocOpBuilder &b);
+  void build(gpu::GPUFuncOp func);
+
+private:
+  // Index arithmetic.
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value div(Value x, int64_t d) { return arith::DivUIOp::create(b, x, c(d)); }
+  Value rem(Value x, int64_t d) { return arith::RemUIOp::create(b, x, c(d)); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  Value lt(Value x, Value y) { return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y); }
+  Value f32(double v) { return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(float(v))); }
+  Value offset(const Strides &s, Value bIdx, Value hIdx, Value row) {
+    return add(add(mul(bIdx, s.batch), mul(hIdx, s.head)), mul(row, s.seq));
+  }
+  template <typename Fn> void ifThen(Value cond, Fn body) {
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+
+  // FlashMmaKernel.cpp: the CTA.
+  void loadRows(Value buf, const Strides &s, Value headIdx, Value first, Value seqLen,
+                Value smemRow, int64_t rowCount);
+  void zeroPadding();
+  void loadKvTile(Value tile, Value stage);
+  std::pair<Value, Value> classifyKvTile(Value tile);
+  Value nextVisitedTile(Value from, Value end);
+  void writeOutputs(const SoftmaxState &state);
+
+  // FlashMmaTile.cpp: one KV tile.
+  SmallVector<Value> ldmatrix(Value row, Value col, bool transpose);
+  Value mma(ArrayRef<Value> a, Value b0, Value b1, Value acc);
+  SmallVector<Value> queryFragment(Value chunk);
+  SmallVector<Value> scores(Value stage, ArrayRef<Value> queryFragments);
+  Value keeps(Value qPos, Value kPos);
+  SmallVector<Value> keepBits(Value k0, Value needed);
+  SmallVector<Value> scaleModsAndMask(ArrayRef<Value> s, Value k0, ArrayRef<Value> bits,
+                                      Value needed);
+  Value inlineMod(Region &region, ArrayRef<Value> args);
+  Value quadReduce(Value x, bool isMax);
+  SoftmaxState softmax(SmallVector<Value> &s, const SoftmaxState &state);
+  void accumulateValues(ArrayRef<Value> p, Value stage, SoftmaxState &state);
+  SoftmaxState visitTile(Value tile, Value stage, ArrayRef<Value> queryFragments,
+                         const SoftmaxState &state);
+
+  FlashOp op;
+  gpu::GPUModuleOp module;
+  ImplicitLocOpBuilder &b;
+  MmaKernelShape shape;
+  Type elemType;
+  /// Q's A fragments stay in registers for the whole CTA up to this padded
+  /// head_dim (32 registers); beyond it they are reloaded from shared memory
+  /// per KV tile, so the O accumulators fit without spills.
+  static constexpr int64_t kQueryInRegistersUpTo = 128;
+
+  // Kernel arguments and values the pieces share.
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, smem;
+  Value seqQ, seqKv, batch, head, kvHead, q0, tid, warp, lane, g, t;
+  /// This lane's row and column within a 16 x 16 ldmatrix.x4 block, for
+  /// Q (A operand), K (B operand, two n8 tiles) and V (transposed B operand).
+  Value qRowLane, kRowLane, kColLane, vRowLane, colLane16;
+  Strides qS, kS, vS, outS, lseS;
+};
+
+} // namespace mlir::attn::mma
+
+#endif // ATTNC_LIB_CONVERSION_ATTNTONVGPU_FLASHMMABUILDER_H

@@ -1,0 +1,325 @@
+//===- FlashMmaKernel.cpp - attn.flash as an mma.sync CUDA kernel ---------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// One CTA computes query tile blockIdx.x of head blockIdx.y of batch
+// blockIdx.z, FlashAttention-2 style:
+//
+//   cp.async Q tile -> shared; zero the head_dim padding columns
+//   for each visited KV tile (the mask's key range, empty tiles skipped):
+//     wait for its K / V tile; barrier
+//     cp.async the next visited tile's K / V into the other stage
+//     S = Q K^T               mma.sync m16n8k16, f32 accumulators; each warp
+//                             owns 16 query rows, K read by ldmatrix
+//     partial / edge tiles, or a score_mod: mods, mask, mask_mod per element
+//     online softmax          row max and sum over the lane quad by shuffles
+//     O = O alpha + P V       P re-used from S's registers as the A operand,
+//                             V read by ldmatrix.trans
+//   out = O / l, lse = m + log l; rows with l = 0 give out = 0, lse = -inf
+//
+// Rows and keys past the sequence are zero-filled by cp.async's source size,
+// and their scores masked. The walk, the classification and every branch
+// depend on the CTA's tile only, so barriers are never divergent.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashMmaBuilder.h"
+
+#include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Transforms/TileClassifier.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::mma;
+
+MmaKernelShape MmaKernelShape::of(FlashOp op) {
+  MmaKernelShape s;
+  s.blockQ = op.getTileQ();
+  s.blockKv = op.getTileKv();
+  s.dim = op.getDim();
+  s.dimPadded = llvm::alignTo(s.dim, 16);
+  // 16 bytes of skew per row: the 8 row addresses of an ldmatrix then fall in
+  // 8 different 16-byte bank groups instead of all in one.
+  s.rowStride = s.dimPadded + 8;
+  s.warps = s.blockQ / 16;
+  s.threads = 32 * s.warps;
+  int64_t elemBytes = op.getDtype().getIntOrFloatBitWidth() / 8;
+  s.sharedBytes = (s.blockQ + 4 * s.blockKv) * s.rowStride * elemBytes;
+  return s;
+}
+
+/// Shared memory a CTA may use on sm_80 (A100: 163 KiB with the opt-in).
+static constexpr int64_t kMaxSharedBytes = 163 * 1024;
+
+std::string mlir::attn::mmaKernelMisfit(FlashOp op) {
+  Type elem = op.getDtype();
+  MmaKernelShape s = MmaKernelShape::of(op);
+  if (!elem.isBF16() && !elem.isF16())
+    return "the cuda-sm80 kernels run bf16 and f16 on tensor cores; f32 (TF32) is not "
+           "implemented yet";
+  if (s.dim % 8 != 0)
+    return "head_dim must be a multiple of 8 (cp.async copies 16-byte pieces of rows)";
+  if (s.blockQ % 16 != 0 || s.blockQ > 256)
+    return "block_q must be a multiple of 16 up to 256 (one warp per 16 query rows)";
+  if (s.blockKv % 16 != 0 || s.blockKv > 256)
+    return "block_kv must be a multiple of 16 up to 256 (the MMA's k = 16)";
+  if (s.sharedBytes > kMaxSharedBytes)
+    return ("the tiles need " + llvm::Twine(s.sharedBytes) +
+            " bytes of shared memory, more than sm_80's " + llvm::Twine(kMaxSharedBytes) +
+            "; lower block_q or block_kv")
+        .str();
+  return "";
+}
+
+SmallVector<Value> SoftmaxState::flatten() const {
+  SmallVector<Value> values(acc);
+  values.append({max[0], max[1], sum[0], sum[1]});
+  return values;
+}
+
+SoftmaxState SoftmaxState::unflatten(ValueRange values, int64_t accCount) {
+  SoftmaxState s;
+  s.acc.assign(values.begin(), values.begin() + accCount);
+  s.max[0] = values[accCount], s.max[1] = values[accCount + 1];
+  s.sum[0] = values[accCount + 2], s.sum[1] = values[accCount + 3];
+  return s;
+}
+
+FlashMmaBuilder::FlashMmaBuilder(FlashOp op, gpu::GPUModuleOp module, ImplicitLocOpBuilder &b)
+    : op(op), module(module), b(b), shape(MmaKernelShape::of(op)), elemType(op.getDtype()) {}
+
+/// cp.async of rows [first, first + rowCount) of (batch, headIdx) into shared
+/// rows from smemRow, 16 bytes per copy, the CTA's threads striding over the
+/// pieces; rows at or past seqLen are zero-filled (source size 0, address
+/// clamped to row 0).
+void FlashMmaBuilder::loadRows(Value buf, const Strides &s, Value headIdx, Value first,
+                               Value seqLen, Value smemRow, int64_t rowCount) {
+  int64_t perRow = shape.dim / 8;
+  auto loop = scf::ForOp::create(b, tid, c(rowCount * perRow), c(shape.threads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value piece = loop.getInductionVar();
+  Value row = div(piece, perRow), col = mul(rem(piece, perRow), c(8));
+  Value pos = add(first, row);
+  Value valid = lt(pos, seqLen);
+  Value src = add(offset(s, batch, headIdx, arith::SelectOp::create(b, valid, pos, c(0))), col);
+  Value count = arith::SelectOp::create(b, valid, c(8), c(0));
+  nvgpu::DeviceAsyncCopyOp::create(b, smem, ValueRange{add(smemRow, row), col}, buf,
+                                   ValueRange{src}, b.getIndexAttr(8), count,
+                                   b.getUnitAttr());
+}
+
+/// Zeroes shared columns [head_dim, dimPadded) of every row once: cp.async
+/// never writes them, and the MMAs read them as k (Q K^T) or n (P V) padding.
+void FlashMmaBuilder::zeroPadding() {
+  int64_t pad = shape.dimPadded - shape.dim;
+  if (pad == 0)
+    return;
+  int64_t rows = shape.blockQ + 4 * shape.blockKv;
+  auto loop = scf::ForOp::create(b, tid, c(rows * pad), c(shape.threads));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value i = loop.getInductionVar();
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(elemType));
+  memref::StoreOp::create(b, zero, smem, ValueRange{div(i, pad), add(c(shape.dim), rem(i, pad))});
+}
+
+void FlashMmaBuilder::loadKvTile(Value tile, Value stage) {
+  Value k0 = mul(tile, c(shape.blockKv));
+  Value keyRow = add(c(shape.keyRow(0)), mul(stage, c(shape.blockKv)));
+  Value valueRow = add(c(shape.valueRow(0)), mul(stage, c(shape.blockKv)));
+  loadRows(kBuf, kS, kvHead, k0, seqKv, keyRow, shape.blockKv);
+  loadRows(vBuf, vS, kvHead, k0, seqKv, valueRow, shape.blockKv);
+}
+
+/// (full, empty) of KV tile `tile` for this CTA's query rows.
+std::pair<Value, Value> FlashMmaBuilder::classifyKvTile(Value tile) {
+  Value k0 = mul(tile, c(shape.blockKv));
+  Value cols = min(c(shape.blockKv), sub(seqKv, k0));
+  Value rows = min(c(shape.blockQ), sub(seqQ, q0));
+  TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
+  return emitTileClass(b, b.getLoc(), module, op.getMask(), !op.getMaskMod().empty(), bounds);
+}
+
+/// The first KV tile in [from, end) that the mask does not skip, or end.
+Value FlashMmaBuilder::nextVisitedTile(Value from, Value end) {
+  Type index = b.getIndexType();
+  auto scan = scf::WhileOp::create(b, TypeRange{index}, ValueRange{from});
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&scan.getBefore(), {}, {index}, {b.getLoc()});
+  Value tile = before->getArgument(0);
+  auto inRange = scf::IfOp::create(b, TypeRange{b.getI1Type()}, lt(tile, end), true, true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&inRange.getThenRegion().front());
+    scf::YieldOp::create(b, classifyKvTile(tile).second);
+    b.setInsertionPointToStart(&inRange.getElseRegion().front());
+    scf::YieldOp::create(b, ValueRange{arith::ConstantIntOp::create(b, 0, 1)});
+  }
+  scf::ConditionOp::create(b, inRange.getResult(0), ValueRange{tile});
+  Block *after = b.createBlock(&scan.getAfter(), {}, {index}, {b.getLoc()});
+  scf::YieldOp::create(b, ValueRange{add(after->getArgument(0), c(1))});
+  return scan.getResult(0);
+}
+
+/// out = O / l (0 where l = 0) as pairs of the element type; lse = m ln 2 +
+/// log l (-inf where l = 0) from the quad's first lane. Rows past seq_q and
+/// head_dim padding are not written.
+void FlashMmaBuilder::writeOutputs(const SoftmaxState &state) {
+  auto pairType = VectorType::get({2}, elemType);
+  bool wantLse = op.hasOutput(OutputKind::lse);
+  for (int half = 0; half < 2; ++half) {
+    Value l = quadReduce(state.sum[half], /*isMax=*/false);
+    Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0));
+    Value inv = arith::SelectOp::create(b, empty, f32(0), arith::DivFOp::create(b, f32(1), l));
+    Value row = add(add(q0, mul(warp, c(16))), add(g, c(8 * half)));
+    ifThen(lt(row, seqQ), [&] {
+      Value base = add(offset(outS, batch, head, row), mul(t, c(2)));
+      for (int64_t n = 0; n < shape.dim / 8; ++n) {
+        Value lo = vector::ExtractOp::create(b, state.acc[n], int64_t(2 * half));
+        Value hi = vector::ExtractOp::create(b, state.acc[n], int64_t(2 * half + 1));
+        Value pair = vector::FromElementsOp::create(
+            b, pairType,
+            ValueRange{arith::TruncFOp::create(b, elemType, arith::MulFOp::create(b, lo, inv)),
+                       arith::TruncFOp::create(b, elemType, arith::MulFOp::create(b, hi, inv))});
+        vector::StoreOp::create(b, pair, outBuf, ValueRange{add(base, c(8 * n))});
+      }
+      if (!wantLse)
+        return;
+      Value firstLane = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, c(0));
+      ifThen(firstLane, [&] {
+        Value m = arith::MulFOp::create(b, state.max[half], f32(0.693147180559945309));
+        Value lse = arith::AddFOp::create(b, m, math::LogOp::create(b, l));
+        Value negInf = f32(-std::numeric_limits<double>::infinity());
+        memref::StoreOp::create(b, arith::SelectOp::create(b, empty, negInf, lse), lseBuf,
+                                ValueRange{offset(lseS, batch, head, row)});
+      });
+    });
+  }
+}
+
+void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  auto args = entry.getArguments();
+  qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
+  auto param = [&](int64_t i) { return args[5 + i]; };
+  auto strides = [&](int64_t first) {
+    return Strides{param(first), param(first + 1), param(first + 2)};
+  };
+  seqQ = param(ATTNC_P_SEQ_Q), seqKv = param(ATTNC_P_SEQ_KV);
+  qS = strides(ATTNC_P_Q_STRIDES), kS = strides(ATTNC_P_K_STRIDES);
+  vS = strides(ATTNC_P_V_STRIDES), outS = strides(ATTNC_P_OUT_STRIDES);
+  lseS = strides(ATTNC_P_LSE_STRIDES);
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  warp = div(tid, 32), lane = rem(tid, 32), g = div(lane, 4), t = rem(lane, 4);
+  // ldmatrix.x4: lanes 8m .. 8m+7 address the rows of 8 x 8 matrix m.
+  Value matrix = div(lane, 8), row8 = rem(lane, 8);
+  qRowLane = rem(lane, 16);
+  colLane16 = mul(div(lane, 16), c(8));
+  kRowLane = add(row8, mul(div(lane, 16), c(8)));
+  kColLane = mul(rem(matrix, 2), c(8));
+  vRowLane = add(row8, kColLane);
+  batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  kvHead = div(head, op.getHeads() / op.getKvHeads());
+  q0 = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), c(shape.blockQ));
+
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value bytes = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
+  int64_t rows = shape.blockQ + 4 * shape.blockKv;
+  smem = memref::ViewOp::create(
+      b, MemRefType::get({rows, shape.rowStride}, elemType, nullptr, workgroup), bytes, c(0),
+      ValueRange{});
+
+  // Prologue: the query tile and the first visited KV tile, then Q's
+  // fragments (kept in registers up to kQueryInRegistersUpTo).
+  zeroPadding();
+  loadRows(qBuf, qS, head, q0, seqQ, c(shape.queryRow()), shape.blockQ);
+  Value rowsHere = min(c(shape.blockQ), sub(seqQ, q0));
+  auto [keyLo, keyHi] =
+      emitKeyRange(b, b.getLoc(), op.getMask(), q0, add(q0, rowsHere), seqQ, seqKv);
+  Value firstTile = arith::FloorDivSIOp::create(
+      b, arith::MaxSIOp::create(b, keyLo, c(0)), c(shape.blockKv));
+  Value endTile = arith::CeilDivSIOp::create(
+      b, arith::MaxSIOp::create(b, min(keyHi, seqKv), c(0)), c(shape.blockKv));
+  Value first = nextVisitedTile(firstTile, endTile);
+  ifThen(lt(first, endTile), [&] { loadKvTile(first, c(0)); });
+  NVVM::CpAsyncCommitGroupOp::create(b);
+  NVVM::CpAsyncWaitGroupOp::create(b, 0);
+  gpu::BarrierOp::create(b);
+  SmallVector<Value> queryFragments;
+  if (shape.dimPadded <= kQueryInRegistersUpTo)
+    for (int64_t chunk = 0; chunk < shape.dimPadded / 16; ++chunk)
+      llvm::append_range(queryFragments, queryFragment(c(chunk)));
+
+  SoftmaxState init;
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({4}, b.getF32Type()), 0.0f));
+  init.acc.assign(shape.dimPadded / 8, zeros);
+  init.max[0] = init.max[1] = f32(-std::numeric_limits<double>::infinity());
+  init.sum[0] = init.sum[1] = f32(0);
+  int64_t accCount = int64_t(init.acc.size());
+
+  // The walk: (tile, stage, state...) while tile < end.
+  SmallVector<Value> carried{first, c(0)};
+  llvm::append_range(carried, init.flatten());
+  SmallVector<Type> types = llvm::to_vector(ValueRange(carried).getTypes());
+  SmallVector<Location> locs(types.size(), b.getLoc());
+  auto walk = scf::WhileOp::create(b, types, carried);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before = b.createBlock(&walk.getBefore(), {}, types, locs);
+    scf::ConditionOp::create(b, lt(before->getArgument(0), endTile), before->getArguments());
+    Block *after = b.createBlock(&walk.getAfter(), {}, types, locs);
+    Value tile = after->getArgument(0), stage = after->getArgument(1);
+    SoftmaxState state = SoftmaxState::unflatten(after->getArguments().drop_front(2), accCount);
+    // Tile `tile` has landed, and every warp is done with the other stage.
+    NVVM::CpAsyncWaitGroupOp::create(b, 0);
+    gpu::BarrierOp::create(b);
+    Value next = nextVisitedTile(add(tile, c(1)), endTile);
+    Value otherStage = sub(c(1), stage);
+    ifThen(lt(next, endTile), [&] { loadKvTile(next, otherStage); });
+    NVVM::CpAsyncCommitGroupOp::create(b);
+    SoftmaxState updated = visitTile(tile, stage, queryFragments, state);
+    SmallVector<Value> yielded{next, otherStage};
+    llvm::append_range(yielded, updated.flatten());
+    scf::YieldOp::create(b, yielded);
+  }
+  writeOutputs(SoftmaxState::unflatten(walk.getResults().drop_front(2), accCount));
+  gpu::ReturnOp::create(b);
+}
+
+gpu::GPUFuncOp mlir::attn::buildMmaFlashKernel(FlashOp op, gpu::GPUModuleOp module,
+                                               StringRef name) {
+  MLIRContext *ctx = op.getContext();
+  ImplicitLocOpBuilder b(op.getLoc(), ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto global = IntegerAttr::get(IntegerType::get(ctx, 64), 1);
+  Type elemBuf = MemRefType::get({ShapedType::kDynamic}, op.getDtype(), nullptr, global);
+  Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type(), nullptr, global);
+  SmallVector<Type> inputs{elemBuf, elemBuf, elemBuf, elemBuf, f32Buf};
+  inputs.append(ATTNC_P_COUNT, b.getIndexType());
+  auto func = gpu::GPUFuncOp::create(b, name, FunctionType::get(ctx, inputs, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  MmaKernelShape shape = MmaKernelShape::of(op);
+  // The launch always uses this many threads: lets ptxas budget registers.
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(shape.threads), 1, 1}));
+  // One CTA per SM is enough (shared memory bounds occupancy anyway): without
+  // this ptxas aims for several and caps registers, spilling accumulators.
+  func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+  ImplicitLocOpBuilder body(op.getLoc(), ctx);
+  mma::FlashMmaBuilder(op, module, body).build(func);
+  return func;
+}

@@ -1,0 +1,281 @@
+//===- FlashMmaTile.cpp - one KV tile of the mma.sync Flash kernel --------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// What a warp does with one KV tile (FlashMmaBuilder.h has the fragment
+// layouts): its 16 rows of S = Q K^T on mma.sync, scores scaled into base-2
+// units (mods see natural units), masked per element only where the tile
+// needs it, the online softmax with quad shuffles, and O += P V with P's
+// accumulators repacked as the A operand in registers (no shared memory).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FlashMmaBuilder.h"
+
+#include "attnc/Conversion/AttnToCPU/InlineMod.h"
+#include "attnc/Transforms/TileClassifier.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::mma;
+
+static constexpr double kLog2e = 1.44269504088896341;
+
+/// Four 8 x 8 matrices of shared memory, this lane addressing row `row`,
+/// column `col`: four pairs (vector<2xT>), matrix i's in pair i.
+SmallVector<Value> FlashMmaBuilder::ldmatrix(Value row, Value col, bool transpose) {
+  auto type = VectorType::get({4, 2}, elemType);
+  Value all = nvgpu::LdMatrixOp::create(b, type, smem, ValueRange{row, col}, transpose, 4);
+  SmallVector<Value> pairs;
+  for (int64_t i = 0; i < 4; ++i)
+    pairs.push_back(vector::ExtractOp::create(b, all, i));
+  return pairs;
+}
+
+/// acc + A B on one m16n8k16 tile: a is four pairs, (b0, b1) two.
+Value FlashMmaBuilder::mma(ArrayRef<Value> a, Value b0, Value b1, Value acc) {
+  bool bf16 = elemType.isBF16();
+  // The NVVM op takes bf16 pairs as i32 registers, f16 pairs as vector<2xf16>.
+  auto operand = [&](Value pair) -> Value {
+    if (!bf16)
+      return pair;
+    Value bits = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, bits, int64_t(0));
+  };
+  SmallVector<Value> aOps = llvm::map_to_vector(a, operand);
+  SmallVector<Value> cOps;
+  for (int64_t i = 0; i < 4; ++i)
+    cOps.push_back(vector::ExtractOp::create(b, acc, i));
+  Type f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  Value d = NVVM::MmaOp::create(b, resultType, aOps, ValueRange{operand(b0), operand(b1)}, cOps,
+                                ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+                                std::array<NVVM::MMATypes, 2>{type, type},
+                                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                                NVVM::MMALayout::col});
+  SmallVector<Value> elems;
+  for (int64_t i = 0; i < 4; ++i)
+    elems.push_back(LLVM::ExtractValueOp::create(b, d, i));
+  return vector::FromElementsOp::create(b, acc.getType(), elems);
+}
+
+/// The A fragment of this warp's 16 query rows, head_dim columns
+/// [16 chunk, 16 chunk + 16).
+SmallVector<Value> FlashMmaBuilder::queryFragment(Value chunk) {
+  Value row = add(c(shape.queryRow()), add(mul(warp, c(16)), qRowLane));
+  return ldmatrix(row, add(mul(chunk, c(16)), colLane16), /*transpose=*/false);
+}
+
+/// S = Q K^T for this warp's rows and the tile's keys: blockKv / 8
+/// accumulators, n-tile j holding keys [8 j, 8 j + 8).
+SmallVector<Value> FlashMmaBuilder::scores(Value stage, ArrayRef<Value> queryFragments) {
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({4}, b.getF32Type()), 0.0f));
+  SmallVector<Value> s(shape.blockKv / 8, zeros);
+  Value keyBase = add(add(c(shape.keyRow(0)), mul(stage, c(shape.blockKv))), kRowLane);
+  for (int64_t chunk = 0; chunk < shape.dimPadded / 16; ++chunk) {
+    SmallVector<Value> a = queryFragments.empty()
+                               ? queryFragment(c(chunk))
+                               : SmallVector<Value>(queryFragments.slice(4 * chunk, 4));
+    Value col = add(c(16 * chunk), kColLane);
+    for (int64_t pair = 0; pair < shape.blockKv / 16; ++pair) {
+      SmallVector<Value> k = ldmatrix(add(keyBase, c(16 * pair)), col, /*transpose=*/false);
+      s[2 * pair] = mma(a, k[0], k[1], s[2 * pair]);
+      s[2 * pair + 1] = mma(a, k[2], k[3], s[2 * pair + 1]);
+    }
+  }
+  return s;
+}
+
+/// A score_mod / mask_mod body inlined; a zero divisor divides by 1 (the
+/// grid has no status word to report it in).
+Value FlashMmaBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
+  return attn::inlineMod(b, b.getLoc(), region, args);
+}
+
+/// Whether the mask, mask_mod and the sequence's end keep (qPos, kPos).
+/// Positions are clamped into the sequences before the mask and mask_mod see
+/// them (rows past seq_q are never stored; keys past seq_kv are dropped
+/// anyway), so block tables are never indexed past their end.
+Value FlashMmaBuilder::keeps(Value qPos, Value kPos) {
+  Value qAt = min(qPos, sub(seqQ, c(1))), kAt = min(kPos, sub(seqKv, c(1)));
+  Value keep = emitMaskKeeps(b, b.getLoc(), module, op.getMask(), qAt, kAt, seqQ, seqKv);
+  keep = arith::AndIOp::create(b, keep, lt(kPos, seqKv));
+  if (!op.getMaskMod().empty())
+    keep = arith::AndIOp::create(b, keep,
+                                 inlineMod(op.getMaskMod(), {batch, head, qAt, kAt}));
+  return keep;
+}
+
+/// This lane's keep bits for KV tile k0 (element e of accumulator n is bit
+/// 4n + e, in 32-bit words), evaluated where the tile needs it (partial, or
+/// past seq_kv) and all set elsewhere. Computed before the scores, so the
+/// mask's arithmetic never competes with S's accumulators for registers.
+SmallVector<Value> FlashMmaBuilder::keepBits(Value k0, Value needed) {
+  int64_t words = llvm::divideCeil(shape.blockKv / 2, 32);
+  SmallVector<Type> types(words, b.getI32Type());
+  auto branch = scf::IfOp::create(b, types, needed, true, true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  Value rowA = add(q0, add(mul(warp, c(16)), g)), colA = add(k0, mul(t, c(2)));
+  SmallVector<Value> bits(words, arith::ConstantIntOp::create(b, 0, 32));
+  for (int64_t i = 0; i < shape.blockKv / 2; ++i) {
+    int64_t n = i / 4, e = i % 4;
+    Value keep = keeps(add(rowA, c(8 * (e / 2))), add(colA, c(8 * n + e % 2)));
+    Value bit = arith::ShLIOp::create(b, arith::ExtUIOp::create(b, b.getI32Type(), keep),
+                                      arith::ConstantIntOp::create(b, i % 32, 32));
+    bits[i / 32] = arith::OrIOp::create(b, bits[i / 32], bit);
+  }
+  scf::YieldOp::create(b, bits);
+  b.setInsertionPointToStart(&branch.getElseRegion().front());
+  scf::YieldOp::create(
+      b, SmallVector<Value>(words, arith::ConstantIntOp::create(b, -1, 32)));
+  return SmallVector<Value>(branch.getResults());
+}
+
+/// The scores in base-2 units, -inf where `bits` drops them: with a
+/// score_mod, element by element (the mod sees natural units and positions);
+/// otherwise one multiply each, and the bits applied only where `needed`.
+SmallVector<Value> FlashMmaBuilder::scaleModsAndMask(ArrayRef<Value> s, Value k0,
+                                                     ArrayRef<Value> bits, Value needed) {
+  double scale = op.getScaleAttr().getValueAsDouble();
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  auto masked = [&](bool withMod) {
+    Value rowA = add(q0, add(mul(warp, c(16)), g)), colA = add(k0, mul(t, c(2)));
+    SmallVector<Value> result;
+    for (auto [n, acc] : llvm::enumerate(s)) {
+      SmallVector<Value> elems;
+      for (int64_t e = 0; e < 4; ++e) {
+        int64_t i = 4 * int64_t(n) + e;
+        Value x = vector::ExtractOp::create(b, acc, e);
+        if (withMod) {
+          Value qAt = min(add(rowA, c(8 * (e / 2))), sub(seqQ, c(1)));
+          Value kAt = min(add(colA, c(8 * int64_t(n) + e % 2)), sub(seqKv, c(1)));
+          x = inlineMod(op.getScoreMod(), {arith::MulFOp::create(b, x, f32(scale)), batch,
+                                           head, qAt, kAt});
+          x = arith::MulFOp::create(b, x, f32(kLog2e));
+        } else {
+          x = arith::MulFOp::create(b, x, f32(scale * kLog2e));
+        }
+        Value bit = arith::AndIOp::create(
+            b, arith::ShRUIOp::create(b, bits[i / 32], arith::ConstantIntOp::create(b, i % 32, 32)),
+            arith::ConstantIntOp::create(b, 1, 32));
+        Value keep = arith::TruncIOp::create(b, b.getI1Type(), bit);
+        elems.push_back(arith::SelectOp::create(b, keep, x, negInf));
+      }
+      result.push_back(vector::FromElementsOp::create(b, acc.getType(), elems));
+    }
+    return result;
+  };
+  if (!op.getScoreMod().empty())
+    return masked(true);
+  SmallVector<Type> types(s.size(), s[0].getType());
+  auto branch = scf::IfOp::create(b, types, needed, true, true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  scf::YieldOp::create(b, masked(false));
+  b.setInsertionPointToStart(&branch.getElseRegion().front());
+  Value factor = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(cast<VectorType>(s[0].getType()), float(scale * kLog2e)));
+  scf::YieldOp::create(b, llvm::map_to_vector(s, [&](Value x) -> Value {
+                         return arith::MulFOp::create(b, x, factor);
+                       }));
+  return SmallVector<Value>(branch.getResults());
+}
+
+/// x reduced over the four lanes of a quad (the lanes holding one row).
+Value FlashMmaBuilder::quadReduce(Value x, bool isMax) {
+  for (int32_t offset : {1, 2}) {
+    Value other = gpu::ShuffleOp::create(b, x, offset, 32, gpu::ShuffleMode::XOR).getShuffleResult();
+    x = isMax ? Value(arith::MaxNumFOp::create(b, x, other))
+              : Value(arith::AddFOp::create(b, x, other));
+  }
+  return x;
+}
+
+/// The online softmax step: s becomes P = 2^(s - m'), the state's max, sum
+/// (this lane's share; the quad's are added at the end) and accumulators are
+/// rescaled by 2^(m - m').
+SoftmaxState FlashMmaBuilder::softmax(SmallVector<Value> &s, const SoftmaxState &state) {
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  SoftmaxState next;
+  Value safeMax[2], alpha[2];
+  for (int half = 0; half < 2; ++half) {
+    Value rowMax = negInf;
+    for (Value acc : s)
+      for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+        rowMax = arith::MaxNumFOp::create(b, rowMax, vector::ExtractOp::create(b, acc, e));
+    next.max[half] = arith::MaxNumFOp::create(b, state.max[half], quadReduce(rowMax, true));
+    // A row with nothing kept so far keeps m = -inf; subtract 0 then, not -inf.
+    Value none = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, next.max[half], negInf);
+    safeMax[half] = arith::SelectOp::create(b, none, f32(0), next.max[half]);
+    alpha[half] = math::Exp2Op::create(b, arith::SubFOp::create(b, state.max[half], safeMax[half]));
+  }
+  Value rowSum[2] = {f32(0), f32(0)};
+  for (Value &acc : s) {
+    SmallVector<Value> p;
+    for (int64_t e = 0; e < 4; ++e) {
+      Value x = vector::ExtractOp::create(b, acc, e);
+      p.push_back(math::Exp2Op::create(b, arith::SubFOp::create(b, x, safeMax[e / 2])));
+      rowSum[e / 2] = arith::AddFOp::create(b, rowSum[e / 2], p.back());
+    }
+    acc = vector::FromElementsOp::create(b, acc.getType(), p);
+  }
+  Value scale = vector::FromElementsOp::create(
+      b, VectorType::get({4}, b.getF32Type()), ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+  for (int half = 0; half < 2; ++half)
+    next.sum[half] = arith::AddFOp::create(
+        b, arith::MulFOp::create(b, state.sum[half], alpha[half]), rowSum[half]);
+  next.acc = llvm::map_to_vector(state.acc, [&](Value acc) -> Value {
+    return arith::MulFOp::create(b, acc, scale);
+  });
+  return next;
+}
+
+/// O += P V: P's accumulators for keys [16 j, 16 j + 16) are, rounded to
+/// the element type, exactly the A fragment of that k-chunk.
+void FlashMmaBuilder::accumulateValues(ArrayRef<Value> p, Value stage, SoftmaxState &state) {
+  auto pairType = VectorType::get({2}, elemType);
+  auto pack = [&](Value acc, int64_t e) -> Value {
+    Value lo = arith::TruncFOp::create(b, elemType, vector::ExtractOp::create(b, acc, e));
+    Value hi = arith::TruncFOp::create(b, elemType, vector::ExtractOp::create(b, acc, e + 1));
+    return vector::FromElementsOp::create(b, pairType, ValueRange{lo, hi});
+  };
+  Value valueBase = add(add(c(shape.valueRow(0)), mul(stage, c(shape.blockKv))), vRowLane);
+  for (int64_t chunk = 0; chunk < shape.blockKv / 16; ++chunk) {
+    Value lo = p[2 * chunk], hi = p[2 * chunk + 1];
+    SmallVector<Value> a{pack(lo, 0), pack(lo, 2), pack(hi, 0), pack(hi, 2)};
+    Value row = add(valueBase, c(16 * chunk));
+    for (int64_t pair = 0; pair < shape.dimPadded / 16; ++pair) {
+      SmallVector<Value> v = ldmatrix(row, add(c(16 * pair), colLane16), /*transpose=*/true);
+      state.acc[2 * pair] = mma(a, v[0], v[1], state.acc[2 * pair]);
+      state.acc[2 * pair + 1] = mma(a, v[2], v[3], state.acc[2 * pair + 1]);
+    }
+  }
+}
+
+SoftmaxState FlashMmaBuilder::visitTile(Value tile, Value stage, ArrayRef<Value> queryFragments,
+                                        const SoftmaxState &state) {
+  // Mask evaluation where the tile is partial or runs past seq_kv.
+  Value k0 = mul(tile, c(shape.blockKv));
+  Value full = classifyKvTile(tile).first;
+  Value edge = lt(sub(seqKv, k0), c(shape.blockKv));
+  Value needed = arith::OrIOp::create(
+      b, edge, arith::XOrIOp::create(b, full, arith::ConstantIntOp::create(b, 1, 1)));
+  SmallVector<Value> bits = keepBits(k0, needed);
+  SmallVector<Value> s = scaleModsAndMask(scores(stage, queryFragments), k0, bits, needed);
+  SoftmaxState next = softmax(s, state);
+  accumulateValues(s, stage, next);
+  return next;
+}

@@ -1,0 +1,121 @@
+//===- LowerFlashToNVGPU.cpp - attn-lower-flash-to-nvgpu ------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Each attn.kernel @<name> becomes
+//
+//   gpu.module @<name>_gpu { gpu.func @<name>(...) kernel { ... } }
+//   llvm.mlir.global private constant @<name>_image  (the cubin; empty until
+//                                                     attn-embed-gpu-binary)
+//   llvm.func @_mlir_ciface_<name>_grid(q, k, v, out, lse, params: ptr,
+//                                      batch, device_id: i64, stream: ptr) -> i32 {
+//     return attnc_rt_cuda_launch(@<name>_image, "<name>", q, k, v, out, lse,
+//                                 params, batch, device_id, stream, heads,
+//                                 block_q, threads, shared_bytes)
+//   }
+//
+// the grid function of attnc_runtime.h, so attn-emit-cpu-entry gives it the
+// same descriptor and C entry as every other kernel (device_type kDLCUDA).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Conversion/AttnToNVGPU/FlashMmaKernel.h"
+#include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Transforms/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNLOWERFLASHTONVGPUPASS
+#include "Attn/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr StringLiteral kLauncher = "attnc_rt_cuda_launch";
+
+LLVM::GlobalOp addString(OpBuilder &b, Location loc, StringRef symbol, StringRef text) {
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), text.size() + 1);
+  return LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true, LLVM::Linkage::Private,
+                                symbol, b.getStringAttr(text.str() + '\0'));
+}
+
+void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = op.getLoc();
+  Type ptr = LLVM::LLVMPointerType::get(ctx), i32 = b.getI32Type(), i64 = b.getI64Type();
+  std::string image = (name + "_image").str(), function = (name + "_cuda_function").str();
+  // A placeholder the cubin replaces (attn-embed-gpu-binary).
+  auto placeholder = LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                                            /*isConstant=*/true, LLVM::Linkage::Private, image,
+                                            b.getStringAttr(""));
+  placeholder.setAlignment(64);
+  addString(b, loc, function, name);
+
+  SmallVector<Type> launcherArgs(8, ptr);
+  launcherArgs.append({i64, i64, ptr, i64, i64, i64, i64});
+  auto launcherType = LLVM::LLVMFunctionType::get(i32, launcherArgs);
+  if (!SymbolTable::lookupSymbolIn(module, kLauncher))
+    LLVM::LLVMFuncOp::create(b, loc, kLauncher, launcherType);
+
+  SmallVector<Type> gridArgs(6, ptr);
+  gridArgs.append({i64, i64, ptr});
+  auto grid = LLVM::LLVMFuncOp::create(b, loc, ("_mlir_ciface_" + name + "_grid").str(),
+                                       LLVM::LLVMFunctionType::get(i32, gridArgs));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(grid.addEntryBlock(b));
+  SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, image),
+                          LLVM::AddressOfOp::create(b, loc, ptr, function)};
+  llvm::append_range(args, grid.getArguments());
+  MmaKernelShape shape = MmaKernelShape::of(op);
+  for (int64_t c : {op.getHeads(), shape.blockQ, shape.threads, shape.sharedBytes})
+    args.push_back(LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(c)));
+  auto call = LLVM::CallOp::create(b, loc, launcherType, kLauncher, args);
+  LLVM::ReturnOp::create(b, loc, call.getResult());
+}
+
+struct AttnLowerFlashToNVGPUPass
+    : public mlir::attn::impl::AttnLowerFlashToNVGPUPassBase<AttnLowerFlashToNVGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToEnd(module.getBody());
+    SmallVector<Attribute> kernels;
+    for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
+      FlashOp op = kernel.getFlash();
+      if (!op) {
+        kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");
+        return signalPassFailure();
+      }
+      if (std::string misfit = mmaKernelMisfit(op); !misfit.empty()) {
+        op.emitOpError("cannot become a CUDA tensor-core kernel: ") << misfit;
+        return signalPassFailure();
+      }
+      StringRef name = kernel.getSymName();
+      auto gpuModule = gpu::GPUModuleOp::create(b, op.getLoc(), (name + "_gpu").str());
+      gpu::GPUFuncOp func = buildMmaFlashKernel(op, gpuModule, name);
+      // For --emit=ptx's header: what the launch asks for.
+      func->setAttr("attn.dynamic_shared_bytes",
+                    b.getI64IntegerAttr(MmaKernelShape::of(op).sharedBytes));
+      emitGridFunction(b, module, op, name);
+      NamedAttrList facts(describeCpuKernel(op, name));
+      facts.set("device_type", b.getI64IntegerAttr(kDLCUDA));
+      kernels.push_back(facts.getDictionary(&getContext()));
+      kernel.erase();
+    }
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
+    module->setAttr("attn.cpu_kernels", ArrayAttr::get(&getContext(), kernels));
+  }
+};
+
+} // namespace
