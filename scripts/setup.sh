@@ -3,7 +3,8 @@
 # installs nothing and only rebuilds what changed (ccache keeps rebuilds from scratch cheap).
 #
 #   apt:  LLVM/MLIR 22 (shared libLLVM/libMLIR, mlir-tblgen, FileCheck, lit), ccache, ninja,
-#         DLPack headers, PoCL + the OpenCL ICD loader, python3-numpy (reference cross-checks).
+#         DLPack headers, PoCL + the OpenCL ICD loader, python3-numpy (reference cross-checks),
+#         the AArch64 cross toolchain and QEMU, clang-22 with its runtimes (the fuzzers).
 #   pip:  a project-local venv (.venv) with the pinned Halide wheel (its C++ SDK and CMake
 #         package), the CMake that Halide's package config requires (>= 3.28), and NVIDIA's
 #         nvdisasm (the CUDA toolkit on these machines ships ptxas but no disassembler).
@@ -26,7 +27,8 @@ install_apt() {
   attnc_apt_install llvm-$LLVM_VERSION-dev libmlir-$LLVM_VERSION-dev mlir-$LLVM_VERSION-tools \
     llvm-$LLVM_VERSION-tools ccache ninja-build libdlpack-dev libgtest-dev pocl-opencl-icd \
     ocl-icd-opencl-dev python3-venv python3-numpy \
-    g++-aarch64-linux-gnu qemu-user-static  # the aarch64-neon matrix: cross build, emulation
+    g++-aarch64-linux-gnu qemu-user-static \
+    clang-$LLVM_VERSION libclang-rt-$LLVM_VERSION-dev  # aarch64: cross build, emulation; fuzzers
 }
 
 install_venv() {

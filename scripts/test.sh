@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The README's test command: install what is missing, build, run every test (lit suite through ctest).
+# The README's test command: install what is missing, build, run every test (lit suite and unit
+# tests through ctest), then a bounded run of each fuzzer (scripts/fuzz.sh, 60 s each; set
+# ATTNC_FUZZ_SECONDS to change it).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 t0=$SECONDS
 "$ATTNC_VENV/bin/ctest" --test-dir "$ATTNC_BUILD" --output-on-failure -V
 step "tests took $((SECONDS - t0)) s"
+t0=$SECONDS
+bash "$ATTNC_ROOT/scripts/fuzz.sh" "${ATTNC_FUZZ_SECONDS:-60}"
+step "fuzzing took $((SECONDS - t0)) s"

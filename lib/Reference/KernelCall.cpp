@@ -124,6 +124,28 @@ Tolerance attnc::defaultTolerance(ElementType type) {
   llvm_unreachable("unknown element type");
 }
 
+static double maxAbs(const HostTensor &t) {
+  double m = 0;
+  for (double x : t.data)
+    if (std::isfinite(x))
+      m = std::max(m, std::fabs(x));
+  return m;
+}
+
+InputMagnitude attnc::inputMagnitude(const HostTensor &q, const HostTensor &k,
+                                     const HostTensor &v) {
+  // scale * head_dim cancels between the bound and its unit-input value.
+  return {std::max(1.0, maxAbs(v)), std::max(1.0, maxAbs(q) * maxAbs(k))};
+}
+
+Tolerance attnc::scaledOutTolerance(Tolerance base, InputMagnitude m) {
+  return {base.rtol, base.atol * m.values * m.scores};
+}
+
+Tolerance attnc::scaledLseTolerance(Tolerance base, InputMagnitude m) {
+  return {base.rtol, base.atol * m.scores};
+}
+
 Comparison attnc::compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol) {
   Comparison c;
   for (int64_t i = 0, e = ref.numElements(); i < e; ++i) {

@@ -91,7 +91,7 @@ static cl::opt<int> repeat("repeat", cl::desc("With --so: timed runs"), cl::init
 // Without --rtol / --atol, the numeric matrix's tolerance for the spec's dtype
 // (defaultTolerance).
 static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance (default per dtype: f32 2e-5, f16 4e-3, bf16 2e-2)"), cl::cat(compiledCat));
-static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance (default per dtype: f32 2e-6, f16 1e-3, bf16 8e-3)"), cl::cat(compiledCat));
+static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance (default per dtype: f32 2e-6, f16 1e-3, bf16 8e-3, for inputs in [-1, 1); larger inputs scale it: out's by max |v| max |q| max |k|, lse's by max |q| max |k|)"), cl::cat(compiledCat));
 static cl::opt<bool> noPeak("no-peak", cl::desc("With --so: skip the FMA peak probe"), cl::cat(compiledCat));
 
 namespace {
@@ -257,16 +257,28 @@ llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {
     return got.takeError();
   if (!ref)
     return llvm::Error::success();
+  // The matrix's tolerance holds for inputs in [-1, 1); larger inputs scale
+  // the absolute part, unless --atol says otherwise.
   Tolerance tol = defaultTolerance(*elementTypeOf(op.getDtype()));
   if (relTol.getNumOccurrences())
     tol.rtol = relTol;
-  if (absTol.getNumOccurrences())
-    tol.atol = absTol;
+  Tolerance outTol = tol, lseTol = tol;
+  if (absTol.getNumOccurrences()) {
+    outTol.atol = lseTol.atol = absTol;
+  } else {
+    InputMagnitude m = inputMagnitude(in.q, in.k, in.v);
+    outTol = scaledOutTolerance(tol, m);
+    lseTol = scaledLseTolerance(tol, m);
+    if (m.values > 1 || m.scores > 1)
+      llvm::outs() << llvm::formatv("default atol scaled to the inputs: max |v| {0:g}, "
+                                    "max |q| max |k| {1:g}\n",
+                                    m.values, m.scores);
+  }
   bool ok = true;
   if (!got->out.empty())
-    ok &= compareOutputs("out", got->out, ref->out, tol.rtol, tol.atol);
+    ok &= compareOutputs("out", got->out, ref->out, outTol.rtol, outTol.atol);
   if (!got->lse.empty())
-    ok &= compareOutputs("lse", got->lse, ref->lse, tol.rtol, tol.atol);
+    ok &= compareOutputs("lse", got->lse, ref->lse, lseTol.rtol, lseTol.atol);
   return ok ? llvm::Error::success()
             : error("the compiled kernel does not match the reference");
 }

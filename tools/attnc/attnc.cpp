@@ -258,6 +258,33 @@ private:
   std::vector<std::string> parts;
 };
 
+/// The mlir backend's object: each kernel compiled on its own (its own MLIR
+/// and LLVM module, freed before the next), so compile memory is one kernel's
+/// whatever the spec's size, then the parts merged in spec order.
+llvm::Error writeKernelwiseObject(ModuleOp module, const attnc::Selection &selection,
+                                  StringRef path) {
+  SmallVector<attn::KernelOp> kernels(module.getOps<attn::KernelOp>());
+  if (kernels.size() <= 1) {
+    if (llvm::Error err = runPipeline(module, selection, attnc::PipelineStage::llvmDialect))
+      return err;
+    return writeObjectFile(module, selection.cpu, path);
+  }
+  ObjectParts parts;
+  for (attn::KernelOp kernel : kernels) {
+    OwningOpRef<ModuleOp> single = ModuleOp::create(module.getLoc());
+    (*single)->setAttrs(module->getAttrDictionary());
+    single->getBody()->push_back(kernel->clone());
+    if (llvm::Error err = runPipeline(*single, selection, attnc::PipelineStage::llvmDialect))
+      return err;
+    llvm::Expected<std::string> part = parts.add();
+    if (!part)
+      return part.takeError();
+    if (llvm::Error err = writeObjectFile(*single, selection.cpu, *part))
+      return err;
+  }
+  return parts.merge(path);
+}
+
 /// The Halide backend's input: each kernel of the tiled form as plain data.
 llvm::Expected<std::vector<attnc::halide::FlashProblem>>
 halideProblems(ModuleOp module, const attnc::Selection &selection) {
@@ -482,32 +509,33 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
       return err;
     return printModule();
   }
-  OwningOpRef<ModuleOp> spec = module.clone();
-  if (llvm::Error err = runPipeline(module, *selection, attnc::PipelineStage::llvmDialect))
-    return err;
   const attnc::CpuTarget *target = &selection->cpu;
   if (emit == Stage::so && !target->isX86())
     return error("--emit=so links for this machine; for " + target->name +
                  " write an object (--emit=obj) and link it with that target's toolchain");
-  if (emit == Stage::llvm || emit == Stage::assembly) {
-    llvm::LLVMContext context;
-    auto llvmModule = attnc::translateAndOptimize(module, *target, context);
-    if (!llvmModule)
-      return llvmModule.takeError();
-    if (emit == Stage::llvm)
-      return writeText(outputPath(""), [&](auto &os) { (*llvmModule)->print(os, nullptr); });
-    std::string message;
-    auto out = openOutputFile(outputPath(""), &message);
-    if (!out)
-      return error(message);
-    if (llvm::Error err = attnc::emitMachineCode(**llvmModule, *target, true, out->os()))
-      return err;
-    out->keep();
-    return llvm::Error::success();
+  if (emit == Stage::obj || emit == Stage::so) {
+    OwningOpRef<ModuleOp> spec = module.clone();
+    return writeOutputs(
+        [&](StringRef objPath) { return writeKernelwiseObject(module, *selection, objPath); },
+        *spec, argv0);
   }
-  return writeOutputs(
-      [&](StringRef objPath) { return writeObjectFile(module, *target, objPath); }, *spec,
-      argv0);
+  // --emit=llvm / asm: the whole module at once.
+  if (llvm::Error err = runPipeline(module, *selection, attnc::PipelineStage::llvmDialect))
+    return err;
+  llvm::LLVMContext context;
+  auto llvmModule = attnc::translateAndOptimize(module, *target, context);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (emit == Stage::llvm)
+    return writeText(outputPath(""), [&](auto &os) { (*llvmModule)->print(os, nullptr); });
+  std::string message;
+  auto out = openOutputFile(outputPath(""), &message);
+  if (!out)
+    return error(message);
+  if (llvm::Error err = attnc::emitMachineCode(**llvmModule, *target, true, out->os()))
+    return err;
+  out->keep();
+  return llvm::Error::success();
 }
 
 /// Of `--target=a,b,c`, the variant a multi-target object runs here (the

@@ -83,6 +83,21 @@ struct Tolerance {
 /// and a polynomial exp; f16 / bf16 kernels also round q, k, v and out.
 Tolerance defaultTolerance(ElementType type);
 
+/// How much larger than the matrix's inputs (uniform in [-1, 1)) these are:
+/// `values`, max |v| (out is a convex combination of v rows, so its absolute
+/// error grows with it), and `scores`, the bound scale * head_dim * max |q| *
+/// max |k| on |score| against its value at unit inputs (exp's and the
+/// log-sum-exp's rounding grow with it); each at least 1.
+struct InputMagnitude {
+  double values = 1, scores = 1;
+};
+InputMagnitude inputMagnitude(const HostTensor &q, const HostTensor &k, const HostTensor &v);
+
+/// `base`'s atol scaled to the inputs: out's by values x scores, lse's by
+/// scores (rtol is relative already).
+Tolerance scaledOutTolerance(Tolerance base, InputMagnitude m);
+Tolerance scaledLseTolerance(Tolerance base, InputMagnitude m);
+
 struct Comparison {
   double maxAbs = 0, maxRel = 0;
   int64_t bad = 0, worst = -1; // elements off, and the flat index of the worst

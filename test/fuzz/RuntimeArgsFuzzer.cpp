@@ -1,0 +1,282 @@
+//===- RuntimeArgsFuzzer.cpp - libFuzzer target: the runtime's checks -----===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Random kernel descriptors and DLTensors through attnc_rt_launch. Shapes
+// are mostly small and sometimes hostile (2^32 and beyond, negative,
+// INT64_MAX), strides compact or arbitrary, byte offsets anything, tensors
+// sometimes NULL, of another dtype or device, or placed inside another one.
+// A fake kernel then reads and writes every row of every work item (first
+// and last head_dim element), through the views and params the runtime
+// built, exactly as a compiled kernel addresses them. Each tensor's memory is
+// an allocation of exactly the bytes its description spans, so an accepted
+// launch that reaches outside is an ASan report. After ATTNC_OK the harness
+// also checks, from the descriptions alone, what the runtime promises: out
+// and lse overlap neither each other nor an input. Launches whose work or
+// memory would be huge are not made (the runtime rightly accepts sizes no
+// allocation here could back).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Runtime/attnc_runtime.h"
+
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+enum { Q, K, V, Out, Lse, Tensors };
+
+constexpr int64_t kMaxBytes = 1 << 20; // per tensor allocation
+constexpr int64_t kMaxItems = 1 << 16; // work items of a launch made
+
+const attnc_kernel_desc *gDesc;
+/// Whether the fake kernel touches memory: only when every tensor is backed.
+/// Otherwise it checks its indices against the runtime's views alone.
+bool gTouch;
+
+/// What memory a description spans.
+enum class Span {
+  backed,   // elements within kMaxBytes: allocated exactly ([lo, hi] relative to data)
+  empty,    // no elements (a length 0)
+  huge,     // well-formed but beyond kMaxBytes: no allocation here can back it
+  malformed // a negative length or stride, or arithmetic past int64: must be refused
+};
+
+/// A tensor's description, and the allocation backing it.
+struct Tensor {
+  DLTensor t{};
+  int64_t shape[5] = {}, strides[5] = {};
+  std::vector<unsigned char> memory;
+  Span span = Span::malformed;
+  bool backed = false;     // memory spans every element the description can address
+  int64_t lo = 0, hi = -1; // byte range of its elements (when backed)
+};
+
+int64_t hostileLength(FuzzedDataProvider &in) {
+  switch (in.ConsumeIntegralInRange(0, 15)) {
+  case 0:
+    return int64_t(1) << 32;
+  case 1:
+    return INT64_MAX;
+  case 2:
+    return -in.ConsumeIntegralInRange<int64_t>(1, 3);
+  case 3:
+    return in.ConsumeIntegral<int64_t>();
+  default:
+    return in.ConsumeIntegralInRange<int64_t>(0, 9);
+  }
+}
+
+int64_t elementBytes(const DLTensor &t) { return (int64_t(t.dtype.bits) * t.dtype.lanes + 7) / 8; }
+
+
+/// `t`'s span if its data were at address `at`; [lo, hi] are its bytes
+/// relative to data when backed. Malformed is what the runtime must refuse:
+/// element offsets past int64 bytes, or an end past the address space.
+Span span(const DLTensor &t, uintptr_t at, int64_t &lo, int64_t &hi) {
+  int64_t elem = elementBytes(t);
+  if (elem <= 0)
+    return Span::malformed;
+  __int128 last = 0;
+  bool empty = false;
+  for (int i = 0; i < t.ndim; ++i) {
+    __int128 n = t.shape[i], s = 1;
+    if (t.strides)
+      s = t.strides[i];
+    else // compact: the stride is the product of the inner lengths
+      for (int j = i + 1; j < t.ndim; ++j) // capped: past 2^64 it is malformed anyway
+        s = std::min<__int128>(s * (t.shape[j] > 0 ? t.shape[j] : 1), __int128(1) << 64);
+    if (n < 0 || s < 0)
+      return Span::malformed;
+    empty = empty || n == 0;
+    if (n > 1)
+      last += (n - 1) * s; // < 2^127: n < 2^63, s <= 2^64, last <= 2^64 before
+    if (last > __int128(1) << 64)
+      return Span::malformed;
+  }
+  if (empty)
+    return Span::empty;
+  __int128 bytes = (last + 1) * elem, end = __int128(t.byte_offset) + bytes;
+  if (bytes > __int128(INT64_MAX) || __int128(at) + end > __int128(UINTPTR_MAX))
+    return Span::malformed;
+  if (end > kMaxBytes)
+    return Span::huge;
+  lo = int64_t(t.byte_offset);
+  hi = int64_t(end) - 1;
+  return Span::backed;
+}
+
+void makeTensor(FuzzedDataProvider &in, Tensor &x, int ndim, DLDataType dtype) {
+  DLTensor &t = x.t;
+  t.ndim = in.ConsumeIntegralInRange(0, 15) == 0 ? in.ConsumeIntegralInRange(0, 5) : ndim;
+  t.dtype = dtype;
+  if (in.ConsumeIntegralInRange(0, 15) == 0)
+    t.dtype.bits = in.ConsumeIntegralInRange<uint8_t>(0, 64);
+  t.device = {in.ConsumeIntegralInRange(0, 31) == 0 ? kDLCUDA : kDLCPU, 0};
+  for (int i = 0; i < t.ndim; ++i)
+    x.shape[i] = hostileLength(in);
+  t.shape = x.shape;
+  if (in.ConsumeBool()) {
+    for (int i = 0; i < t.ndim; ++i)
+      x.strides[i] = in.ConsumeIntegralInRange(0, 7) == 0 ? hostileLength(in)
+                                                          : in.ConsumeIntegralInRange(0, 40);
+    t.strides = x.strides;
+  }
+  t.byte_offset = in.ConsumeIntegralInRange(0, 7) == 0 ? in.ConsumeIntegral<uint64_t>()
+                                                       : 2 * in.ConsumeIntegralInRange(0, 8);
+  int64_t lo = 0, hi = 0;
+  x.memory.assign(1, 0);
+  x.span = span(t, reinterpret_cast<uintptr_t>(x.memory.data()), lo, hi);
+  x.backed = x.span == Span::backed;
+  // Exactly the bytes the description spans: ASan catches any access beyond.
+  if (x.backed)
+    x.memory.assign(size_t(hi - lo + 1), 0);
+  t.data = x.memory.data() - (x.backed ? lo : 0);
+  if (x.backed) {
+    x.lo = reinterpret_cast<intptr_t>(x.memory.data());
+    x.hi = x.lo + int64_t(x.memory.size()) - 1;
+  }
+}
+
+/// Touches the first and last head_dim element of each row of one work item
+/// (and one k / v row), through the runtime's views and params.
+int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref *out,
+                 attnc_memref *lse, attnc_memref_i64 *params, int64_t b, int64_t h,
+                 int64_t tile) {
+  const attnc_kernel_desc &d = *gDesc;
+  const int64_t *p = params->aligned + params->offset;
+  int64_t elem = d.dtype_bits / 8, g = h / (d.num_heads / d.num_kv_heads);
+  auto touch = [&](attnc_memref *m, int64_t bytes, const int64_t *s, int64_t hh, int64_t row,
+                   bool write, bool perRow) {
+    for (int64_t c : {int64_t(0), perRow ? int64_t(0) : int64_t(d.head_dim - 1)}) {
+      int64_t i = b * s[0] + hh * s[1] + row * s[2] + c;
+      if (i < 0 || i >= m->size)
+        __builtin_trap(); // outside the view the runtime built
+      if (!gTouch)
+        continue;
+      auto *at = static_cast<volatile unsigned char *>(m->aligned) + (m->offset + i) * bytes;
+      for (int64_t byte = 0; byte < bytes; ++byte)
+        at[byte] = write ? 0 : at[byte];
+    }
+  };
+  int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
+  for (int64_t s = tile * d.block_q; s < std::min(seqQ, (tile + 1) * d.block_q); ++s) {
+    touch(q, elem, p + ATTNC_P_Q_STRIDES, h, s, false, false);
+    touch(k, elem, p + ATTNC_P_K_STRIDES, g, seqKv - 1, false, false);
+    touch(v, elem, p + ATTNC_P_V_STRIDES, g, 0, false, false);
+    touch(out, elem, p + ATTNC_P_OUT_STRIDES, h, s, true, false);
+    if (lse->size > 0)
+      touch(lse, 4, p + ATTNC_P_LSE_STRIDES, h, s, true, true);
+  }
+  return 0;
+}
+
+bool overlaps(const Tensor &a, const Tensor &b) { return a.lo <= b.hi && b.lo <= a.hi; }
+
+/// With ATTNC_FUZZ_DEBUG set: the launch, for reproducing a finding by hand.
+void describe(const attnc_kernel_desc &d, Tensor (&x)[Tensors], DLTensor *const (&t)[Tensors]) {
+  if (!std::getenv("ATTNC_FUZZ_DEBUG"))
+    return;
+  std::fprintf(stderr, "desc: heads %d/%d dim %d dtype %d/%d layout %d outputs %d block_q %d "
+               "max_seq %lld\n", d.num_heads, d.num_kv_heads, d.head_dim, d.dtype_code,
+               d.dtype_bits, d.layout, d.outputs, d.block_q, (long long)d.max_seq_q);
+  static const char *names[] = {"q", "k", "v", "out", "lse"};
+  for (int i = 0; i < Tensors; ++i) {
+    const DLTensor &u = x[i].t;
+    std::fprintf(stderr, "%s%s: data %p dtype %d/%d device %d offset %llu shape", names[i],
+                 t[i] ? "" : " (NULL)", u.data, u.dtype.code, u.dtype.bits,
+                 u.device.device_type, (unsigned long long)u.byte_offset);
+    for (int j = 0; j < u.ndim; ++j)
+      std::fprintf(stderr, " %lld", (long long)u.shape[j]);
+    std::fprintf(stderr, u.strides ? " strides" : " compact");
+    for (int j = 0; u.strides && j < u.ndim; ++j)
+      std::fprintf(stderr, " %lld", (long long)u.strides[j]);
+    std::fprintf(stderr, "; span %d, %zu bytes\n", int(x[i].span), x[i].memory.size());
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  attnc_kernel_desc desc{};
+  desc.abi_version = in.ConsumeIntegralInRange(0, 31) == 0 ? 3 : ATTNC_ABI_VERSION;
+  desc.device_type = kDLCPU;
+  desc.num_kv_heads = in.ConsumeIntegralInRange(1, 4);
+  desc.num_heads = desc.num_kv_heads * in.ConsumeIntegralInRange(1, 3);
+  desc.head_dim = in.ConsumeIntegralInRange(1, 16);
+  int dtype = in.ConsumeIntegralInRange(0, 2);
+  DLDataType type = {uint8_t(dtype == 2 ? kDLBfloat : kDLFloat), uint8_t(dtype ? 16 : 32), 1};
+  desc.dtype_code = type.code;
+  desc.dtype_bits = type.bits;
+  desc.layout = in.ConsumeIntegralInRange(0, 1);
+  desc.outputs = in.ConsumeBool() ? 3 : 1;
+  desc.block_q = in.ConsumeIntegralInRange(1, 16);
+  desc.max_seq_q = in.ConsumeIntegralInRange(0, 3) == 0 ? in.ConsumeIntegralInRange(1, 9) : 0;
+  desc.max_seq_kv = desc.max_seq_q;
+  desc.name = "fuzz";
+  desc.target = "fuzz";
+  desc.tile = fakeTile;
+  gDesc = &desc;
+
+  Tensor x[Tensors];
+  for (int i = Q; i <= Out; ++i)
+    makeTensor(in, x[i], 4, type);
+  makeTensor(in, x[Lse], 3, {kDLFloat, 32, 1});
+  // Sometimes an output placed at the start of another tensor's memory.
+  if (in.ConsumeIntegralInRange(0, 7) == 0) {
+    int from = in.ConsumeIntegralInRange(0, 4), to = in.ConsumeIntegralInRange(3, 4);
+    Tensor &a = x[from], &o = x[to];
+    if (from != to && a.backed && o.backed && o.memory.size() <= a.memory.size()) {
+      o.t.data = a.memory.data() - int64_t(o.t.byte_offset);
+      o.lo = reinterpret_cast<intptr_t>(a.memory.data());
+      o.hi = o.lo + int64_t(o.memory.size()) - 1;
+    }
+  }
+  gTouch = true;
+  for (const Tensor &tensor : x)
+    gTouch = gTouch && tensor.backed;
+  // The work a launch would be, from q's shape (the runtime checks the others
+  // against it): not made when huge, which only hostile lengths give.
+  if (x[Q].t.ndim == 4) {
+    int seqDim = desc.layout == 0 ? 2 : 1;
+    int64_t batch = x[Q].shape[0], seq = x[Q].shape[seqDim];
+    if (batch > 0 && seq > 0 &&
+        (batch > kMaxItems || seq > kMaxItems * desc.block_q ||
+         batch * desc.num_heads * ((seq + desc.block_q - 1) / desc.block_q) > kMaxItems))
+      return 0;
+  }
+  // The runtime itself writes the outputs of a launch with seq_kv = 0, so
+  // a well-formed output this harness cannot back must not be handed over.
+  for (int i : {Out, Lse})
+    if (x[i].span == Span::huge)
+      x[i].t.data = nullptr;
+  DLTensor *t[Tensors];
+  for (int i = 0; i < Tensors; ++i)
+    t[i] = in.ConsumeIntegralInRange(0, 31) == 0 ? nullptr : &x[i].t;
+  describe(desc, x, t);
+  attnc_options opt{};
+  opt.num_threads = in.ConsumeIntegralInRange(-2, 3);
+  int rc = attnc_rt_launch(&desc, t[Q], t[K], t[V], t[Out], t[Lse], &opt);
+  if (rc < ATTNC_OK || rc > ATTNC_ERR_CPU || (rc != ATTNC_OK && !*attnc_last_error()))
+    __builtin_trap(); // an undefined status, or an error without a message
+  if (rc == ATTNC_OK && gTouch) {
+    bool lse = desc.outputs & 2;
+    for (int i = Q; i <= V; ++i)
+      if (overlaps(x[Out], x[i]) || (lse && t[Lse] && overlaps(x[Lse], x[i])))
+        __builtin_trap(); // an output accepted on top of an input
+    if (lse && t[Lse] && overlaps(x[Out], x[Lse]))
+      __builtin_trap();
+  }
+  return 0;
+}

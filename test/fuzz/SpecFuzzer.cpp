@@ -1,0 +1,83 @@
+//===- SpecFuzzer.cpp - libFuzzer target: spec text through the compiler -===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Arbitrary bytes as a spec: the nesting check, MLIR's parser, the attn
+// verifier, then for a spec that verifies the mlir backend's pipeline for
+// x86-64-avx2 down to the LLVM dialect (normalize, tile, lower the tile
+// function, the LLVM conversion, the C entries) and the tiles explain would
+// count. Any input may be rejected with a diagnostic; none may crash, hang,
+// leak or touch memory it does not own (ASan, UBSan). Machine code is not
+// generated: LLVM's back end is not ours to fuzz, and it is slow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/InitAll.h"
+#include "attnc/Target/Registry.h"
+#include "attnc/Tools/NestingLimit.h"
+#include "attnc/Transforms/TileClassifier.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace {
+
+mlir::MLIRContext &context() {
+  static mlir::MLIRContext *ctx = [] {
+    mlir::DialectRegistry registry;
+    attnc::registerAllDialects(registry);
+    auto *c = new mlir::MLIRContext(registry, mlir::MLIRContext::Threading::DISABLED);
+    c->loadAllAvailableDialects();
+    // Diagnostics are the expected outcome of most inputs: drop them.
+    c->getDiagEngine().registerHandler([](mlir::Diagnostic &) {});
+    return c;
+  }();
+  return *ctx;
+}
+
+/// The tile counts explain prints, for a small grid (the classifier's
+/// arithmetic on the spec's own mask).
+void countTiles(mlir::ModuleOp module) {
+  module.walk([](mlir::attn::AttentionOp op) {
+    for (int64_t seq : {1, 37, 130})
+      (void)mlir::attn::countKeptPairs(op.getMask(), seq, seq + 3);
+  });
+}
+
+} // namespace
+
+/// LLVM's BumpPtrAllocator poisons its slabs in code built with ASan (this
+/// target's inlined copies) and not in the uninstrumented libMLIR, which then
+/// writes to memory our copy poisoned: a false report. Manual poisoning off.
+extern "C" const char *__asan_default_options() { return "allow_user_poisoning=0"; }
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  if (attnc::findExcessNesting(text) != llvm::StringRef::npos)
+    return 0; // refused before parsing, as the tools do
+  mlir::MLIRContext &ctx = context();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz"),
+                               llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &ctx);
+  if (!module)
+    return 0;
+  countTiles(*module);
+  llvm::Expected<attnc::Selection> selection = attnc::select("mlir", "x86-64-avx2", {});
+  if (!selection) {
+    llvm::consumeError(selection.takeError());
+    return 0;
+  }
+  mlir::PassManager pm(&ctx);
+  attnc::buildPipeline(pm, *selection, attnc::PipelineStage::llvmDialect);
+  (void)pm.run(*module);
+  return 0;
+}
