@@ -85,8 +85,8 @@ std::vector<TargetEntry> attnc::listTargets() {
 }
 
 void attnc::printBackends(llvm::raw_ostream &os) {
-  os << "backends: mlir (in-process MLIR and LLVM; x86-64, AArch64 and CUDA targets); halide (in-process Halide 21, x86-64, "
-        "CUDA and OpenCL targets)\n";
+  os << "backends: mlir (in-process MLIR and LLVM; x86-64, AArch64 and CUDA targets); "
+        "halide (in-process Halide 21, x86-64, CUDA and OpenCL targets)\n";
 }
 
 /// The Halide backend's GPU KV tiles unless --schedule sets them: 32 keys,
@@ -128,6 +128,7 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
     Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget("x86-64")),
                         Schedule(cpuTunables())};
     selection.gpuTarget = cuda->name.str();
+    // Tile sizes step by the MMA's k (16), as CPU ones step by the vector width.
     for (const std::string &assignment : schedule)
       if (llvm::Error err = selection.schedule.set(assignment, 16))
         return std::move(err);
@@ -148,6 +149,16 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
   return selection;
 }
 
+/// The Halide GPU schedule keeps its softmax state in shared memory: the
+/// tiler's GPU rule for block_q. Every other schedule takes the CPU rule.
+static bool gpuTileRule(const Selection &s) {
+  return s.backend == "halide" && !s.gpuTarget.empty();
+}
+
+int64_t attnc::resolvedBlockQ(const Selection &s, int64_t headDim) {
+  return mlir::attn::resolveBlockQ(s.schedule.get("block_q"), headDim, gpuTileRule(s));
+}
+
 void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
                           PipelineStage until) {
   pm.addPass(mlir::attn::createAttnNormalizePass());
@@ -156,8 +167,7 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   mlir::attn::AttnTileFlashPassOptions tiling;
   tiling.blockQ = s.schedule.get("block_q");
   tiling.blockKv = s.schedule.get("block_kv");
-  // The Halide GPU schedule keeps its state in shared memory: its own rule.
-  tiling.gpu = s.backend == "halide" && !s.gpuTarget.empty();
+  tiling.gpu = gpuTileRule(s);
   pm.addPass(mlir::attn::createAttnTileFlashPass(tiling));
   if (until == PipelineStage::tiled)
     return;

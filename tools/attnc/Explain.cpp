@@ -14,7 +14,8 @@
 
 #include "Driver.h"
 
-#include "attnc/Transforms/TileSizes.h"
+#include "attnc/Conversion/AttnToNVGPU/FlashMmaKernel.h"
+#include "attnc/Target/Registry.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -115,8 +116,7 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           llvm::raw_ostream &os, std::string *svg) {
   AttentionOp op = kernel.getAttention();
   const attnc::Schedule &schedule = o.selection.schedule;
-  int64_t blockQ =
-      resolveBlockQ(schedule.get("block_q"), op.getDim(), !o.selection.gpuTarget.empty());
+  int64_t blockQ = attnc::resolvedBlockQ(o.selection, op.getDim());
   int64_t blockKv = schedule.get("block_kv");
   std::string tooLarge = gridTooLarge(o, blockQ, blockKv, svg != nullptr);
   if (!tooLarge.empty())
@@ -149,14 +149,24 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           countKeptPairs(op.getMask(), o.seqQ, o.seqKv));
   os << "\n";
   const attnc::CpuTarget &cpu = o.selection.cpu;
-  os << llvm::formatv("schedule: {0} backend, {1} ({2} f32 lanes, {3} vector registers): "
-                      "block_q {4}, block_kv {5}; {6} work items (batch x heads x query "
-                      "tiles) over the caller's threads (default: all cores)\n",
-                      o.selection.backend, cpu.name, cpu.vectorWidth, cpu.vectorRegisters,
-                      blockQ, blockKv, perHead * map.qTiles);
+  if (o.selection.backend == "mlir" && !o.selection.gpuTarget.empty()) {
+    MmaKernelShape shape = MmaKernelShape::of(blockQ, blockKv, op.getDim(),
+                                              op.getDtype().getIntOrFloatBitWidth() / 8);
+    os << llvm::formatv("schedule: mlir backend, {0} (mma.sync tensor cores): block_q {1}, "
+                        "block_kv {2}; {3} CTAs (batch x heads x query tiles) of {4} "
+                        "threads, {5} bytes of dynamic shared memory each\n",
+                        o.selection.gpuTarget, blockQ, blockKv, perHead * map.qTiles,
+                        shape.threads, shape.sharedBytes);
+  } else {
+    os << llvm::formatv("schedule: {0} backend, {1} ({2} f32 lanes, {3} vector registers): "
+                        "block_q {4}, block_kv {5}; {6} work items (batch x heads x query "
+                        "tiles) over the caller's threads (default: all cores)\n",
+                        o.selection.backend, cpu.name, cpu.vectorWidth,
+                        cpu.vectorRegisters, blockQ, blockKv, perHead * map.qTiles);
+  }
   os << "tunables: ";
   schedule.print(os);
-  if (o.selection.backend == "mlir")
+  if (o.selection.backend == "mlir" && o.selection.gpuTarget.empty())
     os << " (auto: qk_keys " << cpu.qkKeys() << ", qk_row_vectors " << cpu.qkRowVectors()
        << ", pv_rows " << cpu.pvRows() << ", pv_vectors " << cpu.pvVectors()
        << " on this target)";

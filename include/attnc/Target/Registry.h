@@ -57,6 +57,10 @@ llvm::Expected<Selection> select(llvm::StringRef backend, llvm::StringRef target
 /// "<reason>: <details>", or "" when it fits. attnc-tune prunes on it.
 std::string scheduleMisfit(const Selection &selection, int64_t headDim);
 
+/// The block_q attn-tile-flash uses for a kernel of `headDim` (the schedule's,
+/// or the automatic one of the selection's backend and target).
+int64_t resolvedBlockQ(const Selection &selection, int64_t headDim);
+
 /// The MLIR stages a pipeline can stop after.
 enum class PipelineStage { normalized, tiled, loops, llvmDialect };
 

@@ -43,18 +43,23 @@ using namespace mlir::attn;
 using namespace mlir::attn::mma;
 
 MmaKernelShape MmaKernelShape::of(FlashOp op) {
+  return of(op.getTileQ(), op.getTileKv(), op.getDim(),
+            op.getDtype().getIntOrFloatBitWidth() / 8);
+}
+
+MmaKernelShape MmaKernelShape::of(int64_t blockQ, int64_t blockKv, int64_t dim,
+                                  int64_t elemBytes) {
   MmaKernelShape s;
-  s.blockQ = op.getTileQ();
-  s.blockKv = op.getTileKv();
-  s.dim = op.getDim();
-  s.dimPadded = llvm::alignTo(s.dim, 16);
+  s.blockQ = blockQ;
+  s.blockKv = blockKv;
+  s.dim = dim;
+  s.dimPadded = llvm::alignTo(dim, 16);
   // 16 bytes of skew per row: the 8 row addresses of an ldmatrix then fall in
   // 8 different 16-byte bank groups instead of all in one.
   s.rowStride = s.dimPadded + 8;
-  s.warps = s.blockQ / 16;
+  s.warps = blockQ / 16;
   s.threads = 32 * s.warps;
-  int64_t elemBytes = op.getDtype().getIntOrFloatBitWidth() / 8;
-  s.sharedBytes = (s.blockQ + 4 * s.blockKv) * s.rowStride * elemBytes;
+  s.sharedBytes = (blockQ + 4 * blockKv) * s.rowStride * elemBytes;
   return s;
 }
 

@@ -28,6 +28,7 @@ struct MmaKernelShape {
   int64_t warps, threads, sharedBytes;
 
   static MmaKernelShape of(FlashOp op);
+  static MmaKernelShape of(int64_t blockQ, int64_t blockKv, int64_t dim, int64_t elemBytes);
   /// Shared-memory rows of the query tile, of K stage s, of V stage s.
   int64_t queryRow() const { return 0; }
   int64_t keyRow(int64_t stage) const { return blockQ + stage * blockKv; }
