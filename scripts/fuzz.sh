@@ -10,17 +10,8 @@ seconds=${1:-60}
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 FUZZ_BUILD=${ATTNC_FUZZ_BUILD:-$ATTNC_ROOT/build-fuzz}
 
-if [[ ! -f $FUZZ_BUILD/build.ninja ]]; then
-  step "fuzz: configuring $FUZZ_BUILD (clang-22, ASan + UBSan + libFuzzer)"
-  halide_prefix=$("$ATTNC_VENV/bin/python" -c 'import halide, os; print(os.path.dirname(halide.__file__))')
-  llvm_cmake=$(llvm-config-$LLVM_VERSION --cmakedir)
-  "$ATTNC_VENV/bin/cmake" -G Ninja -S "$ATTNC_ROOT" -B "$FUZZ_BUILD" \
-    -DCMAKE_BUILD_TYPE=Release -DATTNC_FUZZ=ON \
-    -DCMAKE_C_COMPILER=clang-$LLVM_VERSION -DCMAKE_CXX_COMPILER=clang++-$LLVM_VERSION \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DLLVM_DIR="$llvm_cmake" -DMLIR_DIR="$llvm_cmake/../mlir" \
-    -DHalide_DIR="$halide_prefix/lib64/cmake/Halide" >/dev/null
-fi
+attnc_configure "$FUZZ_BUILD" -DATTNC_FUZZ=ON \
+  -DCMAKE_C_COMPILER=clang-$LLVM_VERSION -DCMAKE_CXX_COMPILER=clang++-$LLVM_VERSION
 step "fuzz: building the fuzzers"
 "$ATTNC_VENV/bin/cmake" --build "$FUZZ_BUILD" -j "${ATTNC_JOBS:-2}" \
   --target attnc-spec-fuzzer attnc-runtime-args-fuzzer

@@ -41,18 +41,24 @@ install_venv() {
   echo "$want" >"$stamp"
 }
 
-configure_and_build() {
-  local halide_prefix llvm_cmake
+# attnc_configure DIR [CMAKE-ARG...]: configures DIR with Ninja and ccache against LLVM/MLIR 22
+# and the venv's Halide, once (a configured DIR is left as it is). scripts/fuzz.sh uses it too.
+attnc_configure() {
+  local dir=$1 halide_prefix llvm_cmake
+  shift
+  [[ -f $dir/build.ninja ]] && return
+  step "cmake: configuring $dir"
   halide_prefix=$("$ATTNC_VENV/bin/python" -c 'import halide, os; print(os.path.dirname(halide.__file__))')
   llvm_cmake=$(llvm-config-$LLVM_VERSION --cmakedir)
-  if [[ ! -f $ATTNC_BUILD/build.ninja ]]; then
-    step "cmake: configuring $ATTNC_BUILD"
-    "$ATTNC_VENV/bin/cmake" -G Ninja -S "$ATTNC_ROOT" -B "$ATTNC_BUILD" \
-      -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-      -DLLVM_DIR="$llvm_cmake" -DMLIR_DIR="$llvm_cmake/../mlir" \
-      -DHalide_DIR="$halide_prefix/lib64/cmake/Halide" >/dev/null
-  fi
+  "$ATTNC_VENV/bin/cmake" -G Ninja -S "$ATTNC_ROOT" -B "$dir" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DLLVM_DIR="$llvm_cmake" -DMLIR_DIR="$llvm_cmake/../mlir" \
+    -DHalide_DIR="$halide_prefix/lib64/cmake/Halide" "$@" >/dev/null
+}
+
+configure_and_build() {
+  attnc_configure "$ATTNC_BUILD"
   step "build: ninja -j${ATTNC_JOBS:-2}"
   "$ATTNC_VENV/bin/cmake" --build "$ATTNC_BUILD" -j "${ATTNC_JOBS:-2}"
 }

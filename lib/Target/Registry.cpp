@@ -100,6 +100,17 @@ static llvm::Error setGpuDefaults(Selection &selection) {
   return llvm::Error::success();
 }
 
+/// `selection` with the --schedule assignments applied; tile sizes step by
+/// `step` (the vector width on a CPU, the MMA's k = 16 on cuda-sm80).
+static llvm::Expected<Selection> withSchedule(Selection selection,
+                                              llvm::ArrayRef<std::string> schedule,
+                                              int64_t step) {
+  for (const std::string &assignment : schedule)
+    if (llvm::Error err = selection.schedule.set(assignment, step))
+      return std::move(err);
+  return selection;
+}
+
 llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef target,
                                         llvm::ArrayRef<std::string> schedule) {
   if (backend == "halide") {
@@ -116,10 +127,8 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
       if (llvm::Error err = setGpuDefaults(selection))
         return std::move(err);
     }
-    for (const std::string &assignment : schedule)
-      if (llvm::Error err = selection.schedule.set(assignment, selection.cpu.vectorWidth))
-        return std::move(err);
-    return selection;
+    int64_t width = selection.cpu.vectorWidth;
+    return withSchedule(std::move(selection), schedule, width);
   }
   if (backend != "mlir")
     return error("unknown backend '" + backend + "'; expected mlir or halide");
@@ -128,11 +137,7 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
     Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget("x86-64")),
                         Schedule(cpuTunables())};
     selection.gpuTarget = cuda->name.str();
-    // Tile sizes step by the MMA's k (16), as CPU ones step by the vector width.
-    for (const std::string &assignment : schedule)
-      if (llvm::Error err = selection.schedule.set(assignment, 16))
-        return std::move(err);
-    return selection;
+    return withSchedule(std::move(selection), schedule, 16);
   }
   llvm::Expected<CpuTarget> cpu = lookupCpuTarget(target);
   if (!cpu) {
@@ -142,11 +147,8 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
       names += ", " + cuda.name.str();
     return error("unknown target '" + target + "'; expected one of " + names);
   }
-  Selection selection{backend.str(), *cpu, Schedule(cpuTunables())};
-  for (const std::string &assignment : schedule)
-    if (llvm::Error err = selection.schedule.set(assignment, cpu->vectorWidth))
-      return std::move(err);
-  return selection;
+  return withSchedule({backend.str(), *cpu, Schedule(cpuTunables())}, schedule,
+                      cpu->vectorWidth);
 }
 
 /// The Halide GPU schedule keeps its softmax state in shared memory: the

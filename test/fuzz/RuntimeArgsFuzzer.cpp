@@ -58,8 +58,10 @@ struct Tensor {
   int64_t shape[5] = {}, strides[5] = {};
   std::vector<unsigned char> memory;
   Span span = Span::malformed;
-  bool backed = false;     // memory spans every element the description can address
   int64_t lo = 0, hi = -1; // byte range of its elements (when backed)
+
+  /// Whether `memory` spans every element the description can address.
+  bool backed() const { return span == Span::backed; }
 };
 
 int64_t hostileLength(FuzzedDataProvider &in) {
@@ -137,12 +139,11 @@ void makeTensor(FuzzedDataProvider &in, Tensor &x, int ndim, DLDataType dtype) {
   int64_t lo = 0, hi = 0;
   x.memory.assign(1, 0);
   x.span = span(t, reinterpret_cast<uintptr_t>(x.memory.data()), lo, hi);
-  x.backed = x.span == Span::backed;
   // Exactly the bytes the description spans: ASan catches any access beyond.
-  if (x.backed)
+  if (x.backed())
     x.memory.assign(size_t(hi - lo + 1), 0);
-  t.data = x.memory.data() - (x.backed ? lo : 0);
-  if (x.backed) {
+  t.data = x.memory.data() - (x.backed() ? lo : 0);
+  if (x.backed()) {
     x.lo = reinterpret_cast<intptr_t>(x.memory.data());
     x.hi = x.lo + int64_t(x.memory.size()) - 1;
   }
@@ -237,7 +238,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (in.ConsumeIntegralInRange(0, 7) == 0) {
     int from = in.ConsumeIntegralInRange(0, 4), to = in.ConsumeIntegralInRange(3, 4);
     Tensor &a = x[from], &o = x[to];
-    if (from != to && a.backed && o.backed && o.memory.size() <= a.memory.size()) {
+    if (from != to && a.backed() && o.backed() && o.memory.size() <= a.memory.size()) {
       o.t.data = a.memory.data() - int64_t(o.t.byte_offset);
       o.lo = reinterpret_cast<intptr_t>(a.memory.data());
       o.hi = o.lo + int64_t(o.memory.size()) - 1;
@@ -245,7 +246,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   gTouch = true;
   for (const Tensor &tensor : x)
-    gTouch = gTouch && tensor.backed;
+    gTouch = gTouch && tensor.backed();
   // The work a launch would be, from q's shape (the runtime checks the others
   // against it): not made when huge, which only hostile lengths give.
   if (x[Q].t.ndim == 4) {

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
 #include "attnc/Runtime/KernelDescFields.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -29,6 +30,13 @@ namespace mlir::attn {
 } // namespace mlir::attn
 
 using namespace mlir;
+
+LLVM::GlobalOp mlir::attn::addStringGlobal(OpBuilder &b, Location loc, StringRef symbol,
+                                           StringRef text) {
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), text.size() + 1);
+  return LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true, LLVM::Linkage::Private,
+                                symbol, b.getStringAttr(text.str() + '\0'));
+}
 
 namespace {
 
@@ -159,14 +167,9 @@ struct AttnEmitCpuEntryPass
       return module.emitError("attn-emit-cpu-entry: the context already holds "
                               "another struct named attnc_kernel_desc");
 
-    auto addString = [&](StringRef symbol, StringRef text) {
-      auto strType = LLVM::LLVMArrayType::get(b.getI8Type(), text.size() + 1);
-      LLVM::GlobalOp::create(b, loc, strType, /*isConstant=*/true, LLVM::Linkage::Private,
-                             symbol, b.getStringAttr(text.str() + '\0'));
-    };
-    addString(nameGlobal, name);
+    mlir::attn::addStringGlobal(b, loc, nameGlobal, name);
     if (!target.empty())
-      addString(targetGlobal, target);
+      mlir::attn::addStringGlobal(b, loc, targetGlobal, target);
 
     auto desc = LLVM::GlobalOp::create(b, loc, descType, /*isConstant=*/true,
                                        LLVM::Linkage::Internal, name + "_desc",

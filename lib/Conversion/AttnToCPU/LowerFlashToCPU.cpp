@@ -24,7 +24,8 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-DictionaryAttr mlir::attn::describeCpuKernel(FlashOp op, StringRef name) {
+DictionaryAttr mlir::attn::describeCpuKernel(FlashOp op, StringRef name,
+                                            std::optional<int64_t> deviceType) {
   Builder b(op.getContext());
   // The C ABI always takes and fills `out` (an lse-only spec too): one
   // signature for every kernel, and out costs nothing extra to write.
@@ -38,7 +39,7 @@ DictionaryAttr mlir::attn::describeCpuKernel(FlashOp op, StringRef name) {
     maxKv = cover(maxKv, blocks.getNumKvBlocks() * blocks.getBlockKv());
   }
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-  return b.getDictionaryAttr({
+  NamedAttrList facts({
       b.getNamedAttr("name", b.getStringAttr(name)),
       b.getNamedAttr("num_heads", i64(op.getHeads())),
       b.getNamedAttr("num_kv_heads", i64(op.getKvHeads())),
@@ -50,6 +51,9 @@ DictionaryAttr mlir::attn::describeCpuKernel(FlashOp op, StringRef name) {
       b.getNamedAttr("max_seq_q", i64(maxQ)),
       b.getNamedAttr("max_seq_kv", i64(maxKv)),
   });
+  if (deviceType)
+    facts.set("device_type", i64(*deviceType));
+  return facts.getDictionary(op.getContext());
 }
 
 namespace {

@@ -158,16 +158,14 @@ struct AttnLowerFlashToHalideCallPass
         kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");
         return signalPassFailure();
       }
-      DictionaryAttr facts = describeCpuKernel(op, kernel.getSymName());
+      std::optional<int64_t> deviceType; // a tile function runs on the CPU
       if (device == "cpu") {
         emitTileThunk(b, module, op, kernel.getSymName());
       } else {
         emitGridThunk(b, module, op, kernel.getSymName(), device == "cuda");
-        NamedAttrList list(facts);
-        list.set("device_type", b.getI64IntegerAttr(device == "cuda" ? kDLCUDA : kDLCPU));
-        facts = list.getDictionary(&getContext());
+        deviceType = device == "cuda" ? kDLCUDA : kDLCPU;
       }
-      kernels.push_back(facts);
+      kernels.push_back(describeCpuKernel(op, kernel.getSymName(), deviceType));
       kernel.erase();
     }
     module->setAttr("attn.cpu_kernels", ArrayAttr::get(&getContext(), kernels));

@@ -84,7 +84,12 @@ private:
   Value mma(ArrayRef<Value> a, Value b0, Value b1, Value acc);
   SmallVector<Value> queryFragment(Value chunk);
   SmallVector<Value> scores(Value stage, ArrayRef<Value> queryFragments);
-  Value keeps(Value qPos, Value kPos);
+  /// A lane's score position: clamped query and key, and the key unclamped.
+  struct Position {
+    Value q, kv, key;
+  };
+  Position position(Value k0, int64_t n, int64_t e);
+  Value keeps(const Position &at);
   SmallVector<Value> keepBits(Value k0, Value needed);
   SmallVector<Value> scaleModsAndMask(ArrayRef<Value> s, Value k0, ArrayRef<Value> bits,
                                       Value needed);

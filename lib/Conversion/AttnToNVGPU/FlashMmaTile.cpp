@@ -104,17 +104,23 @@ Value FlashMmaBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
   return attn::inlineMod(b, b.getLoc(), region, args);
 }
 
-/// Whether the mask, mask_mod and the sequence's end keep (qPos, kPos).
-/// Positions are clamped into the sequences before the mask and mask_mod see
-/// them (rows past seq_q are never stored; keys past seq_kv are dropped
-/// anyway), so block tables are never indexed past their end.
-Value FlashMmaBuilder::keeps(Value qPos, Value kPos) {
-  Value qAt = min(qPos, sub(seqQ, c(1))), kAt = min(kPos, sub(seqKv, c(1)));
-  Value keep = emitMaskKeeps(b, b.getLoc(), module, op.getMask(), qAt, kAt, seqQ, seqKv);
-  keep = arith::AndIOp::create(b, keep, lt(kPos, seqKv));
+/// The (query, key) position of element e of S's accumulator n in this lane,
+/// clamped into the sequences as the mask and mods see it: rows past seq_q
+/// are never stored and keys past seq_kv are dropped anyway, and clamped,
+/// block tables are never indexed past their end. `key` is the unclamped key.
+FlashMmaBuilder::Position FlashMmaBuilder::position(Value k0, int64_t n, int64_t e) {
+  Value row = add(q0, add(mul(warp, c(16)), add(g, c(8 * (e / 2)))));
+  Value key = add(k0, add(mul(t, c(2)), c(8 * n + e % 2)));
+  return {min(row, sub(seqQ, c(1))), min(key, sub(seqKv, c(1))), key};
+}
+
+/// Whether the mask, mask_mod and the sequence's end keep position `at`.
+Value FlashMmaBuilder::keeps(const Position &at) {
+  Value keep = emitMaskKeeps(b, b.getLoc(), module, op.getMask(), at.q, at.kv, seqQ, seqKv);
+  keep = arith::AndIOp::create(b, keep, lt(at.key, seqKv));
   if (!op.getMaskMod().empty())
     keep = arith::AndIOp::create(b, keep,
-                                 inlineMod(op.getMaskMod(), {batch, head, qAt, kAt}));
+                                 inlineMod(op.getMaskMod(), {batch, head, at.q, at.kv}));
   return keep;
 }
 
@@ -128,11 +134,9 @@ SmallVector<Value> FlashMmaBuilder::keepBits(Value k0, Value needed) {
   auto branch = scf::IfOp::create(b, types, needed, true, true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&branch.getThenRegion().front());
-  Value rowA = add(q0, add(mul(warp, c(16)), g)), colA = add(k0, mul(t, c(2)));
   SmallVector<Value> bits(words, arith::ConstantIntOp::create(b, 0, 32));
   for (int64_t i = 0; i < shape.blockKv / 2; ++i) {
-    int64_t n = i / 4, e = i % 4;
-    Value keep = keeps(add(rowA, c(8 * (e / 2))), add(colA, c(8 * n + e % 2)));
+    Value keep = keeps(position(k0, i / 4, i % 4));
     Value bit = arith::ShLIOp::create(b, arith::ExtUIOp::create(b, b.getI32Type(), keep),
                                       arith::ConstantIntOp::create(b, i % 32, 32));
     bits[i / 32] = arith::OrIOp::create(b, bits[i / 32], bit);
@@ -152,7 +156,6 @@ SmallVector<Value> FlashMmaBuilder::scaleModsAndMask(ArrayRef<Value> s, Value k0
   double scale = op.getScaleAttr().getValueAsDouble();
   Value negInf = f32(-std::numeric_limits<double>::infinity());
   auto masked = [&](bool withMod) {
-    Value rowA = add(q0, add(mul(warp, c(16)), g)), colA = add(k0, mul(t, c(2)));
     SmallVector<Value> result;
     for (auto [n, acc] : llvm::enumerate(s)) {
       SmallVector<Value> elems;
@@ -160,10 +163,9 @@ SmallVector<Value> FlashMmaBuilder::scaleModsAndMask(ArrayRef<Value> s, Value k0
         int64_t i = 4 * int64_t(n) + e;
         Value x = vector::ExtractOp::create(b, acc, e);
         if (withMod) {
-          Value qAt = min(add(rowA, c(8 * (e / 2))), sub(seqQ, c(1)));
-          Value kAt = min(add(colA, c(8 * int64_t(n) + e % 2)), sub(seqKv, c(1)));
+          Position at = position(k0, int64_t(n), e);
           x = inlineMod(op.getScoreMod(), {arith::MulFOp::create(b, x, f32(scale)), batch,
-                                           head, qAt, kAt});
+                                           head, at.q, at.kv});
           x = arith::MulFOp::create(b, x, f32(kLog2e));
         } else {
           x = arith::MulFOp::create(b, x, f32(scale * kLog2e));

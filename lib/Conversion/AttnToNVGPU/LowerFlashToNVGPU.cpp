@@ -42,12 +42,6 @@ namespace {
 
 constexpr StringLiteral kLauncher = "attnc_rt_cuda_launch";
 
-LLVM::GlobalOp addString(OpBuilder &b, Location loc, StringRef symbol, StringRef text) {
-  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), text.size() + 1);
-  return LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true, LLVM::Linkage::Private,
-                                symbol, b.getStringAttr(text.str() + '\0'));
-}
-
 void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name) {
   MLIRContext *ctx = b.getContext();
   Location loc = op.getLoc();
@@ -58,7 +52,7 @@ void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name)
                                             /*isConstant=*/true, LLVM::Linkage::Private, image,
                                             b.getStringAttr(""));
   placeholder.setAlignment(64);
-  addString(b, loc, function, name);
+  addStringGlobal(b, loc, function, name);
 
   SmallVector<Type> launcherArgs(8, ptr);
   launcherArgs.append({i64, i64, ptr, i64, i64, i64, i64});
@@ -108,9 +102,7 @@ struct AttnLowerFlashToNVGPUPass
       func->setAttr("attn.dynamic_shared_bytes",
                     b.getI64IntegerAttr(MmaKernelShape::of(op).sharedBytes));
       emitGridFunction(b, module, op, name);
-      NamedAttrList facts(describeCpuKernel(op, name));
-      facts.set("device_type", b.getI64IntegerAttr(kDLCUDA));
-      kernels.push_back(facts.getDictionary(&getContext()));
+      kernels.push_back(describeCpuKernel(op, name, kDLCUDA));
       kernel.erase();
     }
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());

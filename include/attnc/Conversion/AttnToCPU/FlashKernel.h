@@ -10,6 +10,9 @@
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+#include <optional>
 
 namespace mlir::attn {
 
@@ -39,8 +42,14 @@ FailureOr<func::FuncOp> buildCpuFlashKernel(KernelOp kernel,
                                             const CpuKernelConfig &config);
 
 /// The runtime descriptor's facts of one kernel (attnc_kernel_desc), as the
-/// entry attribute `attn.cpu_kernels` records them for attn-emit-cpu-entry.
-DictionaryAttr describeCpuKernel(FlashOp op, StringRef name);
+/// entry attribute `attn.cpu_kernels` records them for attn-emit-cpu-entry;
+/// with `deviceType`, a `device_type` fact too (grid kernels; without it the
+/// entry takes kDLCPU).
+DictionaryAttr describeCpuKernel(FlashOp op, StringRef name,
+                                 std::optional<int64_t> deviceType = std::nullopt);
+
+/// A private constant global `symbol` holding `text` and a terminating NUL.
+LLVM::GlobalOp addStringGlobal(OpBuilder &b, Location loc, StringRef symbol, StringRef text);
 
 } // namespace mlir::attn
 
