@@ -42,7 +42,7 @@ install_venv() {
 }
 
 # attnc_configure DIR [CMAKE-ARG...]: configures DIR with Ninja and ccache against LLVM/MLIR 22
-# and the venv's Halide, once (a configured DIR is left as it is). scripts/fuzz.sh uses it too.
+# and the venv's Halide, once (a configured DIR is left as it is).
 attnc_configure() {
   local dir=$1 halide_prefix llvm_cmake
   shift
@@ -56,6 +56,15 @@ attnc_configure() {
     -DLLVM_DIR="$llvm_cmake" -DMLIR_DIR="$llvm_cmake/../mlir" \
     -DHalide_DIR="$halide_prefix/lib64/cmake/Halide" "$@" >/dev/null
 }
+
+# attnc_configure_sanitized DIR SANITIZERS [CMAKE-ARG...]: a clang-22 build of all of attnc
+# under SANITIZERS (address,undefined: build-fuzz/, scripts/fuzz.sh and scripts/sanitize.sh;
+# thread: build-tsan/, scripts/sanitize.sh).
+attnc_configure_sanitized() {
+  attnc_configure "$1" -DATTNC_SANITIZE="$2" "${@:3}" \
+    -DCMAKE_C_COMPILER=clang-$LLVM_VERSION -DCMAKE_CXX_COMPILER=clang++-$LLVM_VERSION
+}
+ATTNC_ASAN_BUILD=${ATTNC_ASAN_BUILD:-$ATTNC_ROOT/build-fuzz}
 
 configure_and_build() {
   attnc_configure "$ATTNC_BUILD"

@@ -25,7 +25,27 @@ llvm_config.add_tool_substitutions(
     ["attnc", "attnc-opt", "attnc-run", "attnc-tune", "halide-smoke"], [config.attnc_tools_dir])
 config.substitutions.append(("%attnc_src", config.attnc_src_root))
 config.substitutions.append(("%attnc_obj", config.attnc_obj_root))
-config.substitutions.append(("%numpy_python", config.numpy_python))
+# A sanitizer build (ATTNC_SANITIZE=address,undefined, scripts/sanitize.sh): every attnc
+# tool and the runtime are instrumented, and so is every kernel's shared object (it links
+# the runtime), so the Python that loads kernels preloads the sanitizer runtime, without
+# reporting the interpreter's own leaks (test/sanitize/lsan.supp); CMake consumers build
+# with the same compilers, which Attnc::runtime's link options need. use_sigaltstack=0:
+# LLVM's crash handler installs its own alternate signal stack on the threads it runs on,
+# which ASan would otherwise unmap as its own when such a thread ends. allow_user_poisoning=0:
+# LLVM's BumpPtrAllocator poisons its slabs in attnc's (instrumented) inlined copies and not in
+# the uninstrumented libMLIR, which then uses that memory: a false use-after-poison.
+numpy_python = config.numpy_python
+if "address" in config.sanitize.split(","):
+    config.environment.setdefault("ASAN_OPTIONS",
+                                  "use_sigaltstack=0:allow_user_poisoning=0:detect_leaks=1")
+    config.environment.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+    config.environment["CC"] = config.c_compiler
+    config.environment["CXX"] = config.cxx_compiler
+    sanitize_dir = os.path.join(config.test_source_root, "sanitize")
+    numpy_python = "env LD_PRELOAD=%s LSAN_OPTIONS=suppressions=%s PYTHONPATH=%s %s" % (
+        os.path.join(config.sanitizer_runtime_dir, "libclang_rt.asan-x86_64.so"),
+        os.path.join(sanitize_dir, "lsan.supp"), sanitize_dir, numpy_python)
+config.substitutions.append(("%numpy_python", numpy_python))
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%cmake", config.cmake))
 

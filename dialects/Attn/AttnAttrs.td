@@ -108,7 +108,9 @@ def Attn_BlockSparseMaskAttr : Attn_MaskAttr<"BlockSparseMask", "block_sparse"> 
   let description = [{
     Position `(i, j)` belongs to block `(i / block_q, j / block_kv)`; it is kept when that
     entry of `layout` is 1. `layout` has one row per query block, all rows the same length
-    (one entry per key block). Kernels reject sequences longer than the layout covers.
+    (one entry per key block). Kernels reject sequences longer than the layout covers, here and
+    wherever the whole mask keeps nothing past the layout: in an `and`, or in an `or` of such
+    masks (the cover is then the least, or the most, of the operands').
 
     Example, a 3 x 3 block-causal layout of 64 x 64 blocks:
     `mask = #attn.block_sparse<block = [64, 64], layout = [[1, 0, 0], [1, 1, 0], [1, 1, 1]]>`

@@ -47,14 +47,11 @@ llvm::Error attnc::checkProblemSize(AttentionSpecOpInterface op,
                    llvm::Twine(size.seqKv) + " exceed the spec's max_seq [" +
                    llvm::Twine((*maxSeq)[0]) + ", " + llvm::Twine((*maxSeq)[1]) +
                    "]");
-  if (auto blocks = llvm::dyn_cast<BlockSparseMaskAttr>(op.getMask())) {
-    int64_t coverQ = blocks.getNumQBlocks() * blocks.getBlockQ();
-    int64_t coverKv = blocks.getNumKvBlocks() * blocks.getBlockKv();
-    if (size.seqQ > coverQ || size.seqKv > coverKv)
-      return error("the block layout covers seq_q <= " + llvm::Twine(coverQ) +
-                   " and seq_kv <= " + llvm::Twine(coverKv) + ", got " +
-                   llvm::Twine(size.seqQ) + " and " + llvm::Twine(size.seqKv));
-  }
+  attnc::mask::LengthCover cover = attnc::mask::layoutCover(op.getMask().toMaskRule());
+  if (size.seqQ > cover.q || size.seqKv > cover.kv)
+    return error("the block layout covers seq_q <= " + llvm::Twine(cover.q) +
+                 " and seq_kv <= " + llvm::Twine(cover.kv) + ", got " +
+                 llvm::Twine(size.seqQ) + " and " + llvm::Twine(size.seqKv));
   return llvm::Error::success();
 }
 

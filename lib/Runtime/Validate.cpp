@@ -21,6 +21,7 @@
 #include "CpuFeatures.h"
 #include "Describe.h"
 
+#include <algorithm>
 #include <iterator>
 
 using namespace attnc::rt;
@@ -83,6 +84,7 @@ private:
   attnc_status checkShape(int id, Expect b, Expect h, Expect s,
                           const char *note);
   attnc_status checkShapes(CheckedLaunch &launch);
+  attnc_status checkData();
   attnc_status checkLimits(CheckedLaunch &launch);
   attnc_status checkStrides(int id, TensorView &view);
   attnc_status checkAliasing(const CheckedLaunch &launch);
@@ -128,10 +130,18 @@ attnc_status Validator::checkPresence() {
                       dtypeName(dtype(id)), " ",
                       deviceNoun(desc.device_type), " tensor (", legend(id),
                       ")"));
-    if (!t[id]->data)
-      return fail(ATTNC_ERR_NULL, cat(kTensorNames[id], " has NULL data; the ",
-                                      "tensor must point at its elements"));
   }
+  return ATTNC_OK;
+}
+
+/// NULL data only on a tensor without elements: PyTorch's empty tensors may
+/// have no storage (checkStrides gives them an empty view).
+attnc_status Validator::checkData() {
+  for (int id = 0; id < count; ++id)
+    if (!t[id]->data && std::none_of(t[id]->shape, t[id]->shape + rank(id),
+                                     [](int64_t d) { return d == 0; }))
+      return fail(ATTNC_ERR_NULL, cat(kTensorNames[id], " has NULL data; a tensor with ",
+                                      "elements must point at them"));
   return ATTNC_OK;
 }
 
@@ -273,6 +283,8 @@ attnc_status Validator::checkLimits(CheckedLaunch &launch) {
 
 attnc_status Validator::checkStrides(int id, TensorView &view) {
   const DLTensor &x = *t[id];
+  if (!x.data) // empty (checkData)
+    return ATTNC_OK;
   const char *name = kTensorNames[id];
   int n = rank(id);
   int64_t st[4];
@@ -354,7 +366,7 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
 attnc_status Validator::run(CheckedLaunch &launch) {
   attnc_status s;
   if ((s = checkPresence()) || (s = checkDevices()) || (s = checkDtypes()) ||
-      (s = checkRanks()) || (s = checkShapes(launch)) ||
+      (s = checkRanks()) || (s = checkShapes(launch)) || (s = checkData()) ||
       (s = checkLimits(launch)))
     return s;
   for (int id = 0; id < count; ++id)

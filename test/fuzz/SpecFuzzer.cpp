@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzContext.h"
 #include "attnc/InitAll.h"
 #include "attnc/Target/Registry.h"
 #include "attnc/Tools/NestingLimit.h"
@@ -28,19 +29,6 @@
 #include <cstdint>
 
 namespace {
-
-mlir::MLIRContext &context() {
-  static mlir::MLIRContext *ctx = [] {
-    mlir::DialectRegistry registry;
-    attnc::registerAllDialects(registry);
-    auto *c = new mlir::MLIRContext(registry, mlir::MLIRContext::Threading::DISABLED);
-    c->loadAllAvailableDialects();
-    // Diagnostics are the expected outcome of most inputs: drop them.
-    c->getDiagEngine().registerHandler([](mlir::Diagnostic &) {});
-    return c;
-  }();
-  return *ctx;
-}
 
 /// The tile counts explain prints, for a small grid (the classifier's
 /// arithmetic on the spec's own mask).
@@ -62,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   if (attnc::findExcessNesting(text) != llvm::StringRef::npos)
     return 0; // refused before parsing, as the tools do
-  mlir::MLIRContext &ctx = context();
+  // Diagnostics are the expected outcome of most inputs: dropped.
+  mlir::MLIRContext &ctx = attnc::fuzz::context(/*dropDiagnostics=*/true);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz"),
                                llvm::SMLoc());

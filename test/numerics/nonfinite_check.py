@@ -5,8 +5,10 @@ attnc's kernels do not scan their inputs. A non-finite element of q, k or v stay
 every row it cannot reach keeps its finite-input value (the reference's, within the matrix
 tolerance), and rows it reaches are non-finite where stated:
   - q[b, h, i, :] NaN or inf: row (b, h, i), non-finite, and no other;
-  - k[b, g, j, :] NaN: the rows of the heads sharing kv head g that keep key j, and no other
-    (what those rows hold is not yet specified: the CPU kernels drop the NaN score, weight 0);
+  - k[b, g, j, :] NaN: the rows of the heads sharing kv head g that keep key j, non-finite
+    (a NaN score is a NaN weight, as in PyTorch), and no other (--nan-key contained: at most
+    those rows); infinite: at most those rows (a score of -inf is a weight of 0, +inf makes
+    the row NaN);
   - v[b, g, j, :] NaN or inf: those rows, non-finite, and also the rows of those heads whose
     query tile visits the KV tile of key j while masking key j (their weight for j is 0, but
     0 x NaN is NaN, as in FlashAttention and PyTorch's SDPA; the reference skips masked keys,
@@ -75,12 +77,17 @@ def main():
     parser.add_argument("--attnc-run", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--target", default="x86-64-avx2")
+    parser.add_argument("--backend", default="mlir")
+    parser.add_argument("--nan-key", choices=["nan-rows", "contained"], default="nan-rows",
+                        help="a NaN key: the rows that keep it are NaN (the mlir backend), "
+                             "or only contained to them (the Halide backend)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     spec, so = os.path.join(args.work, "nonfinite.mlir"), os.path.join(args.work, "k.so")
     with open(spec, "w") as f:
         f.write(SPEC)
-    run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so])
+    run([args.attnc, spec, "--backend", args.backend, "--target", args.target, "--emit=so",
+         "-o", so])
     ref_dir = os.path.join(args.work, "ref")
     run([args.attnc_run, spec, "--reference", "--seed", "7", "--seq-q", str(SEQ), "-o",
          ref_dir])
@@ -97,13 +104,13 @@ def main():
         poisoned = np.zeros(ref[1].shape, bool)
         poisoned[0, 2, 5] = True
         ok = check("q %s at (0, 2, 5)" % value, call(entry, qp, k, v), ref, poisoned) and ok
-        if value != value:  # a NaN key: every row that keeps it
-            kp = k.copy()
-            kp[0, 1, 40, 0] = value
-            poisoned = np.zeros(ref[1].shape, bool)
-            poisoned[0, heads_of[1], :] = rows_keep(40)
-            ok = check("k nan at (0, 1, 40)", call(entry, q, kp, v), ref, poisoned,
-                       must_be_nonfinite=False) and ok
+        kp = k.copy()
+        kp[0, 1, 40, 0] = value
+        poisoned = np.zeros(ref[1].shape, bool)
+        poisoned[0, heads_of[1], :] = rows_keep(40)
+        nan_rows = value != value and args.nan_key == "nan-rows"
+        ok = check("k %s at (0, 1, 40)" % value, call(entry, q, kp, v), ref, poisoned,
+                   must_be_nonfinite=nan_rows) and ok
         vp = v.copy()
         vp[0, 0, 70, 2] = value
         poisoned = np.zeros(ref[1].shape, bool)

@@ -31,7 +31,7 @@ const ErrorCase kErrors[] = {
      "kernel 'fake': k is NULL; pass a float32 CPU tensor (bhsd: batch, "
      "kv_heads, seq_kv, head_dim)"},
     {"NullData", [](Problem &p) { p.v.dl.data = nullptr; }, ATTNC_ERR_NULL,
-     "kernel 'fake': v has NULL data"},
+     "kernel 'fake': v has NULL data; a tensor with elements must point at them"},
     {"LseMissing", [](Problem &p) { p.drop[4] = true; }, ATTNC_ERR_NULL,
      "kernel 'fake': lse is NULL, but this kernel outputs the log-sum-exp"},
     {"Dtype", [](Problem &p) { p.q.dl.dtype.bits = 16; }, ATTNC_ERR_DTYPE,

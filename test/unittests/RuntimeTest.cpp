@@ -191,6 +191,20 @@ TEST_F(Runtime, EmptyKeysGiveZeroOutAndMinusInfinityLse) {
                "kernel does not take (on the CPU every row gets out = 0 and lse = -inf)");
 }
 
+// PyTorch's empty tensors may have no storage: NULL data is refused only on a
+// tensor with elements (RuntimeErrorsTest's NullData).
+TEST_F(Runtime, EmptyTensorsMayHaveNullData) {
+  Problem keyless(0, Dims{2, 4, 2, 5, 0, 4, 2});
+  keyless.k.dl.data = keyless.v.dl.data = nullptr;
+  ASSERT_EQ(keyless.run(), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(keyless.out.at(keyless.at(1, 3, 4, 3)), 0.0f);
+  Problem empty(0, Dims{0, 4, 2, 5, 3, 4, 2});
+  for (Tensor *t : {&empty.q, &empty.k, &empty.v, &empty.out, &empty.lse})
+    t->dl.data = nullptr;
+  ASSERT_EQ(empty.run(), ATTNC_OK) << attnc_last_error();
+  EXPECT_TRUE(gVisits.empty());
+}
+
 TEST_F(Runtime, GridKernelRunsOnceWithTheStream) {
   Problem p;
   p.makeCudaGrid();

@@ -126,6 +126,33 @@ inline bool isArithmeticOnly(const Mask &m) {
   return operands && std::all_of(operands->begin(), operands->end(), isArithmeticOnly);
 }
 
+/// The lengths past which a mask keeps nothing because of a block layout;
+/// kernels and the reference reject longer sequences (the layout is the
+/// problem's size). A block_sparse covers its layout, an `and` the least of
+/// its operands' covers, an `or` the most (bounded only when every operand
+/// is), any other mask nothing (kUnbounded). Per dimension: rows past `q`
+/// keep no key, keys past `kv` are kept by no row. The normalizer's
+/// rewrites (an `or` of equal masks is that mask) keep the cover.
+struct LengthCover {
+  int64_t q = kUnbounded, kv = kUnbounded;
+};
+
+inline LengthCover layoutCover(const Mask &m) {
+  if (auto *blocks = std::get_if<BlockSparse>(&m.rule))
+    return {blocks->numQBlocks() * blocks->blockQ, blocks->numKvBlocks * blocks->blockKv};
+  auto *disj = std::get_if<Or>(&m.rule);
+  const std::vector<Mask> *operands = composedOperands(m);
+  if (!operands || operands->empty())
+    return {};
+  LengthCover cover = disj ? LengthCover{0, 0} : LengthCover{};
+  for (const Mask &operand : *operands) {
+    LengthCover c = layoutCover(operand);
+    cover.q = disj ? std::max(cover.q, c.q) : std::min(cover.q, c.q);
+    cover.kv = disj ? std::max(cover.kv, c.kv) : std::min(cover.kv, c.kv);
+  }
+  return cover;
+}
+
 //===----------------------------------------------------------------------===//
 // The rules
 //===----------------------------------------------------------------------===//

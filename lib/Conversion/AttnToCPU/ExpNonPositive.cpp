@@ -10,7 +10,7 @@
 // [-1/2, 1/2]. Because t <= 0, only the lower end needs a clamp: t is raised to
 // -127 (which also maps -inf there), where the exponent field (n + 127) is 0
 // and the result is exactly 0; on AVX-512, p * 2^n is one vscalefps and the
-// clamp is -150, where 2^n rounds to 0. No upper clamp, no NaN handling: 9-12
+// clamp is -150, where 2^n rounds to 0. No upper clamp; NaN passes through: 9-12
 // instructions per vector against about 24 for MLIR's general approximation,
 // which guards both ends. 2^f is a degree-5 polynomial fitted for relative
 // error with 2^0 = 1 exact (1.9e-7 at most on the interval, f32 Horner
@@ -37,7 +37,12 @@ Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
   auto splatInt = [&](int32_t v) -> Value {
     return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
   };
-  t = b.create<arith::MaxNumFOp>(loc, t, splat(avx512Scalef ? -150.0f : -127.0f));
+  // The clamp as select(lo > t, lo, t), x86's max operand order: one vmaxps
+  // like maxnumf, but a NaN t stays NaN (maxnumf would give lo, exp = 0), so
+  // a NaN score is a NaN weight and its row NaN, as in PyTorch.
+  Value lo = splat(avx512Scalef ? -150.0f : -127.0f);
+  t = b.create<arith::SelectOp>(
+      loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, lo, t), lo, t);
   Value n = b.create<math::RoundEvenOp>(loc, t);
   Value f = b.create<arith::SubFOp>(loc, t, n);
   // A near-minimax fit of 2^f on [-1/2, 1/2] (relative error weighted,

@@ -32,12 +32,14 @@ DictionaryAttr mlir::attn::describeCpuKernel(FlashOp op, StringRef name,
   int64_t outputs = 1 | (op.hasOutput(OutputKind::lse) ? 2 : 0);
   std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq();
   int64_t maxQ = maxSeq ? (*maxSeq)[0] : 0, maxKv = maxSeq ? (*maxSeq)[1] : 0;
-  if (auto blocks = dyn_cast<BlockSparseMaskAttr>(op.getMask())) {
-    // The layout bounds the lengths too.
-    auto cover = [](int64_t bound, int64_t c) { return bound > 0 ? std::min(bound, c) : c; };
-    maxQ = cover(maxQ, blocks.getNumQBlocks() * blocks.getBlockQ());
-    maxKv = cover(maxKv, blocks.getNumKvBlocks() * blocks.getBlockKv());
-  }
+  // A block layout bounds the lengths too (0: unbounded).
+  attnc::mask::LengthCover cover = attnc::mask::layoutCover(op.getMask().toMaskRule());
+  auto bound = [](int64_t given, int64_t c) {
+    int64_t b = c == attnc::mask::kUnbounded ? 0 : c;
+    return given > 0 && b > 0 ? std::min(given, b) : std::max(given, b);
+  };
+  maxQ = bound(maxQ, cover.q);
+  maxKv = bound(maxKv, cover.kv);
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
   NamedAttrList facts({
       b.getNamedAttr("name", b.getStringAttr(name)),

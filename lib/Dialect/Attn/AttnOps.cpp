@@ -367,14 +367,11 @@ template <typename OpT> LogicalResult verifyBounds(OpT op) {
     return op.emitOpError("output 'weights' with max_seq = [")
            << maxQ << ", " << maxKv << "] would hold " << maxQ * maxKv
            << " entries per head; the limit is " << kMaxWeightsElements;
-  if (auto blocks = dyn_cast<BlockSparseMaskAttr>(op.getMask())) {
-    int64_t coverQ = blocks.getNumQBlocks() * blocks.getBlockQ();
-    int64_t coverKv = blocks.getNumKvBlocks() * blocks.getBlockKv();
-    if (coverQ < maxQ || coverKv < maxKv)
-      return op.emitOpError("block layout covers [")
-             << coverQ << ", " << coverKv << "] positions but max_seq allows ["
-             << maxQ << ", " << maxKv << "]; add blocks or lower max_seq";
-  }
+  attnc::mask::LengthCover cover = attnc::mask::layoutCover(op.getMask().toMaskRule());
+  if (cover.q < maxQ || cover.kv < maxKv)
+    return op.emitOpError("block layout covers [")
+           << cover.q << ", " << cover.kv << "] positions but max_seq allows [" << maxQ
+           << ", " << maxKv << "]; add blocks or lower max_seq";
   return success();
 }
 } // namespace

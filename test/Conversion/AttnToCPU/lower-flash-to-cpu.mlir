@@ -41,12 +41,16 @@
 // CHECK: vector.fma %{{.*}} : vector<16xf32>
 // Partial and edge tiles run the per-element pass with the mask inlined.
 // CHECK: scf.if
-// Online softmax over 16 rows at once: a plain running max in 4 independent chains, 2^x
-// of the shifted scores specialised for x <= 0 (round, polynomial, vscalefps by 2^n on
-// AVX-512; exponent bits on AVX2), sums.
+// Online softmax over 16 rows at once: a plain running max (x > y ? x : y, one vmaxps) in
+// 4 independent chains, 2^x of the shifted scores specialised for x <= 0 (a clamp that keeps
+// NaN, round, polynomial, vscalefps by 2^n on AVX-512; exponent bits on AVX2), sums.
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK: arith.maxnumf %{{.*}} fastmath<nnan,nsz> : vector<16xf32>
-// CHECK: math.roundeven %{{.*}} : vector<16xf32>
+// CHECK: arith.cmpf ogt, %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: %[[LO:.*]] = arith.constant dense<-1.500000e+02> : vector<16xf32>
+// CHECK-NEXT: arith.cmpf ogt, %[[LO]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.select %{{.*}}, %[[LO]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-NEXT: math.roundeven %{{.*}} : vector<16xf32>
 // CHECK: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"
 // CHECK: arith.addf %{{.*}} : vector<16xf32>
 // CHECK-NOT: math.exp %{{.*}} : vector<16xf32>

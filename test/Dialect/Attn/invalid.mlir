@@ -212,6 +212,14 @@ attn.kernel @block_layout_too_small {
 
 // -----
 
+// An `or` of block layouts covers the most of its operands', an `and` the least.
+attn.kernel @composed_layout_too_small {
+  // expected-error @below {{block layout covers [192, 64] positions but max_seq allows [256, 64]; add blocks or lower max_seq}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.and<[#attn.causal<top_left>, #attn.or<[#attn.block_sparse<block = [64, 64], layout = [[1], [1]]>, #attn.block_sparse<block = [64, 32], layout = [[1, 1], [1, 1], [1, 0]]>]>]>, max_seq = [256, 64], outputs = [out]}
+}
+
+// -----
+
 attn.kernel @longformer_negative_window {
   // expected-error @below {{#attn.longformer 'window' must be >= 0, got -1}}
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.longformer<block = 64, window = -1, global = [0]>, outputs = [out]}
