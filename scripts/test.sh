@@ -2,7 +2,7 @@
 # The README's test command: install what is missing, build, run every test (lit suite and unit
 # tests through ctest), then a bounded run of each fuzzer (scripts/fuzz.sh, 60 s each; set
 # ATTNC_FUZZ_SECONDS to change it). ATTNC_SANITIZE_SUITE=1 adds scripts/sanitize.sh (the
-# whole suite under ASan + UBSan and the runtime under TSan, about 20 minutes more).
+# whole suite under ASan + UBSan and the runtime under TSan, about 13 minutes more).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 t0=$SECONDS
