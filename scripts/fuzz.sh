@@ -22,9 +22,10 @@ find "$ATTNC_ROOT/examples" "$ATTNC_ROOT/test" -name '*.mlir' -size -64k \
   -exec sh -c 'cp "$1" "$2/$(echo "$1" | md5sum | cut -c1-16).mlir"' _ {} "$seeds" \;
 mkdir -p "$FUZZ_BUILD/findings" "$FUZZ_BUILD/seeds/runtime-args" "$FUZZ_BUILD/seeds/kernel"
 # use_sigaltstack=0: see test/lit.cfg.py. verify_asan_link_order=0: -fsanitize=fuzzer puts
-# libstdc++ ahead of the shared ASan runtime among a fuzzer's libraries, which ASan would
-# refuse at start-up; libstdc++ allocates nothing before ASan is up.
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# libstdc++ ahead of the shared ASan runtime among a fuzzer's libraries, which ASan's start-up
+# check refuses although the runtime is loaded before main either way.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0:verify_asan_link_order=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 run_fuzzer() { # NAME SEED-DIR [LIBFUZZER-FLAG...]
   local corpus=$FUZZ_BUILD/corpus/$1 log=$FUZZ_BUILD/findings/$1.log
   mkdir -p "$corpus"

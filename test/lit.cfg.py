@@ -28,8 +28,9 @@ config.substitutions.append(("%attnc_obj", config.attnc_obj_root))
 # A sanitizer build (ATTNC_SANITIZE=address,undefined, scripts/sanitize.sh): every attnc
 # tool and the runtime are instrumented, and so is every kernel's shared object (it links
 # the runtime), so the Python that loads kernels preloads the sanitizer runtime, without
-# reporting the interpreter's own leaks (test/sanitize/lsan.supp); CMake consumers build
-# with the same compilers, which Attnc::runtime's link options need. use_sigaltstack=0:
+# reporting the interpreter's own leaks (test/sanitize/lsan.supp) or passing the preload to
+# children other than Python (test/sanitize/sitecustomize.py); CMake consumers build with
+# the same compilers, which Attnc::runtime's link options need. use_sigaltstack=0:
 # LLVM's crash handler installs its own alternate signal stack on the threads it runs on,
 # which ASan would otherwise unmap as its own when such a thread ends. allow_user_poisoning=0:
 # LLVM's BumpPtrAllocator poisons its slabs in attnc's (instrumented) inlined copies and not in
