@@ -3,7 +3,8 @@
 
 The GPU machine has PyTorch and Triton but no MLIR or Halide, so everything is compiled here,
 once per kernel source (--kernels, backend:target pairs; default the Halide backend's
-cuda-sm90 schedule and the mlir backend's cuda-sm80 tensor-core kernel):
+cuda-sm90 schedule and the mlir backend's tensor-core kernels, cuda-sm80 (mma.sync) and
+cuda-sm90a (wgmma + TMA)):
   - numerics: every case of the numeric matrix (and each f32 case again in bf16),
     compiled by each source that takes its dtype, with attnc-run's seeded inputs and
     reference outputs as .npy (one reference per case);
@@ -11,6 +12,8 @@ cuda-sm90 schedule and the mlir backend's cuda-sm80 tensor-core kernel):
     back) / block-sparse (Longformer: 64-key blocks, one block either side, block 0 global),
     shape-generic (any batch and sequence length).
 run.py, on the GPU machine, loads each kernel through its C ABI with PyTorch CUDA tensors.
+The bundle is also packed as <out>.tar.xz (about 10 MB against 60 MB unpacked: the device
+tool carries at most 64 MiB), which run.py unpacks when the directory is not there.
 With --kernels halide:opencl the same bundle runs on this machine (run.py --device cpu), which
 checks the harness itself without a GPU.
 """
@@ -19,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "numerics"))
@@ -44,7 +48,8 @@ def run(cmd):
 
 # The dtypes each kernel source compiles.
 DTYPES = {("halide", "opencl"): {"f32", "bf16"}, ("halide", "cuda-sm80"): {"f32", "f16", "bf16"},
-          ("halide", "cuda-sm90"): {"f32", "f16", "bf16"}, ("mlir", "cuda-sm80"): {"f16", "bf16"}}
+          ("halide", "cuda-sm90"): {"f32", "f16", "bf16"}, ("mlir", "cuda-sm80"): {"f16", "bf16"},
+          ("mlir", "cuda-sm90a"): {"f16", "bf16"}}
 
 
 def parse_kernels(text):
@@ -75,7 +80,7 @@ def numerics(args, manifest):
         for source in sources:
             so = os.path.join(directory, "%s-%s.so" % source)
             compile_kernel(args, source, spec, so)
-            kernels[source[0]] = os.path.relpath(so, args.out)
+            kernels[":".join(source)] = os.path.relpath(so, args.out)
         run([args.attnc_run, spec, "--reference", "-o", os.path.join(directory, "reference"),
              "--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
              "--seq-kv", str(case["seq_kv"]), "--seed", "5"])
@@ -104,7 +109,7 @@ def bench_kernels(args, manifest):
                 if dtype in DTYPES[source]:
                     so = "%s.%s-%s.so" % ((name,) + source)
                     compile_kernel(args, source, spec, os.path.join(work, so))
-                    kernels[source[0]] = os.path.join("bench", so)
+                    kernels[":".join(source)] = os.path.join("bench", so)
             manifest["bench"].append({"name": name, "kernels": kernels, "mask": mask_name,
                                       "dim": dim, "dtype": dtype, "heads": args.heads})
             print("bench:", name)
@@ -114,7 +119,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(HERE, "bundle"))
     parser.add_argument("--kernels", type=parse_kernels,
-                        default=parse_kernels("halide:cuda-sm90,mlir:cuda-sm80"),
+                        default=parse_kernels("halide:cuda-sm90,mlir:cuda-sm80,mlir:cuda-sm90a"),
                         help="kernel sources, backend:target,... (halide:opencl checks the "
                              "harness on this machine)")
     parser.add_argument("--heads", type=int, default=16)
@@ -126,7 +131,10 @@ def main():
     bench_kernels(args, manifest)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
-    print("bundle in", args.out)
+    archive = args.out.rstrip("/") + ".tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(args.out, arcname=os.path.basename(args.out.rstrip("/")))
+    print("bundle in", args.out, "and", archive)
 
 
 if __name__ == "__main__":

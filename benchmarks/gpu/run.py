@@ -20,6 +20,7 @@ import json
 import os
 import statistics
 import sys
+import tarfile
 import time
 
 import numpy as np
@@ -238,6 +239,17 @@ def report(numeric, rows, args):
     return "\n".join(lines) + "\n"
 
 
+def unpack(bundle):
+    """Unpacks <bundle>.tar.xz (prepare.py's archive) when the bundle directory is missing."""
+    archive = bundle.rstrip("/") + ".tar.xz"
+    if os.path.exists(os.path.join(bundle, "manifest.json")) or not os.path.exists(archive):
+        return
+    # Plain files and directories only, where the filter exists (Python 3.12, backports).
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+    with tarfile.open(archive) as tar:
+        tar.extractall(os.path.dirname(os.path.abspath(bundle)), **safe)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", default=os.path.join(HERE, "bundle"))
@@ -252,6 +264,7 @@ def main():
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("no CUDA device visible to PyTorch; use --device cpu with an opencl bundle")
+    unpack(args.bundle)
     with open(os.path.join(args.bundle, "manifest.json")) as f:
         manifest = json.load(f)
     os.makedirs(args.out, exist_ok=True)

@@ -122,35 +122,63 @@ def AttnLowerFlashToHalideCallPass
 }
 
 def AttnLowerFlashToNVGPUPass : Pass<"attn-lower-flash-to-nvgpu", "::mlir::ModuleOp"> {
-  let summary = "Lowers each attn.flash to a CUDA tensor-core kernel (mma.sync) and its grid function";
+  let summary = "Lowers each attn.flash to a CUDA tensor-core kernel (mma.sync or wgmma) and its grid function";
   let description = [{
-    The MLIR CUDA backend for sm_80 and later. Every `attn.kernel` holding an `attn.flash`
-    (bf16 or f16) becomes `gpu.module @<name>_gpu` with the kernel `gpu.func @<name>`, and
-    the grid function `_mlir_ciface_<name>_grid` of `attnc_runtime.h` (LLVM dialect), which
-    hands the runtime's flat views, the kernel image `@<name>_image` (filled by
+    The MLIR CUDA backend. Every `attn.kernel` holding an `attn.flash` (bf16 or f16)
+    becomes `gpu.module @<name>_gpu` with the kernel `gpu.func @<name>`, and the grid
+    function `_mlir_ciface_<name>_grid` of `attnc_runtime.h` (LLVM dialect), which hands
+    the runtime's flat views, the kernel image `@<name>_image` (filled by
     `attn-embed-gpu-binary`) and the launch facts (heads, block_q, threads, shared bytes)
-    to `attnc_rt_cuda_launch`.
+    to the runtime's launcher.
 
-    The kernel is FlashAttention-2 shaped: one CTA per (query tile, head, batch), one warp
-    per 16 query rows; the query tile and two stages of K and V tiles in dynamic shared
-    memory, filled with `cp.async` (the next visited tile's while the current one is
-    computed); Q K^T and P V on `mma.sync.m16n8k16` (bf16 or f16 in, f32 accumulators)
-    with operands from `ldmatrix` (V through `ldmatrix.trans`), P kept in registers as the
-    A operand; the online softmax per row with quad shuffles. KV tiles are walked within
-    the mask's key range and classified by the shared tile rules: empty ones are never
-    loaded, full ones skip mask evaluation, `score_mod` / `mask_mod` are inlined. Records
-    the kernel's facts in `attn.cpu_kernels` with `device_type` kDLCUDA, so
-    `attn-emit-cpu-entry` adds the usual descriptor and C entry.
+    `target=cuda-sm80` (sm_80 and later): FlashAttention-2 shaped, one CTA per (query tile,
+    head, batch), one warp per 16 query rows; the query tile and two stages of K and V tiles
+    in dynamic shared memory, filled with `cp.async` (the next visited tile's while the
+    current one is computed); Q K^T and P V on `mma.sync.m16n8k16` (bf16 or f16 in, f32
+    accumulators) with operands from `ldmatrix` (V through `ldmatrix.trans`), P kept in
+    registers as the A operand; the online softmax per row with quad shuffles. Launched by
+    `attnc_rt_cuda_launch`.
+
+    `target=cuda-sm90a` (Hopper): the same walk with one warpgroup per 64 query rows; tiles
+    arrive by TMA (`cp.async.bulk.tensor`, 128-byte swizzle, zero fill past the sequence and
+    head_dim) under mbarriers, thread 0 issuing the next tile's loads while the current one
+    is computed; Q K^T on `wgmma.mma_async` with both operands in shared memory, P V on
+    wgmma with P from registers (one inline-PTX instruction: the NVVM dialect has no
+    register-A form). Its first three arguments are the q, k, v tensor maps
+    (`attn.tensor_map_args`), built per call by `attnc_rt_cuda_launch_tma`.
+
+    In both, KV tiles are walked within the mask's key range and classified by the shared
+    tile rules: empty ones are never loaded, full ones skip mask evaluation, `score_mod` /
+    `mask_mod` are inlined. Records the kernel's facts in `attn.cpu_kernels` with
+    `device_type` kDLCUDA, so `attn-emit-cpu-entry` adds the usual descriptor and C entry.
 
     Rejects, with a located error, what the kernel does not cover: f32 (TF32 is not
-    implemented), head_dim not a multiple of 8, block_q / block_kv not multiples of 16,
-    tiles beyond sm_80's shared memory.
+    implemented), head_dim not a multiple of 8, block_q not a multiple of 16 (sm90a: 64),
+    block_kv not a multiple of 16, tiles beyond the target's shared memory.
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda-sm80\"",
+           "The kernel to build: cuda-sm80 (mma.sync) or cuda-sm90a (wgmma + TMA)">,
+  ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect",
     "::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"
   ];
+}
+
+def AttnGridConstantArgsPass : Pass<"attn-grid-constant-args", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Passes a kernel's leading tensor-map arguments by value as grid constants";
+  let description = [{
+    After `convert-gpu-to-nvvm`: on each kernel `llvm.func` carrying
+    `attn.tensor_map_args = N`, the first N `!llvm.ptr` arguments get
+    `llvm.byval = !llvm.array<128 x i8>`, `llvm.align = 64` and `nvvm.grid_constant`, so each
+    is a 128-byte CUtensorMap in the kernel's parameter space whose address TMA takes
+    directly (a plain pointer argument would make the tensor map an ordinary copy in local
+    memory, which TMA cannot read). The GPU lowering drops such argument attributes from
+    `gpu.func`, hence this step after it.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect"];
 }
 
 def AttnEmbedGpuBinaryPass : Pass<"attn-embed-gpu-binary", "::mlir::ModuleOp"> {

@@ -15,7 +15,7 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#include "cuda_kernels.h"
+#include KERNELS_HEADER /* kernels-cuda-sm80.h or kernels-cuda-sm90a.h */
 
 #include <stdio.h>
 #include <string.h>

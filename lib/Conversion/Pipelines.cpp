@@ -56,6 +56,8 @@ void attnc::buildLowerToLLVMPipeline(OpPassManager &pm, llvm::StringRef target,
 void attnc::buildCudaPipeline(OpPassManager &pm, const CudaTarget &target, CudaOutput output) {
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   device.addPass(createConvertNVGPUToNVVMPass());
+  // The NVVM ops built on inline PTX (mbarrier waits, wgmma).
+  device.addPass(createConvertNVVMToLLVMPass());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createSCFToControlFlowPass());
@@ -64,8 +66,10 @@ void attnc::buildCudaPipeline(OpPassManager &pm, const CudaTarget &target, CudaO
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
+  device.addPass(attn::createAttnGridConstantArgsPass());
   GpuNVVMAttachTargetOptions attach;
   attach.chip = target.chip.str();
+  attach.features = target.features.str();
   attach.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(attach));
   GpuModuleToBinaryPassOptions binary;

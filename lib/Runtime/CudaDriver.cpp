@@ -41,6 +41,10 @@ struct Driver {
   CUresult (*funcSetAttribute)(void *, int, int);
   CUresult (*launchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, void *, void **, void **);
+  /// cuTensorMapEncodeTiled (CUDA 12 drivers and later; null before).
+  CUresult (*tensorMapEncodeTiled)(void *, int, uint32_t, void *, const uint64_t *,
+                                   const uint64_t *, const uint32_t *, const uint32_t *, int, int,
+                                   int, int);
 };
 
 /// The driver's entry points, loaded once; "" or why not.
@@ -65,6 +69,7 @@ const Driver *driver(std::string &error) {
         !get(d.funcSetAttribute, "cuFuncSetAttribute") ||
         !get(d.launchKernel, "cuLaunchKernel"))
       return std::string("libcuda.so.1 lacks a driver API function attnc needs");
+    get(d.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     if (CUresult rc = d.init(0)) {
       const char *name = "?";
       d.errorName(rc, &name);
@@ -139,6 +144,30 @@ bool attnc::rt::cudaLaunch(int64_t device, const void *image, const char *functi
   void *popped = nullptr;
   d.ctxPop(&popped);
   return fn && rc == 0;
+}
+
+bool attnc::rt::cudaEncodeTensorMap(void *map, void *address,
+                                    const uint64_t (&dims)[4], const uint64_t (&strides)[3],
+                                    const uint32_t (&box)[4], std::string &error) {
+  const Driver *d = driver(error);
+  if (!d)
+    return false;
+  if (!d->tensorMapEncodeTiled) {
+    error = "this CUDA driver has no cuTensorMapEncodeTiled (TMA needs CUDA 12 or later)";
+    return false;
+  }
+  // TMA only moves bytes (and fills zero bits out of bounds), so one 16-bit
+  // integer type serves f16 and bf16 alike. The enumerators of cuda.h.
+  constexpr int kUint16 = 1, kInterleaveNone = 0, kSwizzle128B = 3, kL2Promotion128B = 2,
+                kOobFillZero = 0;
+  const uint32_t elementStrides[4] = {1, 1, 1, 1};
+  if (CUresult rc = d->tensorMapEncodeTiled(map, kUint16, 4, address, dims, strides, box,
+                                            elementStrides, kInterleaveNone, kSwizzle128B,
+                                            kL2Promotion128B, kOobFillZero)) {
+    error = driverError(*d, "cuTensorMapEncodeTiled", rc);
+    return false;
+  }
+  return true;
 }
 
 void *attnc::rt::cudaPrimaryContext(int64_t device, std::string &error) {

@@ -31,6 +31,14 @@ bool cudaLaunch(int64_t device, const void *image, const char *function,
                 const unsigned (&grid)[3], unsigned threads, unsigned sharedBytes,
                 void *stream, void **params, std::string &error, bool &ran);
 
+/// Encodes into `map` (a CUtensorMap: 128 bytes, 64-byte aligned) the TMA
+/// view of a 4-d tensor of 16-bit elements at `address`: `dims` innermost
+/// first, `strides` in bytes of dims 1-3, `box` elements per copy; the
+/// 128-byte swizzle, zero fill out of bounds. False with `error` set.
+bool cudaEncodeTensorMap(void *map, void *address, const uint64_t (&dims)[4],
+                         const uint64_t (&strides)[3], const uint32_t (&box)[4],
+                         std::string &error);
+
 } // namespace attnc::rt
 
 #endif // ATTNC_LIB_RUNTIME_CUDADRIVER_H

@@ -9,7 +9,9 @@
 // forward here with the kernel's cubin, its launch facts and the runtime's
 // checked flat views. The kernel takes each view as the MLIR memref
 // descriptor it is (5 parameters), then the params array's 17 values; one
-// CTA per (query tile, head, batch).
+// CTA per (query tile, head, batch). The sm_90a kernel first takes the TMA
+// tensor maps of q, k and v, built here per call from the views (by value:
+// 128 bytes each).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,24 +43,41 @@ std::string misalignment(attnc_memref *const views[4], const int64_t *p, int64_t
     for (int s = 0; s < 3; ++s)
       ok = ok && (p[firstStride[n] + s] * elemBytes) % align == 0;
     if (!ok)
-      return cat("the cuda-sm80 kernel needs ", names[n], " data and its batch, head and seq "
+      return cat("the CUDA kernels need ", names[n], " data and its batch, head and seq "
                  "strides aligned to ", align, " bytes (head_dim contiguous; e.g. strides "
                  "multiples of ", align / elemBytes, " elements)");
   }
   return "";
 }
 
-} // namespace
+/// A CUtensorMap's storage.
+struct alignas(64) TensorMap {
+  unsigned char bytes[128];
+};
 
-extern "C" int32_t attnc_rt_cuda_launch(const void *image, const char *function,
-                                        attnc_memref *q, attnc_memref *k, attnc_memref *v,
-                                        attnc_memref *out, attnc_memref *lse,
-                                        attnc_memref_i64 *params, int64_t batch,
-                                        int64_t deviceId, void *stream, int64_t heads,
-                                        int64_t blockQ, int64_t threads,
-                                        int64_t sharedBytes) {
+/// The tensor map of `view` as (head_dim, seq, heads, batch) with strides
+/// from params[firstStride..+3) (batch, head, seq), copied in boxes of 64
+/// columns x `rows` rows. Empty dimensions become 1: the kernel never loads
+/// from them.
+bool encodeMap(TensorMap &map, attnc_memref *view, const int64_t *p, int firstStride,
+               int64_t dim, int64_t seq, int64_t heads, int64_t batch, int64_t rows,
+               std::string &error) {
+  auto atLeastOne = [](int64_t n) { return uint64_t(n < 1 ? 1 : n); };
+  const uint64_t dims[4] = {uint64_t(dim), atLeastOne(seq), atLeastOne(heads), atLeastOne(batch)};
+  const uint64_t strides[3] = {uint64_t(p[firstStride + 2]) * 2, uint64_t(p[firstStride + 1]) * 2,
+                               uint64_t(p[firstStride]) * 2};
+  const uint32_t box[4] = {64, uint32_t(rows), 1, 1};
+  char *data = static_cast<char *>(view->aligned) + view->offset * 2;
+  return cudaEncodeTensorMap(map.bytes, data, dims, strides, box, error);
+}
+
+/// Checks the views and the grid, then launches; `maps` (or null) are passed
+/// by value before the views.
+int32_t launch(const void *image, const char *function, attnc_memref *const views[5],
+               attnc_memref_i64 *params, int64_t batch, int64_t deviceId, void *stream,
+               int64_t heads, int64_t blockQ, int64_t threads, int64_t sharedBytes,
+               TensorMap *maps) {
   int64_t *p = params->aligned + params->offset;
-  attnc_memref *views[] = {q, k, v, out, lse};
   if (std::string why = misalignment(views, p, 2); !why.empty()) {
     setGridFailureDetail(why);
     return kGridNoDevice;
@@ -70,13 +89,17 @@ extern "C" int32_t attnc_rt_cuda_launch(const void *image, const char *function,
                              "(2^31 - 1 x 65535 x 65535)"));
     return kGridNoDevice;
   }
-  void *args[5 * 5 + ATTNC_P_COUNT];
+  void *args[3 + 5 * 5 + ATTNC_P_COUNT];
   int n = 0;
-  for (attnc_memref *m : views)
+  for (int i = 0; maps && i < 3; ++i)
+    args[n++] = maps[i].bytes;
+  for (int v = 0; v < 5; ++v) {
+    attnc_memref *m = views[v];
     for (void *field : {static_cast<void *>(&m->allocated), static_cast<void *>(&m->aligned),
                         static_cast<void *>(&m->offset), static_cast<void *>(&m->size),
                         static_cast<void *>(&m->stride)})
       args[n++] = field;
+  }
   for (int i = 0; i < ATTNC_P_COUNT; ++i)
     args[n++] = &p[i];
   const unsigned grid[3] = {unsigned(tiles), unsigned(heads), unsigned(batch)};
@@ -87,4 +110,45 @@ extern "C" int32_t attnc_rt_cuda_launch(const void *image, const char *function,
     return 0;
   setGridFailureDetail(error);
   return ran ? kGridLaunchFailed : kGridNoDevice;
+}
+
+} // namespace
+
+extern "C" int32_t attnc_rt_cuda_launch(const void *image, const char *function,
+                                        attnc_memref *q, attnc_memref *k, attnc_memref *v,
+                                        attnc_memref *out, attnc_memref *lse,
+                                        attnc_memref_i64 *params, int64_t batch,
+                                        int64_t deviceId, void *stream, int64_t heads,
+                                        int64_t blockQ, int64_t threads,
+                                        int64_t sharedBytes) {
+  attnc_memref *views[] = {q, k, v, out, lse};
+  return launch(image, function, views, params, batch, deviceId, stream, heads, blockQ, threads,
+                sharedBytes, nullptr);
+}
+
+extern "C" int32_t attnc_rt_cuda_launch_tma(const void *image, const char *function,
+                                            attnc_memref *q, attnc_memref *k, attnc_memref *v,
+                                            attnc_memref *out, attnc_memref *lse,
+                                            attnc_memref_i64 *params, int64_t batch,
+                                            int64_t deviceId, void *stream, int64_t heads,
+                                            int64_t kvHeads, int64_t dim, int64_t blockKv,
+                                            int64_t blockQ, int64_t threads,
+                                            int64_t sharedBytes) {
+  attnc_memref *views[] = {q, k, v, out, lse};
+  int64_t *p = params->aligned + params->offset;
+  if (std::string why = misalignment(views, p, 2); !why.empty()) {
+    setGridFailureDetail(why);
+    return kGridNoDevice;
+  }
+  TensorMap maps[3];
+  std::string error;
+  int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
+  if (!encodeMap(maps[0], q, p, ATTNC_P_Q_STRIDES, dim, seqQ, heads, batch, blockQ, error) ||
+      !encodeMap(maps[1], k, p, ATTNC_P_K_STRIDES, dim, seqKv, kvHeads, batch, blockKv, error) ||
+      !encodeMap(maps[2], v, p, ATTNC_P_V_STRIDES, dim, seqKv, kvHeads, batch, blockKv, error)) {
+    setGridFailureDetail(error);
+    return kGridNoDevice;
+  }
+  return launch(image, function, views, params, batch, deviceId, stream, heads, blockQ, threads,
+                sharedBytes, maps);
 }

@@ -137,6 +137,10 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
     Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget("x86-64")),
                         Schedule(cpuTunables())};
     selection.gpuTarget = cuda->name.str();
+    // wgmma: one warpgroup per 64 query rows, two of them per CTA.
+    if (cuda->name == "cuda-sm90a")
+      if (llvm::Error err = selection.schedule.set("block_q=128", 16))
+        return std::move(err);
     return withSchedule(std::move(selection), schedule, 16);
   }
   llvm::Expected<CpuTarget> cpu = lookupCpuTarget(target);
@@ -183,7 +187,9 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
     return;
   }
   if (const CudaTarget *cuda = lookupMlirCudaTarget(s.gpuTarget)) {
-    pm.addPass(mlir::attn::createAttnLowerFlashToNVGPUPass());
+    mlir::attn::AttnLowerFlashToNVGPUPassOptions kernel;
+    kernel.target = cuda->name.str();
+    pm.addPass(mlir::attn::createAttnLowerFlashToNVGPUPass(kernel));
     if (until != PipelineStage::loops)
       buildCudaPipeline(pm, *cuda, CudaOutput::cubin);
     return;

@@ -4,8 +4,9 @@
 For each case of matrix.json (and each f32 case again in f16 and bf16): `attnc --emit=ptx
 --backend B --target T` (the PTX the object embeds), then `ptxas -v -arch A`:
   - halide: T = cuda-sm80 (A = sm_80) and cuda-sm90 (A = sm_90);
-  - mlir: T = cuda-sm80 (its mma.sync kernel, for sm_80 and later: A = sm_80 and sm_90a);
-    bf16 and f16 variants only (the backend has no f32 kernel), and a spill fails the check.
+  - mlir: T = cuda-sm80 (its mma.sync kernel, for sm_80 and later: A = sm_80 and sm_90a) and
+    cuda-sm90a (its wgmma + TMA kernel: A = sm_90a); bf16 and f16 variants only (the backend
+    has no f32 kernel), and a spill fails the check.
 A variant passes when ptxas accepts it; the table lists registers per thread, spilled bytes,
 and the threads and shared memory per block the schedule chose (dynamic shared memory: ptxas
 does not see it). No GPU is needed: this checks that the code assembles, not that it runs.
@@ -20,7 +21,7 @@ from compiled_check import cases, run
 
 # (attnc target, ptxas architecture) per backend.
 TARGETS = {"halide": [("cuda-sm80", "sm_80"), ("cuda-sm90", "sm_90")],
-           "mlir": [("cuda-sm80", "sm_80"), ("cuda-sm80", "sm_90a")]}
+           "mlir": [("cuda-sm80", "sm_80"), ("cuda-sm80", "sm_90a"), ("cuda-sm90a", "sm_90a")]}
 
 
 def check(args, case, target, arch):
@@ -48,6 +49,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attnc", required=True)
     parser.add_argument("--backend", choices=sorted(TARGETS), default="halide")
+    parser.add_argument("--target", help="only this attnc target")
     parser.add_argument("--ptxas", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--report", help="also write the table (Markdown) here")
@@ -59,6 +61,8 @@ def main():
         if args.backend == "mlir" and case["dtype"] == "f32":
             continue
         for target, arch in TARGETS[args.backend]:
+            if args.target and target != args.target:
+                continue
             ok, text = check(args, case, target, arch)
             if ok:
                 rows.append(text)

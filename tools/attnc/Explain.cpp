@@ -150,13 +150,16 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   os << "\n";
   const attnc::CpuTarget &cpu = o.selection.cpu;
   if (o.selection.backend == "mlir" && !o.selection.gpuTarget.empty()) {
-    MmaKernelShape shape = MmaKernelShape::of(blockQ, blockKv, op.getDim(),
-                                              op.getDtype().getIntOrFloatBitWidth() / 8);
-    os << llvm::formatv("schedule: mlir backend, {0} (mma.sync tensor cores): block_q {1}, "
+    bool hopper = o.selection.gpuTarget == "cuda-sm90a";
+    MmaKernelShape shape =
+        MmaKernelShape::of(hopper ? MmaKind::wgmma : MmaKind::sync, blockQ, blockKv,
+                           op.getDim(), op.getDtype().getIntOrFloatBitWidth() / 8);
+    os << llvm::formatv("schedule: mlir backend, {0} ({6} tensor cores): block_q {1}, "
                         "block_kv {2}; {3} CTAs (batch x heads x query tiles) of {4} "
                         "threads, {5} bytes of dynamic shared memory each\n",
                         o.selection.gpuTarget, blockQ, blockKv, perHead * map.qTiles,
-                        shape.threads, shape.sharedBytes);
+                        shape.threads, shape.sharedBytes,
+                        hopper ? "wgmma + TMA" : "mma.sync");
   } else {
     os << llvm::formatv("schedule: {0} backend, {1} ({2} f32 lanes, {3} vector registers): "
                         "block_q {4}, block_kv {5}; {6} work items (batch x heads x query "

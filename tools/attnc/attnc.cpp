@@ -66,8 +66,9 @@ cl::opt<std::string> targetName("target",
                                 cl::desc("Target (see --list-targets): x86-64-avx512, "
                                          "x86-64-avx512-bf16, x86-64-avx2, x86-64, host, or "
                                          "several, comma-separated, best first, for one "
-                                         "object that picks at run time; cuda-sm80 (CUDA "
-                                         "tensor cores); with --backend=halide also "
+                                         "object that picks at run time; cuda-sm80, "
+                                         "cuda-sm90a (CUDA tensor cores); with "
+                                         "--backend=halide "
                                          "cuda-sm80, cuda-sm90, opencl"),
                                 cl::init("x86-64-avx512"),
                                 cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
@@ -493,8 +494,8 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
   if (emit == Stage::halide && selection->backend != "halide")
     return error("--emit=halide needs --backend=halide");
   if (emit == Stage::ptx && selection->backend != "halide")
-    return error("--emit=ptx needs a CUDA target (cuda-sm80, or with --backend=halide "
-                 "cuda-sm90)");
+    return error("--emit=ptx needs a CUDA target (cuda-sm80, cuda-sm90a, or with "
+                 "--backend=halide cuda-sm90)");
   if (selection->backend == "halide" && emit != Stage::normalized && emit != Stage::tiled)
     return compileHalide(module, *selection, argv0);
   std::optional<attnc::PipelineStage> mlirStage;

@@ -6,15 +6,18 @@
 //===----------------------------------------------------------------------===//
 //
 // Shared by FlashMmaKernel.cpp (the CTA: loads, the KV-tile walk, the
-// epilogue) and FlashMmaTile.cpp (one KV tile: S = Q K^T on tensor cores,
-// mods and mask, online softmax, O += P V). Private to
+// epilogue), FlashMmaTile.cpp (one KV tile: S = Q K^T on tensor cores,
+// mods and mask, online softmax, O += P V) and FlashWgmma.cpp (the sm_90a
+// kernel's CTA and its two wgmma products). Private to
 // lib/Conversion/AttnToNVGPU.
 //
 // Fragments follow PTX's m16n8k16 layouts. In a warp, lane = 4 g + t
 // (g = lane / 4, t = lane % 4) holds of a 16 x 8 f32 accumulator the
 // elements (g, 2t), (g, 2t+1), (g+8, 2t), (g+8, 2t+1): a vector<4xf32>,
 // elements 0-1 in row g and 2-3 in row g + 8. An A operand (16 x 16) is
-// four pairs, a B operand (16 x 8) two, each pair a vector<2xT>.
+// four pairs, a B operand (16 x 8) two, each pair a vector<2xT>. wgmma's
+// m64nNk16 gives each warp of a warpgroup 16 rows in the same layout, so
+// the softmax and the epilogue serve both kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,9 +47,17 @@ struct SoftmaxState {
   static SoftmaxState unflatten(ValueRange values, int64_t accCount);
 };
 
+/// One step of the KV-tile walk: the next tile, the values the step carries
+/// to the next one, the softmax state after the tile.
+struct KvStepResult {
+  Value next;
+  SmallVector<Value> extra;
+  SoftmaxState state;
+};
+
 class FlashMmaBuilder {
 public:
-  FlashMmaBuilder(FlashOp op, gpu::GPUModuleOp module, ImplicitLocOpBuilder &b);
+  FlashMmaBuilder(FlashOp op, MmaKind kind, gpu::GPUModuleOp module, ImplicitLocOpBuilder &b);
   void build(gpu::GPUFuncOp func);
 
 private:
@@ -71,6 +82,16 @@ private:
   }
 
   // FlashMmaKernel.cpp: the CTA.
+  void bindArguments(gpu::GPUFuncOp func);
+  SoftmaxState initialState();
+  std::pair<Value, Value> kvTileRange();
+  /// The walk over visited KV tiles, `stage` alternating 0 / 1, from `first`
+  /// while tile < `end`, carrying `extra` values and the softmax state;
+  /// `step` (tile, stage, other stage, extra, state) emits one tile's
+  /// synchronisation, loads and work. Returns the state after the last tile.
+  using KvStep = llvm::function_ref<KvStepResult(Value tile, Value stage, Value otherStage,
+                                                 ValueRange extra, const SoftmaxState &state)>;
+  SoftmaxState walkKvTiles(Value first, Value end, ValueRange extra, KvStep step);
   void loadRows(Value buf, const Strides &s, Value headIdx, Value first, Value seqLen,
                 Value smemRow, int64_t rowCount);
   void zeroPadding();
@@ -100,6 +121,17 @@ private:
   SoftmaxState visitTile(Value tile, Value stage, ArrayRef<Value> queryFragments,
                          const SoftmaxState &state);
 
+  // FlashWgmma.cpp: the sm_90a kernel.
+  void buildWgmma();
+  Value sharedAt(int64_t offset, Value extra = {});
+  void loadTma(Value map, Value dst, Value barrier, Value row, Value headIdx, int64_t rows);
+  void loadKvTileTma(Value tile, Value stage);
+  void waitBarrier(Value barrier, Value parity);
+  Value descriptor(Value address, int64_t leadingBytes, int64_t strideBytes);
+  SmallVector<Value> wgmmaScores(Value stage);
+  void wgmmaAccumulateValues(ArrayRef<Value> p, Value stage, SoftmaxState &state);
+  SmallVector<Value> fenceOperands(ArrayRef<Value> values);
+
   FlashOp op;
   gpu::GPUModuleOp module;
   ImplicitLocOpBuilder &b;
@@ -110,8 +142,8 @@ private:
   /// per KV tile, so the O accumulators fit without spills.
   static constexpr int64_t kQueryInRegistersUpTo = 128;
 
-  // Kernel arguments and values the pieces share.
-  Value qBuf, kBuf, vBuf, outBuf, lseBuf, smem;
+  // Kernel arguments and values the pieces share (the tensor maps: wgmma).
+  Value qMap, kMap, vMap, qBuf, kBuf, vBuf, outBuf, lseBuf, smem;
   Value seqQ, seqKv, batch, head, kvHead, q0, tid, warp, lane, g, t;
   /// This lane's row and column within a 16 x 16 ldmatrix.x4 block, for
   /// Q (A operand), K (B operand, two n8 tiles) and V (transposed B operand).

@@ -42,45 +42,60 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::mma;
 
-MmaKernelShape MmaKernelShape::of(FlashOp op) {
-  return of(op.getTileQ(), op.getTileKv(), op.getDim(),
+MmaKernelShape MmaKernelShape::of(FlashOp op, MmaKind kind) {
+  return of(kind, op.getTileQ(), op.getTileKv(), op.getDim(),
             op.getDtype().getIntOrFloatBitWidth() / 8);
 }
 
-MmaKernelShape MmaKernelShape::of(int64_t blockQ, int64_t blockKv, int64_t dim,
+MmaKernelShape MmaKernelShape::of(MmaKind kind, int64_t blockQ, int64_t blockKv, int64_t dim,
                                   int64_t elemBytes) {
   MmaKernelShape s;
+  s.kind = kind;
   s.blockQ = blockQ;
   s.blockKv = blockKv;
   s.dim = dim;
+  s.warps = blockQ / 16;
+  s.threads = 32 * s.warps;
+  if (kind == MmaKind::wgmma) {
+    // TMA fills whole 64-column blocks (zeros past head_dim).
+    s.dimPadded = llvm::alignTo(dim, 64);
+    s.rowStride = 0;
+    s.sharedBytes = s.barrierOffset(3);
+    return s;
+  }
   s.dimPadded = llvm::alignTo(dim, 16);
   // 16 bytes of skew per row: the 8 row addresses of an ldmatrix then fall in
   // 8 different 16-byte bank groups instead of all in one.
   s.rowStride = s.dimPadded + 8;
-  s.warps = blockQ / 16;
-  s.threads = 32 * s.warps;
   s.sharedBytes = (blockQ + 4 * blockKv) * s.rowStride * elemBytes;
   return s;
 }
 
-/// Shared memory a CTA may use on sm_80 (A100: 163 KiB with the opt-in).
-static constexpr int64_t kMaxSharedBytes = 163 * 1024;
+/// Shared memory a CTA may use with the opt-in: sm_80 (A100) 163 KiB, sm_90
+/// (H100, H200) 227 KiB.
+static int64_t maxSharedBytes(MmaKind kind) {
+  return (kind == MmaKind::wgmma ? 227 : 163) * 1024;
+}
 
-std::string mlir::attn::mmaKernelMisfit(FlashOp op) {
+std::string mlir::attn::mmaKernelMisfit(FlashOp op, MmaKind kind) {
   Type elem = op.getDtype();
-  MmaKernelShape s = MmaKernelShape::of(op);
+  MmaKernelShape s = MmaKernelShape::of(op, kind);
+  bool wgmma = kind == MmaKind::wgmma;
   if (!elem.isBF16() && !elem.isF16())
-    return "the cuda-sm80 kernels run bf16 and f16 on tensor cores; f32 (TF32) is not "
+    return "the CUDA kernels run bf16 and f16 on tensor cores; f32 (TF32) is not "
            "implemented yet";
   if (s.dim % 8 != 0)
-    return "head_dim must be a multiple of 8 (cp.async copies 16-byte pieces of rows)";
-  if (s.blockQ % 16 != 0 || s.blockQ > 256)
+    return wgmma ? "head_dim must be a multiple of 8 (TMA needs 16-byte row strides)"
+                 : "head_dim must be a multiple of 8 (cp.async copies 16-byte pieces of rows)";
+  if (wgmma && (s.blockQ % 64 != 0 || s.blockQ > 256))
+    return "block_q must be a multiple of 64 up to 256 (one warpgroup per 64 query rows)";
+  if (!wgmma && (s.blockQ % 16 != 0 || s.blockQ > 256))
     return "block_q must be a multiple of 16 up to 256 (one warp per 16 query rows)";
   if (s.blockKv % 16 != 0 || s.blockKv > 256)
     return "block_kv must be a multiple of 16 up to 256 (the MMA's k = 16)";
-  if (s.sharedBytes > kMaxSharedBytes)
-    return ("the tiles need " + llvm::Twine(s.sharedBytes) +
-            " bytes of shared memory, more than sm_80's " + llvm::Twine(kMaxSharedBytes) +
+  if (s.sharedBytes > maxSharedBytes(kind))
+    return ("the tiles need " + llvm::Twine(s.sharedBytes) + " bytes of shared memory, more than " +
+            (wgmma ? "sm_90's " : "sm_80's ") + llvm::Twine(maxSharedBytes(kind)) +
             "; lower block_q or block_kv")
         .str();
   return "";
@@ -100,8 +115,10 @@ SoftmaxState SoftmaxState::unflatten(ValueRange values, int64_t accCount) {
   return s;
 }
 
-FlashMmaBuilder::FlashMmaBuilder(FlashOp op, gpu::GPUModuleOp module, ImplicitLocOpBuilder &b)
-    : op(op), module(module), b(b), shape(MmaKernelShape::of(op)), elemType(op.getDtype()) {}
+FlashMmaBuilder::FlashMmaBuilder(FlashOp op, MmaKind kind, gpu::GPUModuleOp module,
+                                 ImplicitLocOpBuilder &b)
+    : op(op), module(module), b(b), shape(MmaKernelShape::of(op, kind)),
+      elemType(op.getDtype()) {}
 
 /// cp.async of rows [first, first + rowCount) of (batch, headIdx) into shared
 /// rows from smemRow, 16 bytes per copy, the CTA's threads striding over the
@@ -213,10 +230,15 @@ void FlashMmaBuilder::writeOutputs(const SoftmaxState &state) {
   }
 }
 
-void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
+/// The kernel arguments and the thread's coordinates every part uses.
+void FlashMmaBuilder::bindArguments(gpu::GPUFuncOp func) {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   auto args = entry.getArguments();
+  if (shape.kind == MmaKind::wgmma) {
+    qMap = args[0], kMap = args[1], vMap = args[2];
+    args = args.drop_front(3);
+  }
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
   auto param = [&](int64_t i) { return args[5 + i]; };
   auto strides = [&](int64_t first) {
@@ -239,7 +261,35 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
   head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   kvHead = div(head, op.getHeads() / op.getKvHeads());
   q0 = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), c(shape.blockQ));
+}
 
+/// The state before the first KV tile: O = 0, m = -inf, l = 0.
+SoftmaxState FlashMmaBuilder::initialState() {
+  SoftmaxState init;
+  Value zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({4}, b.getF32Type()), 0.0f));
+  init.acc.assign(shape.dimPadded / 8, zeros);
+  init.max[0] = init.max[1] = f32(-std::numeric_limits<double>::infinity());
+  init.sum[0] = init.sum[1] = f32(0);
+  return init;
+}
+
+/// [first, end) of the KV tiles the mask lets this CTA's rows see.
+std::pair<Value, Value> FlashMmaBuilder::kvTileRange() {
+  Value rowsHere = min(c(shape.blockQ), sub(seqQ, q0));
+  auto [keyLo, keyHi] =
+      emitKeyRange(b, b.getLoc(), op.getMask(), q0, add(q0, rowsHere), seqQ, seqKv);
+  Value firstTile = arith::FloorDivSIOp::create(
+      b, arith::MaxSIOp::create(b, keyLo, c(0)), c(shape.blockKv));
+  Value endTile = arith::CeilDivSIOp::create(
+      b, arith::MaxSIOp::create(b, min(keyHi, seqKv), c(0)), c(shape.blockKv));
+  return {firstTile, endTile};
+}
+
+void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
+  bindArguments(func);
+  if (shape.kind == MmaKind::wgmma)
+    return buildWgmma();
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value bytes = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
@@ -252,13 +302,7 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
   // fragments (kept in registers up to kQueryInRegistersUpTo).
   zeroPadding();
   loadRows(qBuf, qS, head, q0, seqQ, c(shape.queryRow()), shape.blockQ);
-  Value rowsHere = min(c(shape.blockQ), sub(seqQ, q0));
-  auto [keyLo, keyHi] =
-      emitKeyRange(b, b.getLoc(), op.getMask(), q0, add(q0, rowsHere), seqQ, seqKv);
-  Value firstTile = arith::FloorDivSIOp::create(
-      b, arith::MaxSIOp::create(b, keyLo, c(0)), c(shape.blockKv));
-  Value endTile = arith::CeilDivSIOp::create(
-      b, arith::MaxSIOp::create(b, min(keyHi, seqKv), c(0)), c(shape.blockKv));
+  auto [firstTile, endTile] = kvTileRange();
   Value first = nextVisitedTile(firstTile, endTile);
   ifThen(lt(first, endTile), [&] { loadKvTile(first, c(0)); });
   NVVM::CpAsyncCommitGroupOp::create(b);
@@ -269,16 +313,27 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
     for (int64_t chunk = 0; chunk < shape.dimPadded / 16; ++chunk)
       llvm::append_range(queryFragments, queryFragment(c(chunk)));
 
-  SoftmaxState init;
-  Value zeros = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(VectorType::get({4}, b.getF32Type()), 0.0f));
-  init.acc.assign(shape.dimPadded / 8, zeros);
-  init.max[0] = init.max[1] = f32(-std::numeric_limits<double>::infinity());
-  init.sum[0] = init.sum[1] = f32(0);
-  int64_t accCount = int64_t(init.acc.size());
+  SoftmaxState last = walkKvTiles(
+      first, endTile, {},
+      [&](Value tile, Value stage, Value otherStage, ValueRange, const SoftmaxState &state) {
+        // Tile `tile` has landed, and every warp is done with the other stage.
+        NVVM::CpAsyncWaitGroupOp::create(b, 0);
+        gpu::BarrierOp::create(b);
+        Value next = nextVisitedTile(add(tile, c(1)), endTile);
+        ifThen(lt(next, endTile), [&] { loadKvTile(next, otherStage); });
+        NVVM::CpAsyncCommitGroupOp::create(b);
+        return KvStepResult{next, {}, visitTile(tile, stage, queryFragments, state)};
+      });
+  writeOutputs(last);
+  gpu::ReturnOp::create(b);
+}
 
-  // The walk: (tile, stage, state...) while tile < end.
+SoftmaxState FlashMmaBuilder::walkKvTiles(Value first, Value end, ValueRange extra,
+                                          KvStep step) {
+  SoftmaxState init = initialState();
+  int64_t accCount = int64_t(init.acc.size()), leading = 2 + int64_t(extra.size());
   SmallVector<Value> carried{first, c(0)};
+  llvm::append_range(carried, extra);
   llvm::append_range(carried, init.flatten());
   SmallVector<Type> types = llvm::to_vector(ValueRange(carried).getTypes());
   SmallVector<Location> locs(types.size(), b.getLoc());
@@ -286,45 +341,44 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
   {
     OpBuilder::InsertionGuard guard(b);
     Block *before = b.createBlock(&walk.getBefore(), {}, types, locs);
-    scf::ConditionOp::create(b, lt(before->getArgument(0), endTile), before->getArguments());
+    scf::ConditionOp::create(b, lt(before->getArgument(0), end), before->getArguments());
     Block *after = b.createBlock(&walk.getAfter(), {}, types, locs);
-    Value tile = after->getArgument(0), stage = after->getArgument(1);
-    SoftmaxState state = SoftmaxState::unflatten(after->getArguments().drop_front(2), accCount);
-    // Tile `tile` has landed, and every warp is done with the other stage.
-    NVVM::CpAsyncWaitGroupOp::create(b, 0);
-    gpu::BarrierOp::create(b);
-    Value next = nextVisitedTile(add(tile, c(1)), endTile);
-    Value otherStage = sub(c(1), stage);
-    ifThen(lt(next, endTile), [&] { loadKvTile(next, otherStage); });
-    NVVM::CpAsyncCommitGroupOp::create(b);
-    SoftmaxState updated = visitTile(tile, stage, queryFragments, state);
-    SmallVector<Value> yielded{next, otherStage};
-    llvm::append_range(yielded, updated.flatten());
+    auto args = after->getArguments();
+    Value stage = args[1], otherStage = sub(c(1), stage);
+    KvStepResult result = step(args[0], stage, otherStage, args.slice(2, extra.size()),
+                               SoftmaxState::unflatten(args.drop_front(leading), accCount));
+    SmallVector<Value> yielded{result.next, otherStage};
+    llvm::append_range(yielded, result.extra);
+    llvm::append_range(yielded, result.state.flatten());
     scf::YieldOp::create(b, yielded);
   }
-  writeOutputs(SoftmaxState::unflatten(walk.getResults().drop_front(2), accCount));
-  gpu::ReturnOp::create(b);
+  return SoftmaxState::unflatten(walk.getResults().drop_front(leading), accCount);
 }
 
-gpu::GPUFuncOp mlir::attn::buildMmaFlashKernel(FlashOp op, gpu::GPUModuleOp module,
-                                               StringRef name) {
+gpu::GPUFuncOp mlir::attn::buildMmaFlashKernel(FlashOp op, MmaKind kind,
+                                               gpu::GPUModuleOp module, StringRef name) {
   MLIRContext *ctx = op.getContext();
   ImplicitLocOpBuilder b(op.getLoc(), ctx);
   b.setInsertionPointToEnd(module.getBody());
   auto global = IntegerAttr::get(IntegerType::get(ctx, 64), 1);
   Type elemBuf = MemRefType::get({ShapedType::kDynamic}, op.getDtype(), nullptr, global);
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type(), nullptr, global);
-  SmallVector<Type> inputs{elemBuf, elemBuf, elemBuf, elemBuf, f32Buf};
+  SmallVector<Type> inputs;
+  if (kind == MmaKind::wgmma)
+    inputs.assign(3, LLVM::LLVMPointerType::get(ctx));
+  inputs.append({elemBuf, elemBuf, elemBuf, elemBuf, f32Buf});
   inputs.append(ATTNC_P_COUNT, b.getIndexType());
   auto func = gpu::GPUFuncOp::create(b, name, FunctionType::get(ctx, inputs, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  MmaKernelShape shape = MmaKernelShape::of(op);
+  if (kind == MmaKind::wgmma)
+    func->setAttr(kTensorMapArgsAttr, b.getI64IntegerAttr(3));
+  MmaKernelShape shape = MmaKernelShape::of(op, kind);
   // The launch always uses this many threads: lets ptxas budget registers.
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(shape.threads), 1, 1}));
   // One CTA per SM is enough (shared memory bounds occupancy anyway): without
   // this ptxas aims for several and caps registers, spilling accumulators.
   func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
   ImplicitLocOpBuilder body(op.getLoc(), ctx);
-  mma::FlashMmaBuilder(op, module, body).build(func);
+  mma::FlashMmaBuilder(op, kind, module, body).build(func);
   return func;
 }

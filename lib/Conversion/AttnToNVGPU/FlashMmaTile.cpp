@@ -276,8 +276,13 @@ SoftmaxState FlashMmaBuilder::visitTile(Value tile, Value stage, ArrayRef<Value>
   Value needed = arith::OrIOp::create(
       b, edge, arith::XOrIOp::create(b, full, arith::ConstantIntOp::create(b, 1, 1)));
   SmallVector<Value> bits = keepBits(k0, needed);
-  SmallVector<Value> s = scaleModsAndMask(scores(stage, queryFragments), k0, bits, needed);
+  bool wgmma = shape.kind == MmaKind::wgmma;
+  SmallVector<Value> raw = wgmma ? wgmmaScores(stage) : scores(stage, queryFragments);
+  SmallVector<Value> s = scaleModsAndMask(raw, k0, bits, needed);
   SoftmaxState next = softmax(s, state);
-  accumulateValues(s, stage, next);
+  if (wgmma)
+    wgmmaAccumulateValues(s, stage, next);
+  else
+    accumulateValues(s, stage, next);
   return next;
 }

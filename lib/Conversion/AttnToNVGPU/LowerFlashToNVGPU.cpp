@@ -17,7 +17,9 @@
 //                                 block_q, threads, shared_bytes)
 //   }
 //
-// the grid function of attnc_runtime.h, so attn-emit-cpu-entry gives it the
+// (cuda-sm90a: attnc_rt_cuda_launch_tma, which also takes kv_heads,
+// head_dim and block_kv to build the kernel's tensor maps), the grid
+// function of attnc_runtime.h, so attn-emit-cpu-entry gives it the
 // same descriptor and C entry as every other kernel (device_type kDLCUDA).
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +31,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNLOWERFLASHTONVGPUPASS
@@ -40,9 +43,7 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr StringLiteral kLauncher = "attnc_rt_cuda_launch";
-
-void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name) {
+void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, MmaKind kind, StringRef name) {
   MLIRContext *ctx = b.getContext();
   Location loc = op.getLoc();
   Type ptr = LLVM::LLVMPointerType::get(ctx), i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -54,11 +55,20 @@ void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name)
   placeholder.setAlignment(64);
   addStringGlobal(b, loc, function, name);
 
+  MmaKernelShape shape = MmaKernelShape::of(op, kind);
+  bool tma = kind == MmaKind::wgmma;
+  // heads[, kv_heads, head_dim, block_kv], block_q, threads, shared bytes.
+  SmallVector<int64_t> facts{op.getHeads()};
+  if (tma)
+    facts.append({op.getKvHeads(), op.getDim(), shape.blockKv});
+  facts.append({shape.blockQ, shape.threads, shape.sharedBytes});
+  StringRef launcher = tma ? "attnc_rt_cuda_launch_tma" : "attnc_rt_cuda_launch";
   SmallVector<Type> launcherArgs(8, ptr);
-  launcherArgs.append({i64, i64, ptr, i64, i64, i64, i64});
+  launcherArgs.append({i64, i64, ptr});
+  launcherArgs.append(facts.size(), i64);
   auto launcherType = LLVM::LLVMFunctionType::get(i32, launcherArgs);
-  if (!SymbolTable::lookupSymbolIn(module, kLauncher))
-    LLVM::LLVMFuncOp::create(b, loc, kLauncher, launcherType);
+  if (!SymbolTable::lookupSymbolIn(module, launcher))
+    LLVM::LLVMFuncOp::create(b, loc, launcher, launcherType);
 
   SmallVector<Type> gridArgs(6, ptr);
   gridArgs.append({i64, i64, ptr});
@@ -69,10 +79,9 @@ void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name)
   SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, image),
                           LLVM::AddressOfOp::create(b, loc, ptr, function)};
   llvm::append_range(args, grid.getArguments());
-  MmaKernelShape shape = MmaKernelShape::of(op);
-  for (int64_t c : {op.getHeads(), shape.blockQ, shape.threads, shape.sharedBytes})
-    args.push_back(LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(c)));
-  auto call = LLVM::CallOp::create(b, loc, launcherType, kLauncher, args);
+  for (int64_t fact : facts)
+    args.push_back(LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(fact)));
+  auto call = LLVM::CallOp::create(b, loc, launcherType, launcher, args);
   LLVM::ReturnOp::create(b, loc, call.getResult());
 }
 
@@ -84,6 +93,15 @@ struct AttnLowerFlashToNVGPUPass
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
+    std::optional<MmaKind> kind = llvm::StringSwitch<std::optional<MmaKind>>(target)
+                                      .Case("cuda-sm80", MmaKind::sync)
+                                      .Case("cuda-sm90a", MmaKind::wgmma)
+                                      .Default(std::nullopt);
+    if (!kind) {
+      module.emitError("attn-lower-flash-to-nvgpu: unknown target '")
+          << target << "'; expected cuda-sm80 or cuda-sm90a";
+      return signalPassFailure();
+    }
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       FlashOp op = kernel.getFlash();
@@ -91,17 +109,17 @@ struct AttnLowerFlashToNVGPUPass
         kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");
         return signalPassFailure();
       }
-      if (std::string misfit = mmaKernelMisfit(op); !misfit.empty()) {
-        op.emitOpError("cannot become a CUDA tensor-core kernel: ") << misfit;
+      if (std::string misfit = mmaKernelMisfit(op, *kind); !misfit.empty()) {
+        op.emitOpError("cannot become a ") << target << " tensor-core kernel: " << misfit;
         return signalPassFailure();
       }
       StringRef name = kernel.getSymName();
       auto gpuModule = gpu::GPUModuleOp::create(b, op.getLoc(), (name + "_gpu").str());
-      gpu::GPUFuncOp func = buildMmaFlashKernel(op, gpuModule, name);
+      gpu::GPUFuncOp func = buildMmaFlashKernel(op, *kind, gpuModule, name);
       // For --emit=ptx's header: what the launch asks for.
       func->setAttr("attn.dynamic_shared_bytes",
-                    b.getI64IntegerAttr(MmaKernelShape::of(op).sharedBytes));
-      emitGridFunction(b, module, op, name);
+                    b.getI64IntegerAttr(MmaKernelShape::of(op, *kind).sharedBytes));
+      emitGridFunction(b, module, op, *kind, name);
       kernels.push_back(describeCpuKernel(op, name, kDLCUDA));
       kernel.erase();
     }

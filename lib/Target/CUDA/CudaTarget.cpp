@@ -35,7 +35,9 @@ using namespace mlir;
 
 llvm::ArrayRef<attnc::CudaTarget> attnc::mlirCudaTargets() {
   static const CudaTarget targets[] = {
-      {"cuda-sm80", "sm_80", "an NVIDIA GPU, sm_80 or newer, and its driver"}};
+      {"cuda-sm80", "sm_80", "", "an NVIDIA GPU, sm_80 or newer, and its driver"},
+      // PTX 8.6: LLVM emits TMA loads into shared::cta from that ISA on.
+      {"cuda-sm90a", "sm_90a", "+ptx86", "an NVIDIA Hopper GPU (sm_90: H100, H200), a CUDA 12+ driver"}};
   return targets;
 }
 

@@ -36,7 +36,7 @@
 // CHECK-DAG: %[[T:.*]] = llvm.mlir.constant(128 : i64)
 // CHECK-DAG: %[[SM:.*]] = llvm.mlir.constant(66560 : i64)
 // CHECK: llvm.call @attnc_rt_cuda_launch(%[[IMAGE]], %[[NAME]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[P]], %[[B]], %[[D]], %[[S]], %[[H]], %[[BQ]], %[[T]], %[[SM]])
-// BLOCK: error: 'attn.flash' op cannot become a CUDA tensor-core kernel: block_kv must be a multiple of 16 up to 256 (the MMA's k = 16)
+// BLOCK: error: 'attn.flash' op cannot become a cuda-sm80 tensor-core kernel: block_kv must be a multiple of 16 up to 256 (the MMA's k = 16)
 attn.kernel @gqa {
   attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 96, dtype = bf16, layout = bshd, mask = #attn.causal<bottom_right>, outputs = [out, lse]}
 }

@@ -5,8 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The CUDA kernel of one attn.flash for sm_80 and later (mma.sync m16n8k16,
-// ldmatrix, cp.async), and the launch facts its host side needs.
+// The CUDA kernels of one attn.flash: for sm_80 and later (mma.sync
+// m16n8k16, ldmatrix, cp.async) and for sm_90a (wgmma, TMA, mbarriers), and
+// the launch facts their host side needs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,31 +19,62 @@
 
 namespace mlir::attn {
 
+/// Which tensor-core instructions a kernel is built on.
+enum class MmaKind {
+  /// mma.sync m16n8k16 with ldmatrix and cp.async: sm_80 and later.
+  sync,
+  /// wgmma m64nNk16 fed by TMA under mbarriers: sm_90a only.
+  wgmma,
+};
+
 /// How one CTA of the kernel is laid out: one CTA per (query tile, head,
 /// batch), one warp per 16 query rows, and in shared memory the query tile
-/// and two stages each of K and V tiles, rows padded to `rowStride`.
+/// and two stages each of K and V tiles.
+///
+/// mma.sync: rows padded to `rowStride` elements. wgmma: each tile stored as
+/// head_dim / 64 column blocks of 64 elements (128 bytes) by rows, in the
+/// 128-byte swizzle TMA writes and wgmma reads; then three mbarriers (Q,
+/// KV stage 0, KV stage 1).
 struct MmaKernelShape {
+  MmaKind kind;
   int64_t blockQ, blockKv, dim;
-  int64_t dimPadded; // head_dim rounded up to the MMA's k = 16
-  int64_t rowStride; // elements per shared-memory row
+  int64_t dimPadded; // head_dim rounded up to the MMA's k = 16 (wgmma: 64)
+  int64_t rowStride; // mma.sync: elements per shared-memory row
   int64_t warps, threads, sharedBytes;
 
-  static MmaKernelShape of(FlashOp op);
-  static MmaKernelShape of(int64_t blockQ, int64_t blockKv, int64_t dim, int64_t elemBytes);
-  /// Shared-memory rows of the query tile, of K stage s, of V stage s.
+  static MmaKernelShape of(FlashOp op, MmaKind kind);
+  static MmaKernelShape of(MmaKind kind, int64_t blockQ, int64_t blockKv, int64_t dim,
+                           int64_t elemBytes);
+  /// mma.sync: shared-memory rows of the query tile, of K stage s, of V
+  /// stage s.
   int64_t queryRow() const { return 0; }
   int64_t keyRow(int64_t stage) const { return blockQ + stage * blockKv; }
   int64_t valueRow(int64_t stage) const { return blockQ + (2 + stage) * blockKv; }
+  /// wgmma: byte offsets of the query tile, of K / V stage s, of mbarrier i.
+  int64_t queryBytes() const { return blockQ * dimPadded * 2; }
+  int64_t kvTileBytes() const { return blockKv * dimPadded * 2; }
+  int64_t keyOffset(int64_t stage) const { return queryBytes() + stage * kvTileBytes(); }
+  int64_t valueOffset(int64_t stage) const { return queryBytes() + (2 + stage) * kvTileBytes(); }
+  int64_t barrierOffset(int64_t i) const { return queryBytes() + 4 * kvTileBytes() + 8 * i; }
 };
 
-/// Why `op` cannot become an mma.sync kernel ("" if it can).
-std::string mmaKernelMisfit(FlashOp op);
+/// Why `op` cannot become a kernel of this kind ("" if it can).
+std::string mmaKernelMisfit(FlashOp op, MmaKind kind);
+
+/// The kernel attribute naming how many of its leading arguments are TMA
+/// descriptors (CUtensorMap, 128 bytes) passed by value as grid constants
+/// (attn-grid-constant-args gives them that form after the NVVM lowering,
+/// which drops such argument attributes).
+inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "attn.tensor_map_args";
 
 /// Builds `gpu.func @<name>` (a kernel) in `module` from `op`. Its arguments:
-/// q, k, v, out as memref<?xT, 1> and lse as memref<?xf32, 1> (the runtime's
-/// flat views; each is 5 kernel parameters, an MLIR memref descriptor), then
-/// the ATTNC_P_COUNT index params of attnc_runtime.h.
-gpu::GPUFuncOp buildMmaFlashKernel(FlashOp op, gpu::GPUModuleOp module, StringRef name);
+/// for wgmma first the tensor maps of q, k and v (!llvm.ptr, see
+/// kTensorMapArgsAttr); then q, k, v, out as memref<?xT, 1> and lse as
+/// memref<?xf32, 1> (the runtime's flat views; each is 5 kernel parameters,
+/// an MLIR memref descriptor), then the ATTNC_P_COUNT index params of
+/// attnc_runtime.h.
+gpu::GPUFuncOp buildMmaFlashKernel(FlashOp op, MmaKind kind, gpu::GPUModuleOp module,
+                                   StringRef name);
 
 } // namespace mlir::attn
 

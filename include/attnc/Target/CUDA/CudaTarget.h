@@ -16,12 +16,14 @@
 
 namespace attnc {
 
-/// A CUDA target of the MLIR backend: its PTX architecture and what it needs.
+/// A CUDA target of the MLIR backend: its PTX architecture, the PTX ISA
+/// features it asks LLVM for ("" for the default), and what it needs.
 struct CudaTarget {
-  llvm::StringRef name, chip, needs;
+  llvm::StringRef name, chip, features, needs;
 };
 
-/// The MLIR backend's CUDA targets (cuda-sm80: mma.sync, for sm_80 and later).
+/// The MLIR backend's CUDA targets (cuda-sm80: mma.sync, for sm_80 and later;
+/// cuda-sm90a: wgmma + TMA, Hopper only).
 llvm::ArrayRef<CudaTarget> mlirCudaTargets();
 const CudaTarget *lookupMlirCudaTarget(llvm::StringRef name);
 
