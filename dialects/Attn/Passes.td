@@ -47,7 +47,10 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
     Option<"gpu", "gpu", "bool", /*default=*/"false",
            "The automatic block_q of a GPU backend (its state in shared memory)">,
     Option<"blockKv", "block-kv", "int64_t", /*default=*/"::mlir::attn::kDefaultBlockKv",
-           "Keys per KV tile (default 64)">
+           "Keys per KV tile (default 64; 0: 64, or with tensor-cores 32 for f32)">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
+           "The automatic block_kv of the CUDA tensor-core kernels: 32 keys for f32, whose "
+           "TF32 scores and P take twice the registers of 16-bit ones">
   ];
 }
 
@@ -124,8 +127,7 @@ def AttnLowerFlashToHalideCallPass
 def AttnLowerFlashToNVGPUPass : Pass<"attn-lower-flash-to-nvgpu", "::mlir::ModuleOp"> {
   let summary = "Lowers each attn.flash to a CUDA tensor-core kernel (mma.sync or wgmma) and its grid function";
   let description = [{
-    The MLIR CUDA backend. Every `attn.kernel` holding an `attn.flash` (bf16 or f16)
-    becomes `gpu.module @<name>_gpu` with the kernel `gpu.func @<name>`, and the grid
+    The MLIR CUDA backend. Every `attn.kernel` holding an `attn.flash` becomes `gpu.module @<name>_gpu` with the kernel `gpu.func @<name>`, and the grid
     function `_mlir_ciface_<name>_grid` of `attnc_runtime.h` (LLVM dialect), which hands
     the runtime's flat views, the kernel image `@<name>_image` (filled by
     `attn-embed-gpu-binary`) and the launch facts (heads, block_q, threads, shared bytes)
@@ -152,8 +154,12 @@ def AttnLowerFlashToNVGPUPass : Pass<"attn-lower-flash-to-nvgpu", "::mlir::Modul
     `mask_mod` are inlined. Records the kernel's facts in `attn.cpu_kernels` with
     `device_type` kDLCUDA, so `attn-emit-cpu-entry` adds the usual descriptor and C entry.
 
-    Rejects, with a located error, what the kernel does not cover: f32 (TF32 is not
-    implemented), head_dim not a multiple of 8, block_q not a multiple of 16 (sm90a: 64),
+    f32 specs run on TF32 tensor cores on `cuda-sm80` (`mma.sync.m16n8k8`, inputs rounded
+    to TF32, f32 accumulation; P V takes each 8-key step's keys in the order that makes P's
+    accumulators the A fragment in place), with one KV stage where two do not fit.
+
+    Rejects, with a located error, what a kernel does not cover: f32 on cuda-sm90a, head_dim
+    not a multiple of 16 bytes' worth of elements, block_q not a multiple of 16 (sm90a: 64),
     block_kv not a multiple of 16, tiles beyond the target's shared memory.
   }];
   let options = [

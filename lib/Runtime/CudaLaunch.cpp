@@ -75,10 +75,10 @@ bool encodeMap(TensorMap &map, attnc_memref *view, const int64_t *p, int firstSt
 /// by value before the views.
 int32_t launch(const void *image, const char *function, attnc_memref *const views[5],
                attnc_memref_i64 *params, int64_t batch, int64_t deviceId, void *stream,
-               int64_t heads, int64_t blockQ, int64_t threads, int64_t sharedBytes,
-               TensorMap *maps) {
+               int64_t heads, int64_t elemBytes, int64_t blockQ, int64_t threads,
+               int64_t sharedBytes, TensorMap *maps) {
   int64_t *p = params->aligned + params->offset;
-  if (std::string why = misalignment(views, p, 2); !why.empty()) {
+  if (std::string why = misalignment(views, p, elemBytes); !why.empty()) {
     setGridFailureDetail(why);
     return kGridNoDevice;
   }
@@ -119,11 +119,11 @@ extern "C" int32_t attnc_rt_cuda_launch(const void *image, const char *function,
                                         attnc_memref *out, attnc_memref *lse,
                                         attnc_memref_i64 *params, int64_t batch,
                                         int64_t deviceId, void *stream, int64_t heads,
-                                        int64_t blockQ, int64_t threads,
+                                        int64_t elemBytes, int64_t blockQ, int64_t threads,
                                         int64_t sharedBytes) {
   attnc_memref *views[] = {q, k, v, out, lse};
-  return launch(image, function, views, params, batch, deviceId, stream, heads, blockQ, threads,
-                sharedBytes, nullptr);
+  return launch(image, function, views, params, batch, deviceId, stream, heads, elemBytes,
+                blockQ, threads, sharedBytes, nullptr);
 }
 
 extern "C" int32_t attnc_rt_cuda_launch_tma(const void *image, const char *function,
@@ -149,6 +149,6 @@ extern "C" int32_t attnc_rt_cuda_launch_tma(const void *image, const char *funct
     setGridFailureDetail(error);
     return kGridNoDevice;
   }
-  return launch(image, function, views, params, batch, deviceId, stream, heads, blockQ, threads,
-                sharedBytes, maps);
+  return launch(image, function, views, params, batch, deviceId, stream, heads, 2, blockQ,
+                threads, sharedBytes, maps);
 }

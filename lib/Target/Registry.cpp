@@ -56,6 +56,18 @@ static llvm::ArrayRef<Tunable> halideTunables() {
   return tunables;
 }
 
+/// The mlir backend's CUDA kernels: the CPU tunables, with block_kv chosen by
+/// dtype unless set (attn-tile-flash's tensor-core rule).
+static llvm::ArrayRef<Tunable> cudaTunables() {
+  static const std::vector<Tunable> tunables = [] {
+    std::vector<Tunable> t(cpuTunables().begin(), cpuTunables().end());
+    t[1].defaultValue = 0;
+    t[1].automatic = "64, or 32 for f32 (TF32: its scores and P take twice the registers)";
+    return t;
+  }();
+  return tunables;
+}
+
 llvm::ArrayRef<Tunable> attnc::tunablesOf(llvm::StringRef backend) {
   return backend == "halide" ? halideTunables() : cpuTunables();
 }
@@ -135,7 +147,7 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
   if (const CudaTarget *cuda = lookupMlirCudaTarget(target)) {
     // The host side (argument checks, the launch) is baseline x86-64 code.
     Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget("x86-64")),
-                        Schedule(cpuTunables())};
+                        Schedule(cudaTunables())};
     selection.gpuTarget = cuda->name.str();
     // wgmma: one warpgroup per 64 query rows, two of them per CTA.
     if (cuda->name == "cuda-sm90a")
@@ -165,6 +177,17 @@ int64_t attnc::resolvedBlockQ(const Selection &s, int64_t headDim) {
   return mlir::attn::resolveBlockQ(s.schedule.get("block_q"), headDim, gpuTileRule(s));
 }
 
+/// The mlir backend's CUDA kernels choose their block_kv by dtype (the
+/// tiler's tensor-core rule) unless --schedule sets it.
+static bool tensorCoreTileRule(const Selection &s) {
+  return s.backend == "mlir" && !s.gpuTarget.empty();
+}
+
+int64_t attnc::resolvedBlockKv(const Selection &s, int64_t elemBytes) {
+  return mlir::attn::resolveBlockKv(s.schedule.get("block_kv"), elemBytes,
+                                    tensorCoreTileRule(s));
+}
+
 void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
                           PipelineStage until) {
   pm.addPass(mlir::attn::createAttnNormalizePass());
@@ -174,6 +197,7 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   tiling.blockQ = s.schedule.get("block_q");
   tiling.blockKv = s.schedule.get("block_kv");
   tiling.gpu = gpuTileRule(s);
+  tiling.tensorCores = tensorCoreTileRule(s);
   pm.addPass(mlir::attn::createAttnTileFlashPass(tiling));
   if (until == PipelineStage::tiled)
     return;

@@ -10,6 +10,17 @@
 // CHECK-NOT: vector
 // CHECK-NOT: scf.
 // SIZES: block_q = 16, block_kv = 48}
+// block_kv 0 is the automatic one: 64, and with the tensor-core rule 32 for f32 (TF32 scores
+// and P take twice the registers of 16-bit ones); 16-bit kernels keep 64.
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-kv=0" --verify-diagnostics | FileCheck %s --check-prefix=AUTO
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-kv=0 tensor-cores=true" --verify-diagnostics | FileCheck %s --check-prefix=TC
+// RUN: sed -e 's/dtype = f32/dtype = bf16/' %s | attnc-opt --split-input-file --attn-normalize --attn-tile-flash="block-kv=0 tensor-cores=true" --verify-diagnostics | FileCheck %s --check-prefix=TC16
+// An explicit block_kv stays as it is under the rule.
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-kv=48 tensor-cores=true" --verify-diagnostics | FileCheck %s --check-prefix=KV48
+// AUTO: dtype = f32, {{.*}}block_q = 64, block_kv = 64}
+// TC: dtype = f32, {{.*}}block_q = 64, block_kv = 32}
+// TC16: dtype = bf16, {{.*}}block_q = 64, block_kv = 64}
+// KV48: dtype = f32, {{.*}}block_q = 64, block_kv = 48}
 attn.kernel @causal {
   attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd,
                   mask = #attn.causal<top_left>, outputs = [out, lse]}

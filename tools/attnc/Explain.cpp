@@ -117,7 +117,8 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   AttentionOp op = kernel.getAttention();
   const attnc::Schedule &schedule = o.selection.schedule;
   int64_t blockQ = attnc::resolvedBlockQ(o.selection, op.getDim());
-  int64_t blockKv = schedule.get("block_kv");
+  int64_t blockKv =
+      attnc::resolvedBlockKv(o.selection, op.getDtype().getIntOrFloatBitWidth() / 8);
   std::string tooLarge = gridTooLarge(o, blockQ, blockKv, svg != nullptr);
   if (!tooLarge.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), tooLarge);

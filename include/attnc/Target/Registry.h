@@ -60,6 +60,8 @@ std::string scheduleMisfit(const Selection &selection, int64_t headDim);
 /// The block_q attn-tile-flash uses for a kernel of `headDim` (the schedule's,
 /// or the automatic one of the selection's backend and target).
 int64_t resolvedBlockQ(const Selection &selection, int64_t headDim);
+/// The block_kv attn-tile-flash uses for a kernel of `elemBytes` elements.
+int64_t resolvedBlockKv(const Selection &selection, int64_t elemBytes);
 
 /// The MLIR stages a pipeline can stop after.
 enum class PipelineStage { normalized, tiled, loops, llvmDialect };

@@ -22,6 +22,18 @@ inline constexpr int64_t kDefaultBlockKv = 64;
 /// memory: fewer rows.
 int64_t defaultBlockQ(int64_t headDim, bool gpu);
 
+/// Keys per KV tile when none is chosen: kDefaultBlockKv, except for the
+/// CUDA tensor-core kernels' f32 (TF32) tiles, whose scores and P are twice
+/// the registers of 16-bit ones: half as many keys.
+inline int64_t defaultBlockKv(int64_t elemBytes, bool tensorCores) {
+  return tensorCores && elemBytes == 4 ? kDefaultBlockKv / 2 : kDefaultBlockKv;
+}
+
+/// block_kv as asked for, or its default when 0 ("auto").
+inline int64_t resolveBlockKv(int64_t requested, int64_t elemBytes, bool tensorCores) {
+  return requested ? requested : defaultBlockKv(elemBytes, tensorCores);
+}
+
 /// block_q as asked for, or its default when 0 ("auto").
 inline int64_t resolveBlockQ(int64_t requested, int64_t headDim, bool gpu) {
   return requested ? requested : defaultBlockQ(headDim, gpu);

@@ -74,6 +74,12 @@ private:
   Value offset(const Strides &s, Value bIdx, Value hIdx, Value row) {
     return add(add(mul(bIdx, s.batch), mul(hIdx, s.head)), mul(row, s.seq));
   }
+  /// An f32 rounded to the element type (itself for f32).
+  Value toElem(Value x) {
+    return elemType.isF32() ? x : Value(arith::TruncFOp::create(b, elemType, x));
+  }
+  /// The MMA's k-steps over head_dim (32 bytes of a row each).
+  int64_t chunks() const { return shape.dimPadded * shape.elemBytes / 32; }
   template <typename Fn> void ifThen(Value cond, Fn body) {
     auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -102,6 +108,7 @@ private:
 
   // FlashMmaTile.cpp: one KV tile.
   SmallVector<Value> ldmatrix(Value row, Value col, bool transpose);
+  Value operand(Value x);
   Value mma(ArrayRef<Value> a, Value b0, Value b1, Value acc);
   SmallVector<Value> queryFragment(Value chunk);
   SmallVector<Value> scores(Value stage, ArrayRef<Value> queryFragments);
@@ -118,6 +125,7 @@ private:
   Value quadReduce(Value x, bool isMax);
   SoftmaxState softmax(SmallVector<Value> &s, const SoftmaxState &state);
   void accumulateValues(ArrayRef<Value> p, Value stage, SoftmaxState &state);
+  void accumulateValuesTf32(ArrayRef<Value> p, Value stage, SoftmaxState &state);
   SoftmaxState visitTile(Value tile, Value stage, ArrayRef<Value> queryFragments,
                          const SoftmaxState &state);
 
@@ -137,13 +145,16 @@ private:
   ImplicitLocOpBuilder &b;
   MmaKernelShape shape;
   Type elemType;
-  /// Q's A fragments stay in registers for the whole CTA up to this padded
-  /// head_dim (32 registers); beyond it they are reloaded from shared memory
-  /// per KV tile, so the O accumulators fit without spills.
-  static constexpr int64_t kQueryInRegistersUpTo = 128;
+  /// Q's A fragments stay in registers for the whole CTA up to this many
+  /// k-steps (32 registers: head_dim 128 in 16 bits, 64 in f32); beyond it
+  /// they are reloaded from shared memory per KV tile, so the O accumulators
+  /// fit without spills.
+  static constexpr int64_t kQueryInRegistersUpTo = 8;
 
   // Kernel arguments and values the pieces share (the tensor maps: wgmma).
   Value qMap, kMap, vMap, qBuf, kBuf, vBuf, outBuf, lseBuf, smem;
+  /// smem as 16-bit elements, for ldmatrix (smem itself unless f32).
+  Value smem16;
   Value seqQ, seqKv, batch, head, kvHead, q0, tid, warp, lane, g, t;
   /// This lane's row and column within a 16 x 16 ldmatrix.x4 block, for
   /// Q (A operand), K (B operand, two n8 tiles) and V (transposed B operand).

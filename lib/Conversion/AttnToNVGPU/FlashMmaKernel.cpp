@@ -20,6 +20,11 @@
 //                             V read by ldmatrix.trans
 //   out = O / l, lse = m + log l; rows with l = 0 give out = 0, lse = -inf
 //
+// f32 runs the same way on TF32 (m16n8k8, operands rounded by cvt.rna): its
+// rows stay f32 in shared memory, ldmatrix reads them as 16-bit pairs, and P V
+// reads V with plain loads (FlashMmaTile.cpp). Where two KV stages do not fit
+// in shared memory, one is used and the next tile loads after the compute.
+//
 // Rows and keys past the sequence are zero-filled by cp.async's source size,
 // and their scores masked. The walk, the classification and every branch
 // depend on the CTA's tile only, so barriers are never divergent.
@@ -47,6 +52,12 @@ MmaKernelShape MmaKernelShape::of(FlashOp op, MmaKind kind) {
             op.getDtype().getIntOrFloatBitWidth() / 8);
 }
 
+/// Shared memory a CTA may use with the opt-in: sm_80 (A100) 163 KiB, sm_90
+/// (H100, H200) 227 KiB.
+static int64_t maxSharedBytes(MmaKind kind) {
+  return (kind == MmaKind::wgmma ? 227 : 163) * 1024;
+}
+
 MmaKernelShape MmaKernelShape::of(MmaKind kind, int64_t blockQ, int64_t blockKv, int64_t dim,
                                   int64_t elemBytes) {
   MmaKernelShape s;
@@ -54,6 +65,8 @@ MmaKernelShape MmaKernelShape::of(MmaKind kind, int64_t blockQ, int64_t blockKv,
   s.blockQ = blockQ;
   s.blockKv = blockKv;
   s.dim = dim;
+  s.elemBytes = elemBytes;
+  s.stages = 2;
   s.warps = blockQ / 16;
   s.threads = 32 * s.warps;
   if (kind == MmaKind::wgmma) {
@@ -63,30 +76,30 @@ MmaKernelShape MmaKernelShape::of(MmaKind kind, int64_t blockQ, int64_t blockKv,
     s.sharedBytes = s.barrierOffset(3);
     return s;
   }
-  s.dimPadded = llvm::alignTo(dim, 16);
+  s.dimPadded = llvm::alignTo(dim, 32 / elemBytes);
   // 16 bytes of skew per row: the 8 row addresses of an ldmatrix then fall in
   // 8 different 16-byte bank groups instead of all in one.
-  s.rowStride = s.dimPadded + 8;
-  s.sharedBytes = (blockQ + 4 * blockKv) * s.rowStride * elemBytes;
+  s.rowStride = s.dimPadded + s.perChunk();
+  s.sharedBytes = s.rows() * s.rowStride * elemBytes;
+  if (s.sharedBytes > maxSharedBytes(kind)) {
+    s.stages = 1;
+    s.sharedBytes = s.rows() * s.rowStride * elemBytes;
+  }
   return s;
-}
-
-/// Shared memory a CTA may use with the opt-in: sm_80 (A100) 163 KiB, sm_90
-/// (H100, H200) 227 KiB.
-static int64_t maxSharedBytes(MmaKind kind) {
-  return (kind == MmaKind::wgmma ? 227 : 163) * 1024;
 }
 
 std::string mlir::attn::mmaKernelMisfit(FlashOp op, MmaKind kind) {
   Type elem = op.getDtype();
   MmaKernelShape s = MmaKernelShape::of(op, kind);
   bool wgmma = kind == MmaKind::wgmma;
-  if (!elem.isBF16() && !elem.isF16())
-    return "the CUDA kernels run bf16 and f16 on tensor cores; f32 (TF32) is not "
-           "implemented yet";
-  if (s.dim % 8 != 0)
+  if (wgmma && !elem.isBF16() && !elem.isF16())
+    return "the wgmma kernel runs bf16 and f16; for f32 use cuda-sm80, whose TF32 kernel "
+           "runs on Hopper too";
+  if (s.dim % s.perChunk() != 0)
     return wgmma ? "head_dim must be a multiple of 8 (TMA needs 16-byte row strides)"
-                 : "head_dim must be a multiple of 8 (cp.async copies 16-byte pieces of rows)";
+                 : ("head_dim must be a multiple of " + llvm::Twine(s.perChunk()) +
+                    " (cp.async copies 16-byte pieces of rows)")
+                       .str();
   if (wgmma && (s.blockQ % 64 != 0 || s.blockQ > 256))
     return "block_q must be a multiple of 64 up to 256 (one warpgroup per 64 query rows)";
   if (!wgmma && (s.blockQ % 16 != 0 || s.blockQ > 256))
@@ -126,18 +139,18 @@ FlashMmaBuilder::FlashMmaBuilder(FlashOp op, MmaKind kind, gpu::GPUModuleOp modu
 /// clamped to row 0).
 void FlashMmaBuilder::loadRows(Value buf, const Strides &s, Value headIdx, Value first,
                                Value seqLen, Value smemRow, int64_t rowCount) {
-  int64_t perRow = shape.dim / 8;
+  int64_t perChunk = shape.perChunk(), perRow = shape.dim / perChunk;
   auto loop = scf::ForOp::create(b, tid, c(rowCount * perRow), c(shape.threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value piece = loop.getInductionVar();
-  Value row = div(piece, perRow), col = mul(rem(piece, perRow), c(8));
+  Value row = div(piece, perRow), col = mul(rem(piece, perRow), c(perChunk));
   Value pos = add(first, row);
   Value valid = lt(pos, seqLen);
   Value src = add(offset(s, batch, headIdx, arith::SelectOp::create(b, valid, pos, c(0))), col);
-  Value count = arith::SelectOp::create(b, valid, c(8), c(0));
+  Value count = arith::SelectOp::create(b, valid, c(perChunk), c(0));
   nvgpu::DeviceAsyncCopyOp::create(b, smem, ValueRange{add(smemRow, row), col}, buf,
-                                   ValueRange{src}, b.getIndexAttr(8), count,
+                                   ValueRange{src}, b.getIndexAttr(perChunk), count,
                                    b.getUnitAttr());
 }
 
@@ -147,8 +160,7 @@ void FlashMmaBuilder::zeroPadding() {
   int64_t pad = shape.dimPadded - shape.dim;
   if (pad == 0)
     return;
-  int64_t rows = shape.blockQ + 4 * shape.blockKv;
-  auto loop = scf::ForOp::create(b, tid, c(rows * pad), c(shape.threads));
+  auto loop = scf::ForOp::create(b, tid, c(shape.rows() * pad), c(shape.threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value i = loop.getInductionVar();
@@ -212,8 +224,8 @@ void FlashMmaBuilder::writeOutputs(const SoftmaxState &state) {
         Value hi = vector::ExtractOp::create(b, state.acc[n], int64_t(2 * half + 1));
         Value pair = vector::FromElementsOp::create(
             b, pairType,
-            ValueRange{arith::TruncFOp::create(b, elemType, arith::MulFOp::create(b, lo, inv)),
-                       arith::TruncFOp::create(b, elemType, arith::MulFOp::create(b, hi, inv))});
+            ValueRange{toElem(arith::MulFOp::create(b, lo, inv)),
+                       toElem(arith::MulFOp::create(b, hi, inv))});
         vector::StoreOp::create(b, pair, outBuf, ValueRange{add(base, c(8 * n))});
       }
       if (!wantLse)
@@ -293,10 +305,14 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value bytes = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
-  int64_t rows = shape.blockQ + 4 * shape.blockKv;
-  smem = memref::ViewOp::create(
-      b, MemRefType::get({rows, shape.rowStride}, elemType, nullptr, workgroup), bytes, c(0),
-      ValueRange{});
+  auto view = [&](Type elem, int64_t cols) -> Value {
+    return memref::ViewOp::create(
+        b, MemRefType::get({shape.rows(), cols}, elem, nullptr, workgroup), bytes, c(0),
+        ValueRange{});
+  };
+  smem = view(elemType, shape.rowStride);
+  // ldmatrix moves 16-bit elements; f32 rows are read as pairs of them.
+  smem16 = shape.elemBytes == 2 ? smem : view(b.getI16Type(), 2 * shape.rowStride);
 
   // Prologue: the query tile and the first visited KV tile, then Q's
   // fragments (kept in registers up to kQueryInRegistersUpTo).
@@ -309,10 +325,13 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
   NVVM::CpAsyncWaitGroupOp::create(b, 0);
   gpu::BarrierOp::create(b);
   SmallVector<Value> queryFragments;
-  if (shape.dimPadded <= kQueryInRegistersUpTo)
-    for (int64_t chunk = 0; chunk < shape.dimPadded / 16; ++chunk)
+  if (chunks() <= kQueryInRegistersUpTo)
+    for (int64_t chunk = 0; chunk < chunks(); ++chunk)
       llvm::append_range(queryFragments, queryFragment(c(chunk)));
 
+  // With two stages the next tile loads while this one is computed; with
+  // one, after every warp is done with it.
+  bool overlap = shape.stages == 2;
   SoftmaxState last = walkKvTiles(
       first, endTile, {},
       [&](Value tile, Value stage, Value otherStage, ValueRange, const SoftmaxState &state) {
@@ -320,9 +339,18 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
         NVVM::CpAsyncWaitGroupOp::create(b, 0);
         gpu::BarrierOp::create(b);
         Value next = nextVisitedTile(add(tile, c(1)), endTile);
-        ifThen(lt(next, endTile), [&] { loadKvTile(next, otherStage); });
-        NVVM::CpAsyncCommitGroupOp::create(b);
-        return KvStepResult{next, {}, visitTile(tile, stage, queryFragments, state)};
+        auto loadNext = [&] {
+          ifThen(lt(next, endTile), [&] { loadKvTile(next, overlap ? otherStage : c(0)); });
+          NVVM::CpAsyncCommitGroupOp::create(b);
+        };
+        if (overlap)
+          loadNext();
+        SoftmaxState after = visitTile(tile, overlap ? stage : c(0), queryFragments, state);
+        if (!overlap) {
+          gpu::BarrierOp::create(b);
+          loadNext();
+        }
+        return KvStepResult{next, {}, after};
       });
   writeOutputs(last);
   gpu::ReturnOp::create(b);

@@ -9,7 +9,9 @@
 // layouts): its 16 rows of S = Q K^T on mma.sync, scores scaled into base-2
 // units (mods see natural units), masked per element only where the tile
 // needs it, the online softmax with quad shuffles, and O += P V with P's
-// accumulators repacked as the A operand in registers (no shared memory).
+// accumulators repacked as the A operand in registers (no shared memory);
+// on TF32, with the keys of each k-step permuted so that no repacking is
+// needed (accumulateValuesTf32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -31,36 +34,51 @@ using namespace mlir::attn::mma;
 
 static constexpr double kLog2e = 1.44269504088896341;
 
-/// Four 8 x 8 matrices of shared memory, this lane addressing row `row`,
-/// column `col`: four pairs (vector<2xT>), matrix i's in pair i.
+/// Four 8 x 8 matrices of 16-bit elements of shared memory, this lane
+/// addressing row `row`, column `col` (16-bit units): four pairs
+/// (vector<2xT>, T = i16 for f32 data: one f32 per pair), matrix i's in pair i.
 SmallVector<Value> FlashMmaBuilder::ldmatrix(Value row, Value col, bool transpose) {
-  auto type = VectorType::get({4, 2}, elemType);
-  Value all = nvgpu::LdMatrixOp::create(b, type, smem, ValueRange{row, col}, transpose, 4);
+  Type half = shape.elemBytes == 2 ? elemType : b.getI16Type();
+  auto type = VectorType::get({4, 2}, half);
+  Value all = nvgpu::LdMatrixOp::create(b, type, smem16, ValueRange{row, col}, transpose, 4);
   SmallVector<Value> pairs;
   for (int64_t i = 0; i < 4; ++i)
     pairs.push_back(vector::ExtractOp::create(b, all, i));
   return pairs;
 }
 
-/// acc + A B on one m16n8k16 tile: a is four pairs, (b0, b1) two.
+/// An MMA operand register: an f16 pair as it is; a bf16 pair, or an f32 (a
+/// pair of i16, or the f32 itself), as i32, f32 rounded to TF32 (nearest,
+/// ties away: what cuBLAS does).
+Value FlashMmaBuilder::operand(Value x) {
+  if (elemType.isF16())
+    return x;
+  Type i32 = b.getI32Type();
+  if (isa<VectorType>(x.getType())) {
+    Value bits = vector::BitCastOp::create(b, VectorType::get({1}, i32), x);
+    x = vector::ExtractOp::create(b, bits, int64_t(0));
+  }
+  if (!elemType.isF32())
+    return x;
+  if (x.getType() == i32)
+    x = arith::BitcastOp::create(b, b.getF32Type(), x);
+  return NVVM::ConvertFloatToTF32Op::create(b, i32, x, NVVM::FPRoundingMode::RNA);
+}
+
+/// acc + A B on one m16n8k16 tile (TF32: m16n8k8): a is four operands,
+/// (b0, b1) two, each as `operand` makes it.
 Value FlashMmaBuilder::mma(ArrayRef<Value> a, Value b0, Value b1, Value acc) {
-  bool bf16 = elemType.isBF16();
-  // The NVVM op takes bf16 pairs as i32 registers, f16 pairs as vector<2xf16>.
-  auto operand = [&](Value pair) -> Value {
-    if (!bf16)
-      return pair;
-    Value bits = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
-    return vector::ExtractOp::create(b, bits, int64_t(0));
-  };
-  SmallVector<Value> aOps = llvm::map_to_vector(a, operand);
   SmallVector<Value> cOps;
   for (int64_t i = 0; i < 4; ++i)
     cOps.push_back(vector::ExtractOp::create(b, acc, i));
   Type f32 = b.getF32Type();
   auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  Value d = NVVM::MmaOp::create(b, resultType, aOps, ValueRange{operand(b0), operand(b1)}, cOps,
-                                ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+  NVVM::MMATypes type = elemType.isF32()    ? NVVM::MMATypes::tf32
+                        : elemType.isBF16() ? NVVM::MMATypes::bf16
+                                            : NVVM::MMATypes::f16;
+  int64_t k = 32 / shape.elemBytes;
+  Value d = NVVM::MmaOp::create(b, resultType, a, ValueRange{b0, b1}, cOps,
+                                ArrayRef<int64_t>{16, 8, k}, std::nullopt, std::nullopt,
                                 std::array<NVVM::MMATypes, 2>{type, type},
                                 std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                                                 NVVM::MMALayout::col});
@@ -70,11 +88,13 @@ Value FlashMmaBuilder::mma(ArrayRef<Value> a, Value b0, Value b1, Value acc) {
   return vector::FromElementsOp::create(b, acc.getType(), elems);
 }
 
-/// The A fragment of this warp's 16 query rows, head_dim columns
-/// [16 chunk, 16 chunk + 16).
+/// The A fragment of this warp's 16 query rows, k-step `chunk` (32 bytes of
+/// head_dim), as MMA operands.
 SmallVector<Value> FlashMmaBuilder::queryFragment(Value chunk) {
   Value row = add(c(shape.queryRow()), add(mul(warp, c(16)), qRowLane));
-  return ldmatrix(row, add(mul(chunk, c(16)), colLane16), /*transpose=*/false);
+  SmallVector<Value> pairs =
+      ldmatrix(row, add(mul(chunk, c(16)), colLane16), /*transpose=*/false);
+  return llvm::map_to_vector(pairs, [&](Value pair) { return operand(pair); });
 }
 
 /// S = Q K^T for this warp's rows and the tile's keys: blockKv / 8
@@ -84,15 +104,15 @@ SmallVector<Value> FlashMmaBuilder::scores(Value stage, ArrayRef<Value> queryFra
       b, DenseElementsAttr::get(VectorType::get({4}, b.getF32Type()), 0.0f));
   SmallVector<Value> s(shape.blockKv / 8, zeros);
   Value keyBase = add(add(c(shape.keyRow(0)), mul(stage, c(shape.blockKv))), kRowLane);
-  for (int64_t chunk = 0; chunk < shape.dimPadded / 16; ++chunk) {
+  for (int64_t chunk = 0; chunk < chunks(); ++chunk) {
     SmallVector<Value> a = queryFragments.empty()
                                ? queryFragment(c(chunk))
                                : SmallVector<Value>(queryFragments.slice(4 * chunk, 4));
     Value col = add(c(16 * chunk), kColLane);
     for (int64_t pair = 0; pair < shape.blockKv / 16; ++pair) {
       SmallVector<Value> k = ldmatrix(add(keyBase, c(16 * pair)), col, /*transpose=*/false);
-      s[2 * pair] = mma(a, k[0], k[1], s[2 * pair]);
-      s[2 * pair + 1] = mma(a, k[2], k[3], s[2 * pair + 1]);
+      s[2 * pair] = mma(a, operand(k[0]), operand(k[1]), s[2 * pair]);
+      s[2 * pair + 1] = mma(a, operand(k[2]), operand(k[3]), s[2 * pair + 1]);
     }
   }
   return s;
@@ -248,11 +268,13 @@ SoftmaxState FlashMmaBuilder::softmax(SmallVector<Value> &s, const SoftmaxState 
 /// O += P V: P's accumulators for keys [16 j, 16 j + 16) are, rounded to
 /// the element type, exactly the A fragment of that k-chunk.
 void FlashMmaBuilder::accumulateValues(ArrayRef<Value> p, Value stage, SoftmaxState &state) {
+  if (elemType.isF32())
+    return accumulateValuesTf32(p, stage, state);
   auto pairType = VectorType::get({2}, elemType);
   auto pack = [&](Value acc, int64_t e) -> Value {
-    Value lo = arith::TruncFOp::create(b, elemType, vector::ExtractOp::create(b, acc, e));
-    Value hi = arith::TruncFOp::create(b, elemType, vector::ExtractOp::create(b, acc, e + 1));
-    return vector::FromElementsOp::create(b, pairType, ValueRange{lo, hi});
+    Value lo = toElem(vector::ExtractOp::create(b, acc, e));
+    Value hi = toElem(vector::ExtractOp::create(b, acc, e + 1));
+    return operand(vector::FromElementsOp::create(b, pairType, ValueRange{lo, hi}));
   };
   Value valueBase = add(add(c(shape.valueRow(0)), mul(stage, c(shape.blockKv))), vRowLane);
   for (int64_t chunk = 0; chunk < shape.blockKv / 16; ++chunk) {
@@ -261,8 +283,30 @@ void FlashMmaBuilder::accumulateValues(ArrayRef<Value> p, Value stage, SoftmaxSt
     Value row = add(valueBase, c(16 * chunk));
     for (int64_t pair = 0; pair < shape.dimPadded / 16; ++pair) {
       SmallVector<Value> v = ldmatrix(row, add(c(16 * pair), colLane16), /*transpose=*/true);
-      state.acc[2 * pair] = mma(a, v[0], v[1], state.acc[2 * pair]);
-      state.acc[2 * pair + 1] = mma(a, v[2], v[3], state.acc[2 * pair + 1]);
+      state.acc[2 * pair] = mma(a, operand(v[0]), operand(v[1]), state.acc[2 * pair]);
+      state.acc[2 * pair + 1] = mma(a, operand(v[2]), operand(v[3]), state.acc[2 * pair + 1]);
+    }
+  }
+}
+
+/// O += P V on TF32 (m16n8k8): the A fragment wants columns t and t + 4 of
+/// P where this lane holds 2t and 2t + 1, so the k-step's keys are taken in
+/// the order 0, 2, 4, 6, 1, 3, 5, 7 (k = t is key 2t, k = t + 4 key 2t + 1):
+/// P's registers are then the A fragment as they are, and B reads V's rows
+/// in the same order (ldmatrix.trans cannot transpose 32-bit elements, so
+/// two plain loads; with the 16-byte row skew, 32 lanes hit 32 banks).
+void FlashMmaBuilder::accumulateValuesTf32(ArrayRef<Value> p, Value stage,
+                                           SoftmaxState &state) {
+  Value valueBase = add(add(c(shape.valueRow(0)), mul(stage, c(shape.blockKv))), mul(t, c(2)));
+  for (int64_t chunk = 0; chunk < shape.blockKv / 8; ++chunk) {
+    auto at = [&](int64_t e) { return operand(vector::ExtractOp::create(b, p[chunk], e)); };
+    SmallVector<Value> a{at(0), at(2), at(1), at(3)};
+    Value row = add(valueBase, c(8 * chunk));
+    for (int64_t n = 0; n < shape.dimPadded / 8; ++n) {
+      Value col = add(g, c(8 * n));
+      Value b0 = memref::LoadOp::create(b, smem, ValueRange{row, col});
+      Value b1 = memref::LoadOp::create(b, smem, ValueRange{add(row, c(1)), col});
+      state.acc[n] = mma(a, operand(b0), operand(b1), state.acc[n]);
     }
   }
 }

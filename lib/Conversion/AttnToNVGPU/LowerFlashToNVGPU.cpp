@@ -14,7 +14,7 @@
 //                                      batch, device_id: i64, stream: ptr) -> i32 {
 //     return attnc_rt_cuda_launch(@<name>_image, "<name>", q, k, v, out, lse,
 //                                 params, batch, device_id, stream, heads,
-//                                 block_q, threads, shared_bytes)
+//                                 element_bytes, block_q, threads, shared_bytes)
 //   }
 //
 // (cuda-sm90a: attnc_rt_cuda_launch_tma, which also takes kv_heads,
@@ -57,10 +57,13 @@ void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, MmaKind kind, S
 
   MmaKernelShape shape = MmaKernelShape::of(op, kind);
   bool tma = kind == MmaKind::wgmma;
-  // heads[, kv_heads, head_dim, block_kv], block_q, threads, shared bytes.
+  // heads, then kv_heads, head_dim, block_kv (TMA) or the element size,
+  // then block_q, threads, shared bytes.
   SmallVector<int64_t> facts{op.getHeads()};
   if (tma)
     facts.append({op.getKvHeads(), op.getDim(), shape.blockKv});
+  else
+    facts.push_back(shape.elemBytes);
   facts.append({shape.blockQ, shape.threads, shape.sharedBytes});
   StringRef launcher = tma ? "attnc_rt_cuda_launch_tma" : "attnc_rt_cuda_launch";
   SmallVector<Type> launcherArgs(8, ptr);

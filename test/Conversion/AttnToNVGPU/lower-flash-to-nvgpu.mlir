@@ -30,12 +30,13 @@
 // CHECK: llvm.func @_mlir_ciface_gqa_grid(%[[Q:.*]]: !llvm.ptr, %[[K:.*]]: !llvm.ptr, %[[V:.*]]: !llvm.ptr, %[[O:.*]]: !llvm.ptr, %[[L:.*]]: !llvm.ptr, %[[P:.*]]: !llvm.ptr, %[[B:.*]]: i64, %[[D:.*]]: i64, %[[S:.*]]: !llvm.ptr) -> i32
 // CHECK-DAG: %[[IMAGE:.*]] = llvm.mlir.addressof @gqa_image
 // CHECK-DAG: %[[NAME:.*]] = llvm.mlir.addressof @gqa_cuda_function
-// heads, block_q, threads, shared bytes
+// heads, element bytes, block_q, threads, shared bytes
 // CHECK-DAG: %[[H:.*]] = llvm.mlir.constant(8 : i64)
+// CHECK-DAG: %[[E:.*]] = llvm.mlir.constant(2 : i64)
 // CHECK-DAG: %[[BQ:.*]] = llvm.mlir.constant(64 : i64)
 // CHECK-DAG: %[[T:.*]] = llvm.mlir.constant(128 : i64)
 // CHECK-DAG: %[[SM:.*]] = llvm.mlir.constant(66560 : i64)
-// CHECK: llvm.call @attnc_rt_cuda_launch(%[[IMAGE]], %[[NAME]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[P]], %[[B]], %[[D]], %[[S]], %[[H]], %[[BQ]], %[[T]], %[[SM]])
+// CHECK: llvm.call @attnc_rt_cuda_launch(%[[IMAGE]], %[[NAME]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[P]], %[[B]], %[[D]], %[[S]], %[[H]], %[[E]], %[[BQ]], %[[T]], %[[SM]])
 // BLOCK: error: 'attn.flash' op cannot become a cuda-sm80 tensor-core kernel: block_kv must be a multiple of 16 up to 256 (the MMA's k = 16)
 attn.kernel @gqa {
   attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 96, dtype = bf16, layout = bshd, mask = #attn.causal<bottom_right>, outputs = [out, lse]}

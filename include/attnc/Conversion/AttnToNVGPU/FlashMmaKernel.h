@@ -31,15 +31,20 @@ enum class MmaKind {
 /// batch), one warp per 16 query rows, and in shared memory the query tile
 /// and two stages each of K and V tiles.
 ///
-/// mma.sync: rows padded to `rowStride` elements. wgmma: each tile stored as
+/// mma.sync: rows padded to `rowStride` elements; f32 runs on TF32 (k = 8,
+/// the same 32 bytes of a row per MMA as 16-bit types' k = 16), and when two
+/// KV stages do not fit in shared memory one is used, without overlap.
+/// wgmma: each tile stored as
 /// head_dim / 64 column blocks of 64 elements (128 bytes) by rows, in the
 /// 128-byte swizzle TMA writes and wgmma reads; then three mbarriers (Q,
 /// KV stage 0, KV stage 1).
 struct MmaKernelShape {
   MmaKind kind;
   int64_t blockQ, blockKv, dim;
-  int64_t dimPadded; // head_dim rounded up to the MMA's k = 16 (wgmma: 64)
+  int64_t elemBytes;
+  int64_t dimPadded; // head_dim rounded up to 32 bytes, the MMA's k (wgmma: 64)
   int64_t rowStride; // mma.sync: elements per shared-memory row
+  int64_t stages;    // KV tiles in flight: 2, or 1 where 2 do not fit
   int64_t warps, threads, sharedBytes;
 
   static MmaKernelShape of(FlashOp op, MmaKind kind);
@@ -49,7 +54,10 @@ struct MmaKernelShape {
   /// stage s.
   int64_t queryRow() const { return 0; }
   int64_t keyRow(int64_t stage) const { return blockQ + stage * blockKv; }
-  int64_t valueRow(int64_t stage) const { return blockQ + (2 + stage) * blockKv; }
+  int64_t valueRow(int64_t stage) const { return blockQ + (stages + stage) * blockKv; }
+  int64_t rows() const { return blockQ + 2 * stages * blockKv; }
+  /// mma.sync: elements that make 16 bytes (one cp.async, one ldmatrix row).
+  int64_t perChunk() const { return 16 / elemBytes; }
   /// wgmma: byte offsets of the query tile, of K / V stage s, of mbarrier i.
   int64_t queryBytes() const { return blockQ * dimPadded * 2; }
   int64_t kvTileBytes() const { return blockKv * dimPadded * 2; }
