@@ -42,6 +42,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -318,7 +319,8 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
   // fragments (kept in registers up to kQueryInRegistersUpTo).
   zeroPadding();
   loadRows(qBuf, qS, head, q0, seqQ, c(shape.queryRow()), shape.blockQ);
-  auto [firstTile, endTile] = kvTileRange();
+  Value firstTile, endTile; // not structured bindings: lambdas capture them
+  std::tie(firstTile, endTile) = kvTileRange();
   Value first = nextVisitedTile(firstTile, endTile);
   ifThen(lt(first, endTile), [&] { loadKvTile(first, c(0)); });
   NVVM::CpAsyncCommitGroupOp::create(b);

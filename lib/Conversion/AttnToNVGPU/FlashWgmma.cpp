@@ -37,6 +37,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::mma;
@@ -253,7 +255,8 @@ void FlashMmaBuilder::buildWgmma() {
                                NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   });
   gpu::BarrierOp::create(b);
-  auto [firstTile, endTile] = kvTileRange();
+  Value firstTile, endTile; // not structured bindings: lambdas capture them
+  std::tie(firstTile, endTile) = kvTileRange();
   Value first = nextVisitedTile(firstTile, endTile);
   ifThen(elected, [&] {
     NVVM::MBarrierArriveExpectTxOp::create(b, Type(), queryBarrier,
