@@ -94,7 +94,7 @@ def check_case(bundle, case, backend, so, device):
         if case["lse"] else None
     ok, note = True, ""
     label = "%s [%s]" % (case["name"], backend)
-    tol = case.get("tolerance", {}).get(backend, case)
+    tol = case["tolerance"][backend]
     try:
         Kernel(os.path.join(bundle, so), case["name"])(q, k, v, out, lse)
         if device == "cuda":

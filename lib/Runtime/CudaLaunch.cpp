@@ -71,16 +71,36 @@ bool encodeMap(TensorMap &map, attnc_memref *view, const int64_t *p, int firstSt
   return cudaEncodeTensorMap(map.bytes, data, dims, strides, box, error);
 }
 
-/// Checks the views and the grid, then launches; `maps` (or null) are passed
-/// by value before the views.
+/// What the sm_90a kernel's tensor maps need beyond the launch facts.
+struct TmaShape {
+  int64_t kvHeads, dim, blockKv;
+};
+
+/// Checks the views and the grid, then launches; with `tma`, the q, k, v
+/// tensor maps are built and passed by value before the views.
 int32_t launch(const void *image, const char *function, attnc_memref *const views[5],
                attnc_memref_i64 *params, int64_t batch, int64_t deviceId, void *stream,
                int64_t heads, int64_t elemBytes, int64_t blockQ, int64_t threads,
-               int64_t sharedBytes, TensorMap *maps) {
+               int64_t sharedBytes, const TmaShape *tma) {
   int64_t *p = params->aligned + params->offset;
   if (std::string why = misalignment(views, p, elemBytes); !why.empty()) {
     setGridFailureDetail(why);
     return kGridNoDevice;
+  }
+  TensorMap maps[3];
+  std::string error;
+  if (tma) {
+    int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
+    const TmaShape &t = *tma;
+    if (!encodeMap(maps[0], views[0], p, ATTNC_P_Q_STRIDES, t.dim, seqQ, heads, batch, blockQ,
+                   error) ||
+        !encodeMap(maps[1], views[1], p, ATTNC_P_K_STRIDES, t.dim, seqKv, t.kvHeads, batch,
+                   t.blockKv, error) ||
+        !encodeMap(maps[2], views[2], p, ATTNC_P_V_STRIDES, t.dim, seqKv, t.kvHeads, batch,
+                   t.blockKv, error)) {
+      setGridFailureDetail(error);
+      return kGridNoDevice;
+    }
   }
   int64_t tiles = (p[ATTNC_P_SEQ_Q] + blockQ - 1) / blockQ;
   if (tiles > INT32_MAX || heads > 65535 || batch > 65535) {
@@ -91,7 +111,7 @@ int32_t launch(const void *image, const char *function, attnc_memref *const view
   }
   void *args[3 + 5 * 5 + ATTNC_P_COUNT];
   int n = 0;
-  for (int i = 0; maps && i < 3; ++i)
+  for (int i = 0; tma && i < 3; ++i)
     args[n++] = maps[i].bytes;
   for (int v = 0; v < 5; ++v) {
     attnc_memref *m = views[v];
@@ -103,7 +123,6 @@ int32_t launch(const void *image, const char *function, attnc_memref *const view
   for (int i = 0; i < ATTNC_P_COUNT; ++i)
     args[n++] = &p[i];
   const unsigned grid[3] = {unsigned(tiles), unsigned(heads), unsigned(batch)};
-  std::string error;
   bool ran = false;
   if (cudaLaunch(deviceId, image, function, grid, unsigned(threads), unsigned(sharedBytes),
                  stream, args, error, ran))
@@ -135,20 +154,7 @@ extern "C" int32_t attnc_rt_cuda_launch_tma(const void *image, const char *funct
                                             int64_t blockQ, int64_t threads,
                                             int64_t sharedBytes) {
   attnc_memref *views[] = {q, k, v, out, lse};
-  int64_t *p = params->aligned + params->offset;
-  if (std::string why = misalignment(views, p, 2); !why.empty()) {
-    setGridFailureDetail(why);
-    return kGridNoDevice;
-  }
-  TensorMap maps[3];
-  std::string error;
-  int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
-  if (!encodeMap(maps[0], q, p, ATTNC_P_Q_STRIDES, dim, seqQ, heads, batch, blockQ, error) ||
-      !encodeMap(maps[1], k, p, ATTNC_P_K_STRIDES, dim, seqKv, kvHeads, batch, blockKv, error) ||
-      !encodeMap(maps[2], v, p, ATTNC_P_V_STRIDES, dim, seqKv, kvHeads, batch, blockKv, error)) {
-    setGridFailureDetail(error);
-    return kGridNoDevice;
-  }
+  const TmaShape tma{kvHeads, dim, blockKv};
   return launch(image, function, views, params, batch, deviceId, stream, heads, 2, blockQ,
-                threads, sharedBytes, maps);
+                threads, sharedBytes, &tma);
 }

@@ -109,6 +109,7 @@ private:
   // FlashMmaTile.cpp: one KV tile.
   SmallVector<Value> ldmatrix(Value row, Value col, bool transpose);
   Value operand(Value x);
+  Value elementPair(Value fragment, int64_t e);
   Value mma(ArrayRef<Value> a, Value b0, Value b1, Value acc);
   SmallVector<Value> queryFragment(Value chunk);
   SmallVector<Value> scores(Value stage, ArrayRef<Value> queryFragments);

@@ -81,11 +81,9 @@ MmaKernelShape MmaKernelShape::of(MmaKind kind, int64_t blockQ, int64_t blockKv,
   // 16 bytes of skew per row: the 8 row addresses of an ldmatrix then fall in
   // 8 different 16-byte bank groups instead of all in one.
   s.rowStride = s.dimPadded + s.perChunk();
-  s.sharedBytes = s.rows() * s.rowStride * elemBytes;
-  if (s.sharedBytes > maxSharedBytes(kind)) {
+  if (s.rows() * s.rowStride * elemBytes > maxSharedBytes(kind))
     s.stages = 1;
-    s.sharedBytes = s.rows() * s.rowStride * elemBytes;
-  }
+  s.sharedBytes = s.rows() * s.rowStride * elemBytes;
   return s;
 }
 

@@ -65,6 +65,14 @@ Value FlashMmaBuilder::operand(Value x) {
   return NVVM::ConvertFloatToTF32Op::create(b, i32, x, NVVM::FPRoundingMode::RNA);
 }
 
+/// Elements e and e + 1 of an f32 fragment rounded to the element type, as a
+/// vector<2xT>: half of a 16-bit A operand register.
+Value FlashMmaBuilder::elementPair(Value fragment, int64_t e) {
+  Value lo = toElem(vector::ExtractOp::create(b, fragment, e));
+  Value hi = toElem(vector::ExtractOp::create(b, fragment, e + 1));
+  return vector::FromElementsOp::create(b, VectorType::get({2}, elemType), ValueRange{lo, hi});
+}
+
 /// acc + A B on one m16n8k16 tile (TF32: m16n8k8): a is four operands,
 /// (b0, b1) two, each as `operand` makes it.
 Value FlashMmaBuilder::mma(ArrayRef<Value> a, Value b0, Value b1, Value acc) {
@@ -270,12 +278,7 @@ SoftmaxState FlashMmaBuilder::softmax(SmallVector<Value> &s, const SoftmaxState 
 void FlashMmaBuilder::accumulateValues(ArrayRef<Value> p, Value stage, SoftmaxState &state) {
   if (elemType.isF32())
     return accumulateValuesTf32(p, stage, state);
-  auto pairType = VectorType::get({2}, elemType);
-  auto pack = [&](Value acc, int64_t e) -> Value {
-    Value lo = toElem(vector::ExtractOp::create(b, acc, e));
-    Value hi = toElem(vector::ExtractOp::create(b, acc, e + 1));
-    return operand(vector::FromElementsOp::create(b, pairType, ValueRange{lo, hi}));
-  };
+  auto pack = [&](Value acc, int64_t e) { return operand(elementPair(acc, e)); };
   Value valueBase = add(add(c(shape.valueRow(0)), mul(stage, c(shape.blockKv))), vRowLane);
   for (int64_t chunk = 0; chunk < shape.blockKv / 16; ++chunk) {
     Value lo = p[2 * chunk], hi = p[2 * chunk + 1];

@@ -203,13 +203,10 @@ void FlashMmaBuilder::wgmmaAccumulateValues(ArrayRef<Value> p, Value stage,
   for (int64_t i = 0; i < regs; ++i)
     constraints += "," + std::to_string(i);
 
-  auto pairType = VectorType::get({2}, elemType);
   auto pack = [&](Value fragment, int64_t e) -> Value {
-    Value lo = toElem(vector::ExtractOp::create(b, fragment, e));
-    Value hi = toElem(vector::ExtractOp::create(b, fragment, e + 1));
-    Value pair = vector::FromElementsOp::create(b, pairType, ValueRange{lo, hi});
     // The inline PTX takes every A register as a b32, f16 pairs too.
-    Value bits = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), pair);
+    Value bits = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()),
+                                           elementPair(fragment, e));
     return vector::ExtractOp::create(b, bits, int64_t(0));
   };
   auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
