@@ -20,6 +20,8 @@
 
 #include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
 
+#include "attnc/Support/Exp2Polynomial.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -45,19 +47,10 @@ Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
       loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, lo, t), lo, t);
   Value n = b.create<math::RoundEvenOp>(loc, t);
   Value f = b.create<arith::SubFOp>(loc, t, n);
-  // A near-minimax fit of 2^f on [-1/2, 1/2] (relative error weighted,
-  // Chebyshev nodes), highest degree first. The constant term is exactly 1:
-  // exp(0) = 1 is what the running max's own element and an unchanged max
-  // (alpha) exponentiate, and alpha's error would compound over the KV tiles.
-  static const float full[] = {1.321920775808394e-3f, 9.671698324382305e-3f,
-                               5.550891160964966e-2f, 2.4022237956523895e-1f,
-                               6.931468844413757e-1f, 1.0f};
-  // Degree 3, the same kind of fit: relative error 1.0e-4, 1/39 of bf16's
-  // rounding step, for values about to be rounded to bf16; two FMAs fewer.
-  static const float bf16[] = {5.500893294811249e-2f, 2.422109693288803e-1f,
-                               6.932829022407532e-1f, 1.0f};
+  // The polynomial of 2^f (Exp2Polynomial.h: exact at f = 0).
   ArrayRef<float> coefficients =
-      accuracy == ExpAccuracy::f32 ? ArrayRef<float>(full) : ArrayRef<float>(bf16);
+      accuracy == ExpAccuracy::f32 ? ArrayRef<float>(attnc::exp2poly::kF32)
+                                    : ArrayRef<float>(attnc::exp2poly::kBf16);
   Value p = splat(coefficients.front());
   for (float c : coefficients.drop_front())
     p = b.create<math::FmaOp>(loc, p, f, splat(c));

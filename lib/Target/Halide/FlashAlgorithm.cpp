@@ -18,10 +18,13 @@
 //                       rules call full skip the element test)
 //   tileMax(i, t)     = max_j masked;  prob = exp(masked - tileMax)
 //   tileSum(i, t)     = sum_j prob;    probValues(d, i, t) = sum_j prob v[tB + j, d]
-//   state(d, i) = (m, l, acc), one update per visited tile t:
+//   state: (m, l, acc) per row, one update per visited tile t:
 //     m' = max(m, tileMax), l' = l e^(m - m') + tileSum e^(tileMax - m'),
 //     acc' = acc e^(m - m') + probValues e^(tileMax - m')
 //   out = acc / l (0 where l = 0), lse = m + log l (-inf where l = 0)
+//
+// On the CPU (item pipelines) exp is 2^x on scores in units of log2(e)
+// unless a score_mod needs natural ones (exp2NonPositive below).
 //
 // Every visited tile is classified by the shared rules on its (query tile,
 // KV tile) rectangle: empty ones are not computed, full ones skip the element
@@ -39,6 +42,7 @@
 
 #include "HalideMaskEmitter.h"
 #include "ModTranslate.h"
+#include "attnc/Support/Exp2Polynomial.h"
 
 using namespace Halide;
 using namespace attnc::halide;
@@ -78,6 +82,23 @@ Type halideType(ElemType type) {
 }
 
 Expr i64(Expr x) { return cast<int64_t>(x); }
+
+/// 2^t for t <= 0, as the MLIR CPU kernels compute it (ExpNonPositive.cpp,
+/// the same polynomial): n = round(t) as the truncation of t - 1/2 (t - 1/2
+/// is negative, so truncating rounds it up: one vcvttps2dq, where Halide's
+/// floor and round take two 256-bit vroundps on AVX-512), f = t - n in
+/// (-1/2, 1/2], 2^n from the exponent bits. The clamp at -127 makes the
+/// exponent field 0 there, so the result is exactly 0; 2^0 is exactly 1.
+/// About 12 instructions per vector against Halide exp's 25, which guards
+/// both ends and takes log2(e) itself.
+Expr exp2NonPositive(Expr t) {
+  t = max(t, -127.0f);
+  Expr n = cast<int32_t>(t - 0.5f);
+  Expr f = t - cast<float>(n), p = attnc::exp2poly::kF32[0];
+  for (size_t c = 1; c < std::size(attnc::exp2poly::kF32); ++c)
+    p = p * f + attnc::exp2poly::kF32[c];
+  return p * reinterpret<float>((n + 127) << 23);
+}
 
 } // namespace
 
@@ -150,7 +171,15 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
   Item it = itemFacts(p, f);
   Expr lastKey = it.seqKv - 1;
 
-  f.queries(args({d, i})) = load(p, f, f.q, d, it.rowOf) * static_cast<float>(p.scale);
+  // The CPU softmax exponentiates with 2^x: without a score_mod (which must
+  // see natural scores), log2(e) is folded into the query scale, one
+  // multiply per score fewer, and lse is converted back at the end.
+  const bool log2Scores = !grid && !p.scoreMod;
+  const double unit = log2Scores ? M_LOG2E : 1.0;
+  auto expOf = [&](Expr x) { // x <= 0, in score units
+    return grid ? exp(x) : exp2NonPositive(log2Scores ? x : x * float(M_LOG2E));
+  };
+  f.queries(args({d, i})) = load(p, f, f.q, d, it.rowOf) * static_cast<float>(p.scale * unit);
   f.keys(args({d, j})) = load(p, f, f.k, d, clamp(j, 0, lastKey));
   f.valuesInPlace(args({d, j})) = load(p, f, f.v, d, j);
 
@@ -186,7 +215,7 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
   f.tileMax(args({i, t})) = max(f.tileMax(args({i, t})), f.masked(args.at({i, f.rj, t})));
   Expr tileMax = f.tileMax(args({i, t}));
   f.prob(args({i, j, t})) =
-      select(tileMax < kNothingKept, 0.0f, exp(f.masked(args({i, j, t})) - tileMax));
+      select(tileMax < kNothingKept, 0.0f, expOf(f.masked(args({i, j, t})) - tileMax));
   f.tileSum(args({i, t})) = 0.0f;
   f.tileSum(args({i, t})) += f.prob(args.at({i, f.rj, t}));
   // The keys of the tile that exist: Halide trims the loop to them, so P V
@@ -204,49 +233,61 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
   auto [lo, hi] = byTile.keyRange(p.mask, {it.q0, it.q1, Expr(int64_t(0)), seqKv, seqQ, seqKv});
   Expr firstTile = cast<int32_t>(max(lo, Expr(int64_t(0))) / B);
   Expr endTile = cast<int32_t>((clamp(hi, Expr(int64_t(0)), seqKv) + (B - 1)) / B);
-  f.state(args({d, i})) = Tuple(kMasked, 0.0f, 0.0f);
-  // The lane m and l are read from: its own (grid), or D - 1 (item).
-  Expr mlLane, tile;
-  RVar laneR;
+  // The rescale of the old state and of the tile's terms to m' = max(m,
+  // tileMax): one of the two factors is 1, so a single exp.
+  struct Rescale {
+    Expr mNext, keepOld, keepTile;
+  };
+  auto rescale = [&](Expr m, Expr tile) {
+    Expr tileMaxAt = f.tileMax(args.at({i, tile}));
+    Expr shrink = expOf(-abs(m - tileMaxAt)), grew = tileMaxAt > m;
+    return Rescale{max(m, tileMaxAt), select(grew, shrink, 1.0f), select(grew, 1.0f, shrink)};
+  };
+  Expr mOut, lOut, accOut; // the final state, as the output stages read it
   if (grid) {
-    // A reduction domain cannot depend on the row, so every tile is in the
-    // domain and the predicate keeps the row's range. Each lane keeps its
-    // own copy of m and l (the same in every lane): lanes are GPU threads,
-    // and none may read another's while it is being written.
+    // (m, l, acc) per (lane, row). A reduction domain cannot depend on the
+    // row, so every tile is in the domain and the predicate keeps the row's
+    // range. Each lane keeps its own copy of m and l (the same in every
+    // lane): lanes are GPU threads, and none may read another's while it is
+    // being written.
+    f.state(args({d, i})) = Tuple(kMasked, 0.0f, 0.0f);
     f.rt = RDom(0, (it.seqKv + (B - 1)) / B, "rt");
-    tile = f.rt.x;
+    Expr tile = f.rt.x;
     f.rt.where(tile >= firstTile && tile < endTile && !tileClass(tile).second);
-    mlLane = d;
+    Expr m = f.state(args({d, i}))[0], l = f.state(args({d, i}))[1];
+    Expr acc = f.state(args({d, i}))[2];
+    Rescale r = rescale(m, tile);
+    f.state(args({d, i})) =
+        Tuple(r.mNext, l * r.keepOld + f.tileSum(args.at({i, tile})) * r.keepTile,
+              acc * r.keepOld + f.probValues(args.at({d, i, tile})) * r.keepTile);
+    mOut = f.state(args({d, i}))[0];
+    lOut = f.state(args({d, i}))[1];
+    accOut = f.state(args({d, i}))[2];
   } else {
-    // The update runs over (head_dim lane, tile) with the lane an RVar, so
-    // that it may read lane D - 1 of m and l: written last within each tile,
-    // it still holds the previous tile's values for every other lane. The
-    // rescale factors then depend on (i, tile) only and are computed once per
-    // row, not once per lane (HALIDE-FLASH-NOTES.md).
-    f.rt = RDom(0, D, firstTile, max(endTile - firstTile, 0), "rt");
+    // One float per (lane, row): acc in lanes [0, D), l in lane D, m in lane
+    // D + 1, so m and l are stored once per row (as Tuple elements they took
+    // a store per lane each). The update runs over (lane, tile) with the lane
+    // an RVar, lanes in order: every acc lane reads m and l before the last
+    // vector, which holds them, is written. The rescale factors then depend
+    // on (i, tile) only and are computed once per row.
+    const int lLane = D, mLane = D + 1;
+    f.state(d, i) = select(d == mLane, kMasked, 0.0f);
+    f.rt = RDom(0, D + 2, firstTile, max(endTile - firstTile, 0), "rt");
     f.rt.where(!tileClass(f.rt.y).second);
-    tile = f.rt.y;
-    mlLane = D - 1;
+    Expr lane = f.rt.x, tile = f.rt.y;
+    Expr m = f.state(mLane, i), l = f.state(lLane, i);
+    Rescale r = rescale(m, tile);
+    Expr accNext = f.state(lane, i) * r.keepOld +
+                   f.probValues(min(lane, D - 1), i, tile) * r.keepTile;
+    Expr lNext = l * r.keepOld + f.tileSum(i, tile) * r.keepTile;
+    f.state(lane, i) = select(lane < D, accNext, lane == lLane, lNext, r.mNext);
+    mOut = m;
+    lOut = l;
+    accOut = f.state(d, i);
   }
-  Expr lane = grid ? Expr(d) : Expr(f.rt.x);
-  Expr m = f.state(args.at({mlLane, i}))[0], l = f.state(args.at({mlLane, i}))[1];
-  Expr acc = f.state(args.at({lane, i}))[2];
-  Expr tileMaxAt = f.tileMax(args.at({i, tile})), mNext = max(m, tileMaxAt);
-  // One of the two factors is 1: a single exp.
-  Expr shrink = exp(-abs(m - tileMaxAt)), grew = tileMaxAt > m;
-  Expr keepOld = select(grew, shrink, 1.0f), keepTile = select(grew, 1.0f, shrink);
-  f.state(args.at({lane, i})) =
-      Tuple(mNext, l * keepOld + f.tileSum(args.at({i, tile})) * keepTile,
-            acc * keepOld + f.probValues(args.at({lane, i, tile})) * keepTile);
-
-  // m and l as the output stages read them: lane D - 1 (item), or each lane
-  // its own (grid).
-  Expr outLane = grid ? Expr(d) : Expr(D - 1);
-  Expr mOut = f.state(args.at({outLane, i}))[0], lOut = f.state(args.at({outLane, i}))[1];
-  Expr accOut = f.state(args({d, i}))[2];
   Expr outF32 = select(lOut > 0.0f, accOut / lOut, 0.0f);
   Expr outValue = bf16AsBits(p, shape) ? floatToBits(outF32) : cast(type, outF32);
-  Expr bits = select(lOut > 0.0f, reinterpret<uint32_t>(mOut + log(lOut)),
+  Expr bits = select(lOut > 0.0f, reinterpret<uint32_t>(mOut * float(1.0 / unit) + log(lOut)),
                      Internal::make_const(UInt(32), uint64_t(0xff800000u)));
   Expr lseValue = reinterpret<float>(bits);
   if (!grid) {

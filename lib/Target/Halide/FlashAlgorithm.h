@@ -42,7 +42,9 @@ struct FlashFuncs {
   Halide::Func queries{"queries"}, keys{"keys"}, valuesInPlace{"values"};
   Halide::Func score{"score"}, masked{"masked"}, tileMax{"tile_max"}, prob{"prob"};
   Halide::Func tileSum{"tile_sum"}, probValues{"prob_values"};
-  // (m, l, acc) over (d, i), updated per visited tile.
+  // (m, l, acc), updated per visited tile: a Tuple over (d, i) in a grid
+  // pipeline, one float over (lane, i) in an item pipeline (acc in lanes
+  // [0, D), l in D, m in D + 1).
   Halide::Func state{"state"};
   Halide::Func out{"out"}, lse{"lse"};
   /// What the GPU schedule chose: threads per block and the most shared

@@ -32,11 +32,14 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f
 
   f.out.vectorize(d, w, tail);
   f.lse.vectorize(i, w, tail);
-  f.state.compute_root().store_in(MemoryType::Stack).vectorize(d, w, tail);
-  // Lanes only read lane D - 1, which is written last (FlashAlgorithm.cpp).
-  // Unrolled, the row's vectors read lane D - 1 at known offsets before any
-  // store to it, so LLVM computes the rescale factors once per row, not once
-  // per vector (where a store in the loop may alias the read).
+  // Rows padded to whole vectors (D + 2 lanes, FlashAlgorithm.cpp): rows of
+  // 66 floats put every vector of acc across two cache lines.
+  f.state.compute_root().store_in(MemoryType::Stack).align_storage(d, w).vectorize(d, w, tail);
+  // Lanes read m and l (lanes D and D + 1), which the row's last vector
+  // writes (FlashAlgorithm.cpp). Unrolled, the row's vectors read them at
+  // known offsets before any store to them, so LLVM computes the rescale
+  // factors once per row, not once per vector (where a store in the loop may
+  // alias the read).
   f.state.update()
       .reorder(lane, i, rt)
       .allow_race_conditions()
@@ -60,10 +63,12 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f
   f.score.update().reorder(i, j, f.rd.x).vectorize(i, w).unroll(i).unroll(j);
 
   f.tileMax.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
-  f.tileMax.update().reorder(i, f.rj.x).vectorize(i, w);
+  // Unrolled over the row vectors, the running max and sum stay in registers
+  // across the keys (rolled, each key loaded and stored them).
+  f.tileMax.update().reorder(i, f.rj.x).vectorize(i, w).unroll(i);
   f.prob.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
   f.tileSum.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
-  f.tileSum.update().reorder(i, f.rj.x).vectorize(i, w);
+  f.tileSum.update().reorder(i, f.rj.x).vectorize(i, w).unroll(i);
 
   f.probValues.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(d, w, tail);
   f.probValues.update()
