@@ -70,12 +70,22 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f
   f.tileSum.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
   f.tileSum.update().reorder(i, f.rj.x).vectorize(i, w).unroll(i);
 
-  f.probValues.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(d, w, tail);
-  f.probValues.update()
+  // P V in blocks of 4 rows x 4 vectors of head_dim: each block's sums are a
+  // register Func (zeroed in registers, accumulated over the tile's keys),
+  // copied once into the tile's buffer, a wrapper the state reads.
+  Func pv = f.probValues.in(f.state);
+  pv.compute_at(f.state, rt)
+      .store_in(MemoryType::Stack)
       .split(d, d, dd, 4 * w, tail)
       .split(i, io, ii, 4)
-      .reorder(dd, ii, f.rv.x, d, io)
+      .reorder(dd, ii, d, io)
       .vectorize(dd, w)
       .unroll(dd)
       .unroll(ii);
+  f.probValues.compute_at(pv, d).store_in(MemoryType::Register).vectorize(d, w, tail).unroll(d).unroll(i);
+  f.probValues.update()
+      .reorder(d, i, f.rv.x)
+      .vectorize(d, w, tail)
+      .unroll(d)
+      .unroll(i);
 }
