@@ -208,9 +208,15 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
   Expr score = f.score(args({i, j, t}));
   if (p.scoreMod)
     score = cast<float>(translateMod(*p.scoreMod, {score, it.batch, it.head, it.qPos, kPos}));
-  f.masked(args({i, j, t})) = select(tileClass(t).first || (keep && kPos < seqKv), score, kMasked);
+  // Keys past seq_kv (an edge tile's) are masked in a grid pipeline; an item
+  // pipeline's row reductions stop at seq_kv instead (a loop bound, no select
+  // per element: dense scores go straight to the tile).
+  Expr inKv = grid ? kPos < seqKv : Internal::const_true();
+  f.masked(args({i, j, t})) = select(tileClass(t).first || (keep && inKv), score, kMasked);
 
   f.rj = RDom(0, B, "rj");
+  if (!grid)
+    f.rj.where(t * B + f.rj < it.seqKv);
   f.tileMax(args({i, t})) = kMasked;
   f.tileMax(args({i, t})) = max(f.tileMax(args({i, t})), f.masked(args.at({i, f.rj, t})));
   Expr tileMax = f.tileMax(args({i, t}));
