@@ -266,9 +266,9 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
     f.state(args({d, i})) =
         Tuple(r.mNext, l * r.keepOld + f.tileSum(args.at({i, tile})) * r.keepTile,
               acc * r.keepOld + f.probValues(args.at({d, i, tile})) * r.keepTile);
-    mOut = f.state(args({d, i}))[0];
-    lOut = f.state(args({d, i}))[1];
-    accOut = f.state(args({d, i}))[2];
+    mOut = m;
+    lOut = l;
+    accOut = acc;
   } else {
     // One float per (lane, row): acc in lanes [0, D), l in lane D, m in lane
     // D + 1, so m and l are stored once per row (as Tuple elements they took

@@ -82,10 +82,7 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f
       .vectorize(dd, w)
       .unroll(dd)
       .unroll(ii);
-  f.probValues.compute_at(pv, d).store_in(MemoryType::Register).vectorize(d, w, tail).unroll(d).unroll(i);
-  f.probValues.update()
-      .reorder(d, i, f.rv.x)
-      .vectorize(d, w, tail)
-      .unroll(d)
-      .unroll(i);
+  f.probValues.compute_at(pv, d).store_in(MemoryType::Register);
+  for (Stage stage : {Stage(f.probValues), f.probValues.update().reorder(d, i, f.rv.x)})
+    stage.vectorize(d, w, tail).unroll(d).unroll(i);
 }
