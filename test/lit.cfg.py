@@ -69,6 +69,10 @@ if "avx512f" in flags:
         config.available_features.add("avx512bf16")
 if "avx2" in flags and "fma" in flags:
     config.available_features.add("avx2")
+# %host_target: the widest x86-64 target this CPU runs, for tests that run what they build
+# (attnc and attnc-tune default to x86-64-avx512, which an AVX2-only machine cannot run).
+config.substitutions.append(("%host_target", "x86-64-avx512" if "avx512f" in flags else
+                             "x86-64-avx2" if "avx2" in flags and "fma" in flags else "x86-64"))
 if os.path.isdir("/etc/OpenCL/vendors") and any(
         f.endswith(".icd") for f in os.listdir("/etc/OpenCL/vendors")):
     config.available_features.add("opencl")

@@ -44,6 +44,9 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
            "Query rows per tile (0: 64, or 32 for head_dim > 128; with gpu, 16 or 8)">,
+    Option<"blockQMultiple", "block-q-multiple", "int64_t", /*default=*/"1",
+           "The automatic block_q rounded down to a multiple of this where it is larger "
+           "(a CPU backend's register block rows: whole blocks per tile)">,
     Option<"gpu", "gpu", "bool", /*default=*/"false",
            "The automatic block_q of a GPU backend (its state in shared memory)">,
     Option<"blockKv", "block-kv", "int64_t", /*default=*/"::mlir::attn::kDefaultBlockKv",

@@ -22,6 +22,8 @@
 #include "attnc/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 
+#include <numeric>
+
 using namespace attnc;
 
 static llvm::Error error(const llvm::Twine &message) {
@@ -173,8 +175,19 @@ static bool gpuTileRule(const Selection &s) {
   return s.backend == "halide" && !s.gpuTarget.empty();
 }
 
+/// The MLIR CPU kernels' automatic block_q is a whole number of both register
+/// blocks' query rows (Q K^T: row vectors x lanes; P V: rows), so that no
+/// tile runs a smaller block than the target's.
+static int64_t blockQMultiple(const Selection &s) {
+  if (s.backend != "mlir" || !s.gpuTarget.empty())
+    return 1;
+  int64_t qkRows = s.schedule.getOr("qk_row_vectors", s.cpu.qkRowVectors()) * s.cpu.vectorWidth;
+  return std::lcm(qkRows, s.schedule.getOr("pv_rows", s.cpu.pvRows()));
+}
+
 int64_t attnc::resolvedBlockQ(const Selection &s, int64_t headDim) {
-  return mlir::attn::resolveBlockQ(s.schedule.get("block_q"), headDim, gpuTileRule(s));
+  return mlir::attn::resolveBlockQ(s.schedule.get("block_q"), headDim, gpuTileRule(s),
+                                   blockQMultiple(s));
 }
 
 /// The mlir backend's CUDA kernels choose their block_kv by dtype (the
@@ -195,6 +208,7 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
     return;
   mlir::attn::AttnTileFlashPassOptions tiling;
   tiling.blockQ = s.schedule.get("block_q");
+  tiling.blockQMultiple = blockQMultiple(s);
   tiling.blockKv = s.schedule.get("block_kv");
   tiling.gpu = gpuTileRule(s);
   tiling.tensorCores = tensorCoreTileRule(s);

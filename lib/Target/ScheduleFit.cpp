@@ -18,12 +18,6 @@
 
 using namespace attnc;
 
-/// A tunable's value, or `automatic` where it is chosen automatically (0).
-static int64_t valueOr(const Schedule &s, llvm::StringRef name, int64_t automatic) {
-  int64_t v = s.get(name);
-  return v ? v : automatic;
-}
-
 /// The MLIR lowering's register blocks: accumulators, the vectors loaded per
 /// step and one broadcast must fit the architectural vector registers.
 static std::string registerMisfit(const Selection &s) {
@@ -31,10 +25,10 @@ static std::string registerMisfit(const Selection &s) {
   struct Block {
     const char *phase, *across, *along;
     int64_t outer, vectors;
-  } blocks[] = {{"Q K^T", "keys", "row vectors", valueOr(s.schedule, "qk_keys", t.qkKeys()),
-                 valueOr(s.schedule, "qk_row_vectors", t.qkRowVectors())},
-                {"P V", "rows", "vectors", valueOr(s.schedule, "pv_rows", t.pvRows()),
-                 valueOr(s.schedule, "pv_vectors", t.pvVectors())}};
+  } blocks[] = {{"Q K^T", "keys", "row vectors", s.schedule.getOr("qk_keys", t.qkKeys()),
+                 s.schedule.getOr("qk_row_vectors", t.qkRowVectors())},
+                {"P V", "rows", "vectors", s.schedule.getOr("pv_rows", t.pvRows()),
+                 s.schedule.getOr("pv_vectors", t.pvVectors())}};
   for (const Block &b : blocks) {
     int64_t needed = b.outer * b.vectors + b.vectors + 1;
     if (needed > t.vectorRegisters)
@@ -56,7 +50,7 @@ std::string attnc::scheduleMisfit(const Selection &s, int64_t headDim) {
     return ""; // the GPU schedule checks its shared memory when it compiles
   // Per work item and KV tile: K and V tiles, the query tile, its output
   // accumulator and the score tile, in f32.
-  int64_t blockQ = mlir::attn::resolveBlockQ(s.schedule.get("block_q"), headDim, false);
+  int64_t blockQ = resolvedBlockQ(s, headDim);
   int64_t blockKv = s.schedule.get("block_kv");
   int64_t bytes = 4 * (2 * blockKv * headDim + 2 * blockQ * headDim + blockQ * blockKv);
   if (bytes > s.cpu.l2Bytes)

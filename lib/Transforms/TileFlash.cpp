@@ -31,7 +31,8 @@ int64_t mlir::attn::defaultBlockQ(int64_t headDim, bool gpu) {
 namespace {
 
 /// attn.flash with `op`'s parameters, tile sizes, and its regions moved over.
-LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, bool gpu, bool tensorCores) {
+LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockQMultiple, int64_t blockKv,
+                   bool gpu, bool tensorCores) {
   if (!op.getScaleAttr() || !op.getNumKvHeadsAttr() || isa<CausalMaskAttr>(op.getMask()))
     return op.emitOpError("expects a normalized spec; run attn-normalize first");
   if (op.hasOutput(OutputKind::weights))
@@ -42,7 +43,7 @@ LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, bool gpu, bo
       op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getHeadDimAttr(),
       op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(), op.getScaleAttr(),
       op.getMaxSeqAttr(), op.getOutputsAttr(),
-      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), gpu)),
+      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), gpu, blockQMultiple)),
       b.getI64IntegerAttr(
           resolveBlockKv(blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, tensorCores)));
   flash.getScoreMod().takeBody(op.getScoreMod());
@@ -57,15 +58,15 @@ struct AttnTileFlashPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (blockQ < 0 || blockKv < 0) {
-      module.emitError("attn-tile-flash: block-q must be >= 0 (0: by head_dim) "
-                       "and block-kv >= 0 (0: by dtype), got ")
-          << int64_t(blockQ) << " and " << int64_t(blockKv);
+    if (blockQ < 0 || blockKv < 0 || blockQMultiple < 1) {
+      module.emitError("attn-tile-flash: block-q must be >= 0 (0: by head_dim), "
+                       "block-kv >= 0 (0: by dtype) and block-q-multiple >= 1, got ")
+          << int64_t(blockQ) << ", " << int64_t(blockKv) << " and " << int64_t(blockQMultiple);
       return signalPassFailure();
     }
     for (KernelOp kernel : module.getOps<KernelOp>())
       if (AttentionOp op = kernel.getAttention())
-        if (failed(tile(op, blockQ, blockKv, gpu, tensorCores)))
+        if (failed(tile(op, blockQ, blockQMultiple, blockKv, gpu, tensorCores)))
           return signalPassFailure();
   }
 };

@@ -52,6 +52,11 @@ public:
   /// is an error naming what would be valid.
   llvm::Error set(llvm::StringRef assignment, int64_t vectorWidth);
   int64_t get(llvm::StringRef name) const;
+  /// The value of `name`, or `automatic` where it is chosen automatically (0).
+  int64_t getOr(llvm::StringRef name, int64_t automatic) const {
+    int64_t v = get(name);
+    return v ? v : automatic;
+  }
   /// The name of an enumerated tunable's value.
   llvm::StringRef getChoice(llvm::StringRef name) const;
   bool isExplicit(llvm::StringRef name) const { return values.count(name); }

@@ -35,8 +35,15 @@ inline int64_t resolveBlockKv(int64_t requested, int64_t elemBytes, bool tensorC
 }
 
 /// block_q as asked for, or its default when 0 ("auto").
-inline int64_t resolveBlockQ(int64_t requested, int64_t headDim, bool gpu) {
-  return requested ? requested : defaultBlockQ(headDim, gpu);
+/// `multiple`: the query rows of the backend's register blocks; an automatic
+/// block_q that is not a whole number of them is rounded down to one (48 for
+/// AVX2's 24-row blocks) unless it is smaller than one block.
+inline int64_t resolveBlockQ(int64_t requested, int64_t headDim, bool gpu,
+                             int64_t multiple = 1) {
+  if (requested)
+    return requested;
+  int64_t automatic = defaultBlockQ(headDim, gpu);
+  return automatic < multiple ? automatic : automatic - automatic % multiple;
 }
 
 } // namespace mlir::attn

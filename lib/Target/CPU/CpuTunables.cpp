@@ -21,19 +21,20 @@ llvm::ArrayRef<Tunable> attnc::cpuTunables() {
   static const Tunable tunables[] = {
       {"block_q", 0, 8, 256, true,
        "query rows per tile = per work item (attn.flash block_q)",
-       "64, or 32 for head_dim > 128"},
+       "64, or 32 for head_dim > 128, rounded down to whole register blocks: 48 with 16 "
+       "vector registers"},
       {"block_kv", mlir::attn::kDefaultBlockKv, 8, 512, true,
        "keys per KV tile (attn.flash block_kv)", ""},
-      {"qk_keys", 0, 1, 8, false, "keys per Q K^T register block",
-       "4 with 32 vector registers, 2 with 16"},
+      {"qk_keys", 0, 1, 8, false, "keys per Q K^T register block", "4"},
       {"qk_row_vectors", 0, 1, 8, false,
        "vectors of query rows per Q K^T register block (capped to divide block_q)",
-       "4"},
+       "4 with 32 vector registers, 3 with 16"},
       {"pv_rows", 0, 1, 8, false,
        "query rows per P V register block (capped to divide block_q)",
-       "4 with 32 vector registers, 2 with 16"},
+       "4 with 32 vector registers, 6 with 16"},
       {"pv_vectors", 0, 1, 8, false,
-       "vectors of head_dim per P V register block (capped to divide head_dim)", "4"},
+       "vectors of head_dim per P V register block (capped to divide head_dim)",
+       "4 with 32 vector registers, 2 with 16"},
   };
   return tunables;
 }
