@@ -42,7 +42,8 @@ static llvm::ArrayRef<Tunable> halideTunables() {
                                                     std::end(halide::kScheduleSources));
   static const Tunable blockQ = [] {
     Tunable t = cpuTunables()[0];
-    t.automatic = "64, or 32 for head_dim > 128; on cuda-* and opencl 16, or 8";
+    t.automatic = "64, or 32 for head_dim > 128, rounded down to whole register blocks: 48 "
+                  "with 16 vector registers; on cuda-* and opencl 16, or 8";
     return t;
   }();
   static const Tunable blockKv = [] {
@@ -175,14 +176,19 @@ static bool gpuTileRule(const Selection &s) {
   return s.backend == "halide" && !s.gpuTarget.empty();
 }
 
-/// The MLIR CPU kernels' automatic block_q is a whole number of both register
+/// The CPU kernels' automatic block_q is a whole number of both register
 /// blocks' query rows (Q K^T: row vectors x lanes; P V: rows), so that no
-/// tile runs a smaller block than the target's.
+/// tile runs a smaller block than the target's. The Halide CPU schedule takes
+/// the same blocks (FlashScheduleCpu.cpp).
 static int64_t blockQMultiple(const Selection &s) {
-  if (s.backend != "mlir" || !s.gpuTarget.empty())
+  if (!s.gpuTarget.empty())
     return 1;
-  int64_t qkRows = s.schedule.getOr("qk_row_vectors", s.cpu.qkRowVectors()) * s.cpu.vectorWidth;
-  return std::lcm(qkRows, s.schedule.getOr("pv_rows", s.cpu.pvRows()));
+  int64_t rowVectors = s.cpu.qkRowVectors(), pvRows = s.cpu.pvRows();
+  if (s.backend == "mlir") { // the blocks are tunables there
+    rowVectors = s.schedule.getOr("qk_row_vectors", rowVectors);
+    pvRows = s.schedule.getOr("pv_rows", pvRows);
+  }
+  return std::lcm(rowVectors * s.cpu.vectorWidth, pvRows);
 }
 
 int64_t attnc::resolvedBlockQ(const Selection &s, int64_t headDim) {

@@ -64,8 +64,10 @@ struct FlashFuncs {
 void defineFlash(const FlashProblem &problem, FlashShape shape, FlashFuncs &f);
 
 /// The CPU schedule: per KV tile, scores as register blocks of keys x query
-/// rows, P V as rows x head_dim vectors, all intermediates on the stack.
-void scheduleFlashCpu(const FlashProblem &problem, int vectorWidth, FlashFuncs &f);
+/// rows, P V as rows x head_dim vectors (sized to `vectorRegisters`), all
+/// intermediates on the stack.
+void scheduleFlashCpu(const FlashProblem &problem, int vectorWidth, int vectorRegisters,
+                      FlashFuncs &f);
 
 /// The GPU schedule of a grid pipeline: one block per (query tile, head,
 /// batch), per KV tile the tile's keys and values staged in shared memory,

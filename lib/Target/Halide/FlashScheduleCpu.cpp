@@ -7,11 +7,11 @@
 //
 // One work item runs on one thread (the runtime parallelises over items), so
 // nothing here is parallel. Per visited KV tile (the state's `rt` loop):
-//   - scores as register blocks of 4 vectors of query rows x 4 keys,
-//     accumulated over head_dim (query rows along the lanes: the queries are
-//     stored transposed, once per item);
+//   - scores as register blocks of 4 vectors of query rows x 4 keys (3 x 4
+//     with 16 registers), accumulated over head_dim (query rows along the
+//     lanes: the queries are stored transposed, once per item);
 //   - the row max, P and the row sum on vectors of rows;
-//   - P V as blocks of 4 rows x 4 vectors of head_dim;
+//   - P V as blocks of 4 rows x 4 vectors of head_dim (6 x 2 with 16);
 // then the state update on vectors of head_dim. Every intermediate has a
 // constant size and lives on the stack (heap allocations per tile cost the
 // prototype 15-20%, HALIDE-FLASH-NOTES.md).
@@ -23,11 +23,24 @@
 using namespace Halide;
 using namespace attnc::halide;
 
-void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f) {
+/// The largest divisor of n that is at most limit.
+static int divisorUpTo(int64_t n, int limit) {
+  while (n % limit)
+    --limit;
+  return limit;
+}
+
+void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers,
+                                     FlashFuncs &f) {
   Var d = f.d, i = f.i, j = f.j, io("io"), ii("ii"), ji("ji"), dd("dd");
   RVar lane = f.rt.x, rt = f.rt.y;
-  const int rowBlock = static_cast<int>(std::min<int64_t>(4 * w, p.blockQ));
+  // The MLIR backend's blocks (CpuTarget.h): 12 or 16 accumulators, with the
+  // vectors they load and one broadcast within the registers.
+  const bool wide = registers >= 32;
+  const int rowBlock = w * divisorUpTo(p.blockQ / w, wide ? 4 : 3);
   const int keyBlock = 4;
+  const int pvRows = divisorUpTo(p.blockQ, wide ? 4 : 6);
+  const int pvLanes = (wide ? 4 : 2) * w;
   auto tail = TailStrategy::GuardWithIf; // head_dim need not be a multiple of w
 
   f.out.vectorize(d, w, tail);
@@ -70,14 +83,14 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, FlashFuncs &f
   f.tileSum.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
   f.tileSum.update().reorder(i, f.rj.x).vectorize(i, w).unroll(i);
 
-  // P V in blocks of 4 rows x 4 vectors of head_dim: each block's sums are a
+  // P V in blocks of pvRows rows x pvLanes of head_dim: each block's sums are a
   // register Func (zeroed in registers, accumulated over the tile's keys),
   // copied once into the tile's buffer, a wrapper the state reads.
   Func pv = f.probValues.in(f.state);
   pv.compute_at(f.state, rt)
       .store_in(MemoryType::Stack)
-      .split(d, d, dd, 4 * w, tail)
-      .split(i, io, ii, 4)
+      .split(d, d, dd, pvLanes, tail)
+      .split(i, io, ii, pvRows)
       .reorder(dd, ii, d, io)
       .vectorize(dd, w)
       .unroll(dd)

@@ -32,7 +32,7 @@ bool attnc::halide::lookupHalideTarget(const std::string &name, HalideTarget &ta
   // capability is 8.6: cuda-sm90 is its PTX, which ptxas and the driver
   // assemble for sm_90 (Halide emits no Hopper instructions).
   const std::map<std::string, HalideTarget> targets = {
-      {"x86-64-avx512", {avx2 + "-avx512-avx512_skylake", 16}},
+      {"x86-64-avx512", {avx2 + "-avx512-avx512_skylake", 16, false, 32}},
       {"x86-64-avx2", {avx2, 8}},
       {"cuda-sm80", {avx2 + "-cuda-cuda_capability_80-user_context", 8, true}},
       {"cuda-sm90", {avx2 + "-cuda-cuda_capability_86-user_context", 8, true}},
@@ -96,7 +96,7 @@ std::string withPipeline(const FlashProblem &problem, const HalideTarget &target
     if (target.gpu)
       scheduleFlashGpu(problem, f);
     else if (source == "hand")
-      scheduleFlashCpu(problem, target.vectorWidth, f);
+      scheduleFlashCpu(problem, target.vectorWidth, target.vectorRegisters, f);
     else
       autoschedule(source, problem, f, t);
     body(f, t);

@@ -84,6 +84,7 @@ struct HalideTarget {
   std::string halideTarget; // Halide's target string
   int vectorWidth;          // f32 lanes of the CPU schedule
   bool gpu = false;         // a grid pipeline on the GPU schedule
+  int vectorRegisters = 16; // architectural vector registers (the CPU register blocks)
 };
 
 /// Where a pipeline's schedule comes from: the hand-written CPU schedule
