@@ -17,6 +17,7 @@
 #define ATTNC_LIB_CONVERSION_ATTNTOCPU_FLASHKERNELBUILDER_H
 
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Support/RegisterBlocks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -27,6 +28,8 @@
 
 namespace mlir::attn::cpu {
 
+using attnc::largestDivisorUpTo;
+
 /// Independent max / sum chains in the softmax loops (block_kv is a multiple
 /// of the vector width, so of 4).
 constexpr int64_t kSoftmaxChains = 4;
@@ -34,14 +37,6 @@ static_assert(kSoftmaxChains % 2 == 0, "the bf16 softmax packs P in key pairs pe
 
 /// Bytes per cache line, the prefetch granule.
 constexpr int64_t kLineBytes = 64;
-
-/// The largest d <= limit dividing n (n, limit >= 1).
-inline int64_t largestDivisorUpTo(int64_t n, int64_t limit) {
-  int64_t d = std::min(n, limit);
-  while (n % d != 0)
-    --d;
-  return d;
-}
 
 /// (batch, head, seq) strides of one tensor, read from the params array.
 struct Strides {

@@ -19,28 +19,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "FlashAlgorithm.h"
+#include "attnc/Support/RegisterBlocks.h"
 
 using namespace Halide;
 using namespace attnc::halide;
-
-/// The largest divisor of n that is at most limit.
-static int divisorUpTo(int64_t n, int limit) {
-  while (n % limit)
-    --limit;
-  return limit;
-}
 
 void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers,
                                      FlashFuncs &f) {
   Var d = f.d, i = f.i, j = f.j, io("io"), ii("ii"), ji("ji"), dd("dd");
   RVar lane = f.rt.x, rt = f.rt.y;
-  // The MLIR backend's blocks (CpuTarget.h): 12 or 16 accumulators, with the
-  // vectors they load and one broadcast within the registers.
-  const bool wide = registers >= 32;
-  const int rowBlock = w * divisorUpTo(p.blockQ / w, wide ? 4 : 3);
-  const int keyBlock = 4;
-  const int pvRows = divisorUpTo(p.blockQ, wide ? 4 : 6);
-  const int pvLanes = (wide ? 4 : 2) * w;
+  // The MLIR backend's blocks, capped to the tile as there.
+  const RegisterBlocks blocks = registerBlocks(registers);
+  const int rowBlock = w * static_cast<int>(largestDivisorUpTo(p.blockQ / w, blocks.qkRowVectors));
+  const int keyBlock = static_cast<int>(blocks.qkKeys);
+  const int pvRows = static_cast<int>(largestDivisorUpTo(p.blockQ, blocks.pvRows));
+  const int pvLanes = static_cast<int>(blocks.pvVectors) * w;
   auto tail = TailStrategy::GuardWithIf; // head_dim need not be a multiple of w
 
   f.out.vectorize(d, w, tail);

@@ -15,6 +15,7 @@
 #ifndef ATTNC_TARGET_CPU_CPUTARGET_H
 #define ATTNC_TARGET_CPU_CPUTARGET_H
 
+#include "attnc/Support/RegisterBlocks.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -48,17 +49,12 @@ struct CpuTarget {
   /// streams from L3 on every query tile.
   int64_t l2Bytes = 1 << 20;
 
-  /// The Q K^T register block, keys x row vectors accumulators: with the row
-  /// vectors and one broadcast key it must fit the registers (4 x 4 + 5 of 32
-  /// zmm; 4 x 3 + 4 of 16 ymm). 12 accumulators, not 8, on 16 registers: two
-  /// FMA pipes of latency 4 need 8 in flight, and with 8 any stall costs (Zen 3,
-  /// AVX2: 2 x 4 ran the loops at about 79% of peak, the kernel at 50-68%).
-  int64_t qkKeys() const { return 4; }
-  int64_t qkRowVectors() const { return vectorRegisters >= 32 ? 4 : 3; }
-  /// The P V register block, rows x vectors accumulators: with the vectors of
-  /// V and a broadcast P (4 x 4 + 5 of 32; 6 x 2 + 3 of 16).
-  int64_t pvRows() const { return vectorRegisters >= 32 ? 4 : 6; }
-  int64_t pvVectors() const { return vectorRegisters >= 32 ? 4 : 2; }
+  /// The register blocks of the Q K^T and P V loops (RegisterBlocks.h).
+  RegisterBlocks blocks() const { return registerBlocks(vectorRegisters); }
+  int64_t qkKeys() const { return blocks().qkKeys; }
+  int64_t qkRowVectors() const { return blocks().qkRowVectors; }
+  int64_t pvRows() const { return blocks().pvRows; }
+  int64_t pvVectors() const { return blocks().pvVectors; }
   /// Whether this machine's CPU can run code built for the target.
   bool runsHere() const;
 };
