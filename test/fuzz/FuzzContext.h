@@ -9,6 +9,8 @@
 #define ATTNC_TEST_FUZZ_FUZZCONTEXT_H
 
 #include "attnc/InitAll.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 
 namespace attnc::fuzz {

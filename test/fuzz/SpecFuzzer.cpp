@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzContext.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/InitAll.h"
 #include "attnc/Target/Registry.h"
 #include "attnc/Tools/NestingLimit.h"
