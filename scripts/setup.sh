@@ -47,12 +47,15 @@ attnc_configure() {
   local dir=$1 halide_prefix llvm_cmake
   shift
   [[ -f $dir/build.ninja ]] && return
+  # ccache caches sources compiled with a precompiled header (cmake/AttncPch.cmake) only
+  # when told that the header's macros and time stamps need not be hashed.
+  local ccache_pch="env;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache"
   step "cmake: configuring $dir"
   halide_prefix=$("$ATTNC_VENV/bin/python" -c 'import halide, os; print(os.path.dirname(halide.__file__))')
   llvm_cmake=$(llvm-config-$LLVM_VERSION --cmakedir)
   "$ATTNC_VENV/bin/cmake" -G Ninja -S "$ATTNC_ROOT" -B "$dir" \
     -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache "-DCMAKE_CXX_COMPILER_LAUNCHER=$ccache_pch" \
     -DLLVM_DIR="$llvm_cmake" -DMLIR_DIR="$llvm_cmake/../mlir" \
     -DHalide_DIR="$halide_prefix/lib64/cmake/Halide" "$@" >/dev/null
 }
@@ -66,8 +69,11 @@ attnc_configure_sanitized() {
 }
 ATTNC_ASAN_BUILD=${ATTNC_ASAN_BUILD:-$ATTNC_ROOT/build-fuzz}
 
+# clang-22 (installed for the fuzzers anyway) builds attnc in about 20% less time than GCC 12;
+# the kernels attnc writes do not depend on it (LLVM 22 generates them either way).
 configure_and_build() {
-  attnc_configure "$ATTNC_BUILD"
+  attnc_configure "$ATTNC_BUILD" \
+    -DCMAKE_C_COMPILER=clang-$LLVM_VERSION -DCMAKE_CXX_COMPILER=clang++-$LLVM_VERSION
   step "build: ninja -j${ATTNC_JOBS:-2}"
   "$ATTNC_VENV/bin/cmake" --build "$ATTNC_BUILD" -j "${ATTNC_JOBS:-2}"
 }
