@@ -39,13 +39,13 @@ LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockQMultiple, int64
     return op.emitOpError("output 'weights' is only produced by the reference "
                           "evaluator (attnc-run --reference)");
   OpBuilder b(op);
-  auto flash = b.create<FlashOp>(
-      op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getHeadDimAttr(),
-      op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(), op.getScaleAttr(),
-      op.getMaxSeqAttr(), op.getOutputsAttr(),
-      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), gpu, blockQMultiple)),
-      b.getI64IntegerAttr(
-          resolveBlockKv(blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, tensorCores)));
+  auto flash =
+      FlashOp::create(b, op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
+                      op.getHeadDimAttr(), op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(),
+                      op.getScaleAttr(), op.getMaxSeqAttr(), op.getOutputsAttr(),
+                      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), gpu, blockQMultiple)),
+                      b.getI64IntegerAttr(resolveBlockKv(
+                          blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, tensorCores)));
   flash.getScoreMod().takeBody(op.getScoreMod());
   flash.getMaskMod().takeBody(op.getMaskMod());
   op.erase();

@@ -34,42 +34,42 @@ Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
   auto type = cast<VectorType>(t.getType());
   auto intType = VectorType::get(type.getShape(), b.getI32Type());
   auto splat = [&](float v) -> Value {
-    return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, b.getF32FloatAttr(v)));
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(v)));
   };
   auto splatInt = [&](int32_t v) -> Value {
-    return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
   };
   // The clamp as select(lo > t, lo, t), x86's max operand order: one vmaxps
   // like maxnumf, but a NaN t stays NaN (maxnumf would give lo, exp = 0), so
   // a NaN score is a NaN weight and its row NaN, as in PyTorch.
   Value lo = splat(avx512Scalef ? -150.0f : -127.0f);
-  t = b.create<arith::SelectOp>(
-      loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, lo, t), lo, t);
-  Value n = b.create<math::RoundEvenOp>(loc, t);
-  Value f = b.create<arith::SubFOp>(loc, t, n);
+  t = arith::SelectOp::create(
+      b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lo, t), lo, t);
+  Value n = math::RoundEvenOp::create(b, loc, t);
+  Value f = arith::SubFOp::create(b, loc, t, n);
   // The polynomial of 2^f (Exp2Polynomial.h: exact at f = 0).
   ArrayRef<float> coefficients =
       accuracy == ExpAccuracy::f32 ? ArrayRef<float>(attnc::exp2poly::kF32)
                                     : ArrayRef<float>(attnc::exp2poly::kBf16);
   Value p = splat(coefficients.front());
   for (float c : coefficients.drop_front())
-    p = b.create<math::FmaOp>(loc, p, f, splat(c));
+    p = math::FmaOp::create(b, loc, p, f, splat(c));
   if (avx512Scalef) {
     // AVX-512: p * 2^n in one vscalefps (instead of convert, add, shift,
     // multiply). 2^-150 rounds to 0, so the clamp above keeps exp(-inf) = 0.
     // The intrinsic directly: its operands are (a, b, passthrough, mask,
     // rounding), which x86vector's scalef op does not map in that order.
-    Value allLanes = b.create<arith::ConstantIntOp>(loc, -1, 16);
-    Value currentRounding = b.create<arith::ConstantIntOp>(loc, 4, 32);
-    return b
-        .create<LLVM::CallIntrinsicOp>(
-            loc, type, b.getStringAttr("llvm.x86.avx512.mask.scalef.ps.512"),
-            ValueRange{p, n, p, allLanes, currentRounding})
+    Value allLanes = arith::ConstantIntOp::create(b, loc, -1, 16);
+    Value currentRounding = arith::ConstantIntOp::create(b, loc, 4, 32);
+    return LLVM::CallIntrinsicOp::create(b, loc, type,
+                                         b.getStringAttr("llvm.x86.avx512.mask.scalef.ps.512"),
+                                         ValueRange{p, n, p, allLanes, currentRounding})
         .getResult(0);
   }
-  Value exponent = b.create<arith::AddIOp>(loc, b.create<arith::FPToSIOp>(loc, intType, n),
-                                           splatInt(127));
-  Value scale = b.create<arith::BitcastOp>(
-      loc, type, b.create<arith::ShLIOp>(loc, exponent, splatInt(23)));
-  return b.create<arith::MulFOp>(loc, p, scale);
+  Value exponent =
+      arith::AddIOp::create(b, loc, arith::FPToSIOp::create(b, loc, intType, n), splatInt(127));
+  Value scale =
+      arith::BitcastOp::create(b, loc, type, arith::ShLIOp::create(b, loc, exponent, splatInt(23)));
+  return arith::MulFOp::create(b, loc, p, scale);
 }

@@ -45,7 +45,7 @@ Value interleave(OpBuilder &b, Location loc, Value x, Value y) {
     mask.push_back(l);
     mask.push_back(n + l);
   }
-  return b.create<vector::ShuffleOp>(loc, x, y, mask);
+  return vector::ShuffleOp::create(b, loc, x, y, mask);
 }
 
 } // namespace
@@ -57,13 +57,13 @@ VectorType FlashKernelBuilder::pairVecType() {
 /// The pair of bf16 at `at` (a 32-bit load) in every 32-bit lane.
 Value FlashKernelBuilder::broadcastPair(OpBuilder &nb, Location loc, Value buf,
                                         ValueRange at) {
-  Value pair = nb.create<vector::LoadOp>(loc, VectorType::get({2}, nb.getBF16Type()), buf, at);
-  Value word = nb.create<vector::ExtractOp>(
-      loc, nb.create<vector::BitCastOp>(loc, VectorType::get({1}, nb.getI32Type()), pair),
+  Value pair = vector::LoadOp::create(nb, loc, VectorType::get({2}, nb.getBF16Type()), buf, at);
+  Value word = vector::ExtractOp::create(
+      nb, loc, vector::BitCastOp::create(nb, loc, VectorType::get({1}, nb.getI32Type()), pair),
       ArrayRef<int64_t>{0});
-  Value words = nb.create<vector::BroadcastOp>(
-      loc, VectorType::get({cfg.vectorWidth}, nb.getI32Type()), word);
-  return nb.create<vector::BitCastOp>(loc, pairVecType(), words);
+  Value words = vector::BroadcastOp::create(
+      nb, loc, VectorType::get({cfg.vectorWidth}, nb.getI32Type()), word);
+  return vector::BitCastOp::create(nb, loc, pairVecType(), words);
 }
 
 /// QP from the query rows: a w x w block of 32-bit (d pair) words is
@@ -73,12 +73,12 @@ void FlashKernelBuilder::packQueryPairs() {
   int64_t w = cfg.vectorWidth, pairs = dim / 2, pairsFull = pairs / w * w;
   loop(0, pairs, 1, [&](Value dp) {
     loop(0, 2 * blockQ, 1, [&](Value c) {
-      b.create<memref::StoreOp>(b.create<arith::ConstantOp>(b.getZeroAttr(b.getBF16Type())),
-                                QP, ValueRange{dp, c});
+      memref::StoreOp::create(b, arith::ConstantOp::create(b, b.getZeroAttr(b.getBF16Type())), QP,
+                              ValueRange{dp, c});
     });
   });
   auto words = VectorType::get({w}, b.getI32Type());
-  Value rowsFull = mul(b.create<arith::DivUIOp>(rows, idx(w)), idx(w));
+  Value rowsFull = mul(arith::DivUIOp::create(b, rows, idx(w)), idx(w));
   loop(0, rowsFull, w, [&](Value i0) {
     SmallVector<Value> bases;
     for (int64_t r = 0; r < w; ++r)
@@ -86,23 +86,24 @@ void FlashKernelBuilder::packQueryPairs() {
     loop(0, pairsFull, w, [&](Value dp0) {
       SmallVector<Value> block;
       for (Value base : bases) {
-        Value x = b.create<vector::LoadOp>(pairVecType(), qBuf, ValueRange{add(base, mul(dp0, idx(2)))});
-        block.push_back(b.create<vector::BitCastOp>(words, x));
+        Value x =
+            vector::LoadOp::create(b, pairVecType(), qBuf, ValueRange{add(base, mul(dp0, idx(2)))});
+        block.push_back(vector::BitCastOp::create(b, words, x));
       }
       emitTransposeSquare(b, b.getLoc(), block);
       for (int64_t c = 0; c < w; ++c)
-        b.create<vector::StoreOp>(b.create<vector::BitCastOp>(pairVecType(), block[c]), QP,
-                                  ValueRange{add(dp0, idx(c)), mul(i0, idx(2))});
+        vector::StoreOp::create(b, vector::BitCastOp::create(b, pairVecType(), block[c]), QP,
+                                ValueRange{add(dp0, idx(c)), mul(i0, idx(2))});
     });
   });
   auto scalarCopy = [&](Value rowLo, Value rowHi, int64_t dLo) {
     loop(rowLo, rowHi, 1, [&](Value i) {
       Value base = offset(qS, batch, head, add(q0, i));
       loop(dLo, idx(dim), 1, [&](Value d) {
-        Value x = b.create<memref::LoadOp>(qBuf, add(base, d));
-        Value dp = b.create<arith::DivUIOp>(d, idx(2));
-        Value col = add(mul(i, idx(2)), b.create<arith::RemUIOp>(d, idx(2)));
-        b.create<memref::StoreOp>(x, QP, ValueRange{dp, col});
+        Value x = memref::LoadOp::create(b, qBuf, add(base, d));
+        Value dp = arith::DivUIOp::create(b, d, idx(2));
+        Value col = add(mul(i, idx(2)), arith::RemUIOp::create(b, d, idx(2)));
+        memref::StoreOp::create(b, x, QP, ValueRange{dp, col});
       });
     });
   };
@@ -114,24 +115,24 @@ void FlashKernelBuilder::packQueryPairs() {
 /// broadcast against QP: computeScores' register block, half the
 /// instructions.
 void FlashKernelBuilder::computeScoresDot(Value k0, Value cols) {
-  Value scale = scaleInSoftmax ? Value()
-                               : b.create<vector::BroadcastOp>(vecType(), f32(queryScale()));
+  Value scale =
+      scaleInSoftmax ? Value() : vector::BroadcastOp::create(b, vecType(), f32(queryScale()));
   scoreBlocks(k0, cols, dim / 2, scale,
               [&](OpBuilder &nb, Location loc, Value dp, ArrayRef<Value> keyBases,
                   ArrayRef<Value> rowCols, ValueRange acc) {
-                Value two = nb.create<arith::ConstantIndexOp>(loc, 2);
+                Value two = arith::ConstantIndexOp::create(nb, loc, 2);
                 SmallVector<Value> qv, next;
                 for (Value col : rowCols)
-                  qv.push_back(nb.create<vector::LoadOp>(
-                      loc, pairVecType(), QP,
-                      ValueRange{dp, nb.create<arith::MulIOp>(loc, col, two)}));
-                Value d = nb.create<arith::MulIOp>(loc, dp, two);
+                  qv.push_back(vector::LoadOp::create(
+                      nb, loc, pairVecType(), QP,
+                      ValueRange{dp, arith::MulIOp::create(nb, loc, col, two)}));
+                Value d = arith::MulIOp::create(nb, loc, dp, two);
                 for (auto [r, base] : llvm::enumerate(keyBases)) {
                   Value kp = broadcastPair(nb, loc, kBuf,
-                                           nb.create<arith::AddIOp>(loc, base, d).getResult());
+                                           arith::AddIOp::create(nb, loc, base, d).getResult());
                   for (auto [c, q] : llvm::enumerate(qv))
-                    next.push_back(nb.create<x86vector::DotBF16Op>(loc, vecType(),
-                                                                   acc[r * qv.size() + c], q, kp));
+                    next.push_back(x86vector::DotBF16Op::create(nb, loc, vecType(),
+                                                                acc[r * qv.size() + c], q, kp));
                 }
                 return next;
               });
@@ -142,9 +143,9 @@ void FlashKernelBuilder::computeScoresDot(Value k0, Value cols) {
 void FlashKernelBuilder::packValuePairs(Value k0, Value cols) {
   int64_t w = cfg.vectorWidth, dimFull = dim / w * w;
   auto half = VectorType::get({w}, b.getBF16Type());
-  Value zeroHalf = b.create<arith::ConstantOp>(
-      DenseElementsAttr::get(half, b.getZeroAttr(b.getBF16Type())));
-  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
+  Value zeroHalf =
+      arith::ConstantOp::create(b, DenseElementsAttr::get(half, b.getZeroAttr(b.getBF16Type())));
+  Value lastKey = arith::SubIOp::create(b, cols, idx(1));
   loop(0, blockKv / 2, 1, [&](Value jp) {
     SmallVector<Value> bases, valid;
     for (int64_t e = 0; e < 2; ++e) {
@@ -155,18 +156,18 @@ void FlashKernelBuilder::packValuePairs(Value k0, Value cols) {
     for (int64_t d = 0; d < dimFull; d += w) {
       SmallVector<Value> halves;
       for (int64_t e = 0; e < 2; ++e) {
-        Value x = b.create<vector::LoadOp>(half, vBuf, ValueRange{add(bases[e], idx(d))});
-        halves.push_back(b.create<arith::SelectOp>(valid[e], x, zeroHalf));
+        Value x = vector::LoadOp::create(b, half, vBuf, ValueRange{add(bases[e], idx(d))});
+        halves.push_back(arith::SelectOp::create(b, valid[e], x, zeroHalf));
       }
-      b.create<vector::StoreOp>(interleave(b, b.getLoc(), halves[0], halves[1]), VP,
-                                ValueRange{jp, idx(2 * d)});
+      vector::StoreOp::create(b, interleave(b, b.getLoc(), halves[0], halves[1]), VP,
+                              ValueRange{jp, idx(2 * d)});
     }
     for (int64_t d = dimFull; d < dim; ++d)
       for (int64_t e = 0; e < 2; ++e) {
-        Value x = b.create<memref::LoadOp>(vBuf, ValueRange{add(bases[e], idx(d))});
-        Value zero = b.create<arith::ConstantOp>(b.getZeroAttr(b.getBF16Type()));
-        b.create<memref::StoreOp>(b.create<arith::SelectOp>(valid[e], x, zero), VP,
-                                  ValueRange{jp, idx(2 * d + e)});
+        Value x = memref::LoadOp::create(b, vBuf, ValueRange{add(bases[e], idx(d))});
+        Value zero = arith::ConstantOp::create(b, b.getZeroAttr(b.getBF16Type()));
+        memref::StoreOp::create(b, arith::SelectOp::create(b, valid[e], x, zero), VP,
+                                ValueRange{jp, idx(2 * d + e)});
       }
   });
 }
@@ -177,32 +178,33 @@ void FlashKernelBuilder::packValuePairs(Value k0, Value cols) {
 void FlashKernelBuilder::storeProbabilityPair(OpBuilder &nb, Location loc, Value j, Value i,
                                               Value evenP, Value oddP) {
   auto half = VectorType::get({cfg.vectorWidth}, nb.getBF16Type());
-  Value pair = interleave(nb, loc, nb.create<arith::TruncFOp>(loc, half, evenP),
-                          nb.create<arith::TruncFOp>(loc, half, oddP));
-  Value two = nb.create<arith::ConstantIndexOp>(loc, 2);
-  Value jp = nb.create<arith::DivUIOp>(loc, j, two);
-  nb.create<vector::StoreOp>(loc, pair, PB, ValueRange{jp, nb.create<arith::MulIOp>(loc, i, two)});
+  Value pair = interleave(nb, loc, arith::TruncFOp::create(nb, loc, half, evenP),
+                          arith::TruncFOp::create(nb, loc, half, oddP));
+  Value two = arith::ConstantIndexOp::create(nb, loc, 2);
+  Value jp = arith::DivUIOp::create(nb, loc, j, two);
+  vector::StoreOp::create(nb, loc, pair, PB,
+                          ValueRange{jp, arith::MulIOp::create(nb, loc, i, two)});
 }
 
 /// acc = acc * ALPHA + P V over key pairs: accumulatePV's register block,
 /// VP vectors against broadcast P pairs.
 void FlashKernelBuilder::accumulatePVDot(Value cols) {
   int64_t w = cfg.vectorWidth;
-  valueBlocks(b.create<arith::CeilDivUIOp>(cols, idx(2)),
+  valueBlocks(arith::CeilDivUIOp::create(b, cols, idx(2)),
               [&](OpBuilder &nb, Location loc, Value jp, ArrayRef<Value> rowIdx, int64_t d0,
                   int64_t vecBlock, ValueRange acc) {
-                Value two = nb.create<arith::ConstantIndexOp>(loc, 2);
+                Value two = arith::ConstantIndexOp::create(nb, loc, 2);
                 SmallVector<Value> v, next;
                 for (int64_t c = 0; c < vecBlock; ++c)
-                  v.push_back(nb.create<vector::LoadOp>(
-                      loc, pairVecType(), VP,
-                      ValueRange{jp, nb.create<arith::ConstantIndexOp>(loc, 2 * (d0 + c * w))}));
+                  v.push_back(vector::LoadOp::create(
+                      nb, loc, pairVecType(), VP,
+                      ValueRange{jp, arith::ConstantIndexOp::create(nb, loc, 2 * (d0 + c * w))}));
                 for (auto [r, i] : llvm::enumerate(rowIdx)) {
-                  Value col = nb.create<arith::MulIOp>(loc, i, two);
+                  Value col = arith::MulIOp::create(nb, loc, i, two);
                   Value p = broadcastPair(nb, loc, PB, ValueRange{jp, col});
                   for (int64_t c = 0; c < vecBlock; ++c)
-                    next.push_back(nb.create<x86vector::DotBF16Op>(loc, vecType(),
-                                                                   acc[r * vecBlock + c], v[c], p));
+                    next.push_back(x86vector::DotBF16Op::create(nb, loc, vecType(),
+                                                                acc[r * vecBlock + c], v[c], p));
                 }
                 return next;
               });

@@ -50,8 +50,8 @@ using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
 Value FlashKernelBuilder::readParam(int64_t index) {
-  Value v = b.create<memref::LoadOp>(params, idx(index));
-  return b.create<arith::IndexCastOp>(b.getIndexType(), v);
+  Value v = memref::LoadOp::create(b, params, idx(index));
+  return arith::IndexCastOp::create(b, b.getIndexType(), v);
 }
 
 Strides FlashKernelBuilder::readStrides(int64_t first) {
@@ -67,7 +67,7 @@ void FlashKernelBuilder::zeroFill(Value buffer, ArrayRef<int64_t> shape) {
   Value zero = f32(0);
   loop(0, shape[0], 1, [&](Value i) {
     loop(0, shape[1], 1, [&](Value j) {
-      b.create<memref::StoreOp>(zero, buffer, ValueRange{i, j});
+      memref::StoreOp::create(b, zero, buffer, ValueRange{i, j});
     });
   });
 }
@@ -75,7 +75,7 @@ void FlashKernelBuilder::zeroFill(Value buffer, ArrayRef<int64_t> shape) {
 /// (full, empty) of KV tile `kTile` for this query tile.
 std::pair<Value, Value> FlashKernelBuilder::classifyKvTile(Value kTile) {
   Value k0 = mul(kTile, idx(blockKv));
-  Value cols = minIdx(idx(blockKv), b.create<arith::SubIOp>(seqKv, k0));
+  Value cols = minIdx(idx(blockKv), arith::SubIOp::create(b, seqKv, k0));
   TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
   return emitTileClass(b, b.getLoc(), module, op.getMask(), !op.getMaskMod().empty(),
                        bounds);
@@ -84,15 +84,16 @@ std::pair<Value, Value> FlashKernelBuilder::classifyKvTile(Value kTile) {
 /// The first KV tile in [from, end) that the mask does not skip, or end.
 Value FlashKernelBuilder::nextVisitedTile(Value from, Value end) {
   Type index = b.getIndexType();
-  auto scan = b.create<scf::WhileOp>(TypeRange{index}, ValueRange{from});
+  auto scan = scf::WhileOp::create(b, TypeRange{index}, ValueRange{from});
   OpBuilder::InsertionGuard guard(b);
   Block *before = b.createBlock(&scan.getBefore(), {}, {index}, {b.getLoc()});
   Value t = before->getArgument(0);
-  Value skip = select(lt(t, end), b.getI1Type(), [&] { return classifyKvTile(t).second; },
-                      [&] { return b.create<arith::ConstantIntOp>(0, 1).getResult(); });
-  b.create<scf::ConditionOp>(skip, ValueRange{t});
+  Value skip = select(
+      lt(t, end), b.getI1Type(), [&] { return classifyKvTile(t).second; },
+      [&] { return arith::ConstantIntOp::create(b, 0, 1).getResult(); });
+  scf::ConditionOp::create(b, skip, ValueRange{t});
   Block *after = b.createBlock(&scan.getAfter(), {}, {index}, {b.getLoc()});
-  b.create<scf::YieldOp>(ValueRange{add(after->getArgument(0), idx(1))});
+  scf::YieldOp::create(b, ValueRange{add(after->getArgument(0), idx(1))});
   return scan.getResult(0);
 }
 
@@ -101,23 +102,23 @@ Value FlashKernelBuilder::nextVisitedTile(Value from, Value end) {
 void FlashKernelBuilder::visitTile(Value kTile, Value hasNext, Value nextKvTile,
                                    StringRef counterName) {
   Value k0 = mul(kTile, idx(blockKv));
-  Value cols = minIdx(idx(blockKv), b.create<arith::SubIOp>(seqKv, k0));
+  Value cols = minIdx(idx(blockKv), arith::SubIOp::create(b, seqKv, k0));
   Value full = classifyKvTile(kTile).first;
   // The v rows of a next tile that follows this one go with its k rows (the
   // hardware prefetcher streams those: dense is 1-2% faster so); those of a
   // jump are spread over P V, see prefetchValueRows.
   hasNextTile = hasNext;
   nextK0 = mul(nextKvTile, idx(blockKv));
-  Value adjacent = b.create<arith::CmpIOp>(arith::CmpIPredicate::eq, nextK0,
-                                           add(k0, idx(blockKv)));
-  valuesInScores = b.create<arith::AndIOp>(hasNext, adjacent);
-  valuesInPV = b.create<arith::AndIOp>(hasNext, notI1(adjacent));
+  Value adjacent =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, nextK0, add(k0, idx(blockKv)));
+  valuesInScores = arith::AndIOp::create(b, hasNext, adjacent);
+  valuesInPV = arith::AndIOp::create(b, hasNext, notI1(adjacent));
   if (cfg.countTiles) {
     auto type = MemRefType::get({1}, b.getI64Type());
-    Value counter = b.create<memref::GetGlobalOp>(type, counterName);
-    b.create<memref::AtomicRMWOp>(arith::AtomicRMWKind::addi,
-                                  b.create<arith::ConstantIntOp>(1, 64), counter,
-                                  ValueRange{idx(0)});
+    Value counter = memref::GetGlobalOp::create(b, type, counterName);
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addi,
+                                arith::ConstantIntOp::create(b, 1, 64), counter,
+                                ValueRange{idx(0)});
   }
   if (dot) {
     packValuePairs(k0, cols);
@@ -129,9 +130,8 @@ void FlashKernelBuilder::visitTile(Value kTile, Value hasNext, Value nextKvTile,
   }
   Value edge = lt(cols, idx(blockKv));
   bool needsElementPass = !op.getScoreMod().empty();
-  Value elementPass = b.create<arith::OrIOp>(
-      b.create<arith::OrIOp>(edge, notI1(full)),
-      b.create<arith::ConstantIntOp>(needsElementPass, 1));
+  Value elementPass = arith::OrIOp::create(b, arith::OrIOp::create(b, edge, notI1(full)),
+                                           arith::ConstantIntOp::create(b, needsElementPass, 1));
   ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
   onlineSoftmax();
   if (dot)
@@ -146,8 +146,8 @@ void FlashKernelBuilder::prefetchRow(Value buf, const Strides &strides, Value he
   Value base = offset(strides, batch, headIdx, row);
   int64_t perLine = kLineBytes * 8 / elemType.getIntOrFloatBitWidth();
   for (int64_t d = 0; d < dim; d += perLine)
-    b.create<memref::PrefetchOp>(buf, ValueRange{add(base, idx(d))}, /*isWrite=*/false,
-                                 /*localityHint=*/3, /*isDataCache=*/true);
+    memref::PrefetchOp::create(b, buf, ValueRange{add(base, idx(d))}, /*isWrite=*/false,
+                               /*localityHint=*/3, /*isDataCache=*/true);
 }
 
 /// During row block `rowBlock` of `rowBlocks` of P V: its share of the next
@@ -158,7 +158,7 @@ void FlashKernelBuilder::prefetchValueRows(Value rowBlock, int64_t rowBlocks) {
   ifThen(valuesInPV, [&] {
     int64_t perBlock = llvm::divideCeil(blockKv, rowBlocks);
     Value first = add(nextK0, mul(rowBlock, idx(perBlock)));
-    Value lastKey = b.create<arith::SubIOp>(seqKv, idx(1));
+    Value lastKey = arith::SubIOp::create(b, seqKv, idx(1));
     for (int64_t r = 0; r < perBlock; ++r)
       prefetchRow(vBuf, vS, kvHead, minIdx(add(first, idx(r)), lastKey));
   });
@@ -169,19 +169,19 @@ void FlashKernelBuilder::prefetchValueRows(Value rowBlock, int64_t rowBlocks) {
 /// One conversion per element per query tile, against blockQ uses of it.
 void FlashKernelBuilder::widenKvTile(Value k0, Value cols) {
   int64_t w = cfg.vectorWidth, dimFull = dim / w * w;
-  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
+  Value lastKey = arith::SubIOp::create(b, cols, idx(1));
   loop(0, blockKv, 1, [&](Value j) {
     Value key = add(k0, minIdx(j, lastKey));
     Value to = mul(j, idx(dimPadded));
     for (auto [src, strides, dst] : {std::tuple{kBuf, kS, KF}, std::tuple{vBuf, vS, VF}}) {
       Value from = offset(strides, batch, kvHead, key);
       for (int64_t d = 0; d < dimFull; d += w) {
-        Value x = b.create<vector::LoadOp>(elemVecType(), src, ValueRange{add(from, idx(d))});
-        b.create<vector::StoreOp>(toF32(b, b.getLoc(), x), dst, ValueRange{add(to, idx(d))});
+        Value x = vector::LoadOp::create(b, elemVecType(), src, ValueRange{add(from, idx(d))});
+        vector::StoreOp::create(b, toF32(b, b.getLoc(), x), dst, ValueRange{add(to, idx(d))});
       }
       for (int64_t d = dimFull; d < dim; ++d) {
-        Value x = b.create<memref::LoadOp>(src, ValueRange{add(from, idx(d))});
-        b.create<memref::StoreOp>(toF32(b, b.getLoc(), x), dst, ValueRange{add(to, idx(d))});
+        Value x = memref::LoadOp::create(b, src, ValueRange{add(from, idx(d))});
+        memref::StoreOp::create(b, toF32(b, b.getLoc(), x), dst, ValueRange{add(to, idx(d))});
       }
     }
   });
@@ -191,44 +191,43 @@ Value FlashKernelBuilder::fromF32(Value x) {
   if (elemType.isF32())
     return x;
   if (!elemType.isBF16() || cfg.bf16Dot)
-    return b.create<arith::TruncFOp>(elemType, x); // vcvtps2ph / vcvtneps2bf16
+    return arith::TruncFOp::create(b, elemType, x); // vcvtps2ph / vcvtneps2bf16
   // Without AVX512-BF16, LLVM calls __truncsfbf2, which libgcc before 13
   // lacks: round the f32 bits to nearest even by hand; NaN stays a quiet NaN.
   Type i32 = b.getI32Type();
-  auto c = [&](int64_t v) { return b.create<arith::ConstantIntOp>(v, 32); };
-  Value bits = b.create<arith::BitcastOp>(i32, x);
-  Value odd = b.create<arith::AndIOp>(b.create<arith::ShRUIOp>(bits, c(16)), c(1));
-  Value rounded = b.create<arith::ShRUIOp>(
-      b.create<arith::AddIOp>(bits, b.create<arith::AddIOp>(odd, c(0x7fff))), c(16));
-  Value isNan = b.create<arith::CmpFOp>(arith::CmpFPredicate::UNO, x, x);
-  Value half = b.create<arith::SelectOp>(isNan, c(0x7fc0), rounded);
-  return b.create<arith::BitcastOp>(elemType,
-                                    b.create<arith::TruncIOp>(b.getI16Type(), half));
+  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32); };
+  Value bits = arith::BitcastOp::create(b, i32, x);
+  Value odd = arith::AndIOp::create(b, arith::ShRUIOp::create(b, bits, c(16)), c(1));
+  Value rounded = arith::ShRUIOp::create(
+      b, arith::AddIOp::create(b, bits, arith::AddIOp::create(b, odd, c(0x7fff))), c(16));
+  Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
+  Value half = arith::SelectOp::create(b, isNan, c(0x7fc0), rounded);
+  return arith::BitcastOp::create(b, elemType, arith::TruncIOp::create(b, b.getI16Type(), half));
 }
 
 void FlashKernelBuilder::writeOutputs() {
   // `out` is always written (the C ABI always takes it, see TileFlash.cpp).
   bool wantLse = op.hasOutput(OutputKind::lse);
   loop(0, rows, 1, [&](Value i) {
-    Value l = b.create<memref::LoadOp>(L, ValueRange{i});
-    Value empty = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, l, f32(0));
+    Value l = memref::LoadOp::create(b, L, ValueRange{i});
+    Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0));
     Value row = add(q0, i);
-    Value inv = b.create<arith::DivFOp>(f32(1), l);
-    Value factor = b.create<arith::SelectOp>(empty, f32(0), inv);
+    Value inv = arith::DivFOp::create(b, f32(1), l);
+    Value factor = arith::SelectOp::create(b, empty, f32(0), inv);
     Value base = offset(outS, batch, head, row);
     loop(0, dim, 1, [&](Value d) {
-      Value acc = b.create<memref::LoadOp>(Acc, ValueRange{i, d});
-      Value x = b.create<arith::MulFOp>(acc, factor);
+      Value acc = memref::LoadOp::create(b, Acc, ValueRange{i, d});
+      Value x = arith::MulFOp::create(b, acc, factor);
       x = fromF32(x);
-      b.create<memref::StoreOp>(x, outBuf, add(base, d));
+      memref::StoreOp::create(b, x, outBuf, add(base, d));
     });
     if (wantLse) {
-      Value m = b.create<memref::LoadOp>(M, ValueRange{i});
+      Value m = memref::LoadOp::create(b, M, ValueRange{i});
       if (base2Scores)
-        m = b.create<arith::MulFOp>(m, f32(0.693147180559945309));
-      Value lse = b.create<arith::AddFOp>(m, b.create<math::LogOp>(l));
-      b.create<memref::StoreOp>(b.create<arith::SelectOp>(empty, negInf(), lse), lseBuf,
-                                offset(lseS, batch, head, row));
+        m = arith::MulFOp::create(b, m, f32(0.693147180559945309));
+      Value lse = arith::AddFOp::create(b, m, math::LogOp::create(b, l));
+      memref::StoreOp::create(b, arith::SelectOp::create(b, empty, negInf(), lse), lseBuf,
+                              offset(lseS, batch, head, row));
     }
   });
 }
@@ -241,7 +240,7 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
   params = args[5], batch = args[6], head = args[7];
   Value qTile = args[8];
-  kvHead = b.create<arith::DivUIOp>(head, idx(op.getHeads() / op.getKvHeads()));
+  kvHead = arith::DivUIOp::create(b, head, idx(op.getHeads() / op.getKvHeads()));
   seqQ = readParam(ATTNC_P_SEQ_Q);
   seqKv = readParam(ATTNC_P_SEQ_KV);
   qS = readStrides(ATTNC_P_Q_STRIDES);
@@ -251,7 +250,7 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   vBatchHead = offset(vS, batch, kvHead, idx(0));
   lseS = readStrides(ATTNC_P_LSE_STRIDES);
   q0 = mul(qTile, idx(blockQ));
-  rows = minIdx(idx(blockQ), b.create<arith::SubIOp>(seqQ, q0));
+  rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
 
   Type f32Type = b.getF32Type();
   if (!dot)
@@ -268,10 +267,10 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     VF = stackBuffer({blockKv * dimPadded}, f32Type);
     loop(0, blockKv * dimPadded, 1, [&](Value i) {
       for (Value buf : {KF, VF})
-        b.create<memref::StoreOp>(f32(0), buf, ValueRange{i});
+        memref::StoreOp::create(b, f32(0), buf, ValueRange{i});
     });
   }
-  b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(0, 32), status, ValueRange{idx(0)});
+  memref::StoreOp::create(b, arith::ConstantIntOp::create(b, 0, 32), status, ValueRange{idx(0)});
   if (dot) {
     Type bf16 = b.getBF16Type();
     QP = stackBuffer({dim / 2, 2 * blockQ}, bf16);
@@ -280,8 +279,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     // Zero once: VP's padding columns (head_dim past dim) are never written.
     loop(0, blockKv / 2, 1, [&](Value jp) {
       loop(0, 2 * dimPadded, 1, [&](Value c) {
-        b.create<memref::StoreOp>(b.create<arith::ConstantOp>(b.getZeroAttr(bf16)), VP,
-                                  ValueRange{jp, c});
+        memref::StoreOp::create(b, arith::ConstantOp::create(b, b.getZeroAttr(bf16)), VP,
+                                ValueRange{jp, c});
       });
     });
     packQueryPairs();
@@ -290,39 +289,38 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   }
   zeroFill(Acc, {blockQ, dimPadded});
   loop(0, blockQ, 1, [&](Value i) {
-    b.create<memref::StoreOp>(negInf(), M, ValueRange{i});
-    b.create<memref::StoreOp>(f32(0), L, ValueRange{i});
+    memref::StoreOp::create(b, negInf(), M, ValueRange{i});
+    memref::StoreOp::create(b, f32(0), L, ValueRange{i});
   });
 
   // Only the KV tiles that can hold a kept key are classified at all: a
   // window's query tile costs O(window), not O(seq_kv).
   auto [keyLo, keyHi] =
       emitKeyRange(b, b.getLoc(), op.getMask(), q0, add(q0, rows), seqQ, seqKv);
-  Value firstKvTile = b.create<arith::FloorDivSIOp>(
-      b.create<arith::MaxSIOp>(keyLo, idx(0)), idx(blockKv));
-  Value endKvTile = b.create<arith::CeilDivSIOp>(
-      b.create<arith::MaxSIOp>(b.create<arith::MinSIOp>(keyHi, seqKv), idx(0)),
-      idx(blockKv));
+  Value firstKvTile =
+      arith::FloorDivSIOp::create(b, arith::MaxSIOp::create(b, keyLo, idx(0)), idx(blockKv));
+  Value endKvTile = arith::CeilDivSIOp::create(
+      b, arith::MaxSIOp::create(b, arith::MinSIOp::create(b, keyHi, seqKv), idx(0)), idx(blockKv));
   // Visited tiles in order; while one is computed, the next one's k and v rows
   // are prefetched. Sparse masks visit few tiles per query tile, scattered or
   // not touched before, which demand misses otherwise fetch from DRAM (BigBird
   // at seq 8192: 71% -> 76% of the peak; dense gains ~1%, its next tile being
   // mostly in the hardware prefetcher's stream already).
   Value firstVisited = nextVisitedTile(firstKvTile, endKvTile);
-  auto walk = b.create<scf::WhileOp>(TypeRange{b.getIndexType()}, ValueRange{firstVisited});
+  auto walk = scf::WhileOp::create(b, TypeRange{b.getIndexType()}, ValueRange{firstVisited});
   {
     OpBuilder::InsertionGuard guard(b);
     Block *before = b.createBlock(&walk.getBefore(), {}, {b.getIndexType()}, {b.getLoc()});
     Value cur = before->getArgument(0);
-    b.create<scf::ConditionOp>(lt(cur, endKvTile), ValueRange{cur});
+    scf::ConditionOp::create(b, lt(cur, endKvTile), ValueRange{cur});
     Block *after = b.createBlock(&walk.getAfter(), {}, {b.getIndexType()}, {b.getLoc()});
     cur = after->getArgument(0);
     Value next = nextVisitedTile(add(cur, idx(1)), endKvTile);
     visitTile(cur, lt(next, endKvTile), next, counterName);
-    b.create<scf::YieldOp>(ValueRange{next});
+    scf::YieldOp::create(b, ValueRange{next});
   }
   writeOutputs();
-  b.create<func::ReturnOp>(ValueRange{b.create<memref::LoadOp>(status, ValueRange{idx(0)})});
+  func::ReturnOp::create(b, ValueRange{memref::LoadOp::create(b, status, ValueRange{idx(0)})});
 }
 
 FailureOr<func::FuncOp>
@@ -350,8 +348,8 @@ mlir::attn::buildCpuFlashKernel(KernelOp kernel, const CpuKernelConfig &config) 
   std::string counter = (kernel.getSymName() + "_tiles_visited").str();
   if (config.countTiles) {
     auto type = MemRefType::get({1}, b.getI64Type());
-    b.create<memref::GlobalOp>(
-        counter, b.getStringAttr("public"), type,
+    memref::GlobalOp::create(
+        b, counter, b.getStringAttr("public"), type,
         DenseElementsAttr::get(RankedTensorType::get({1}, b.getI64Type()), int64_t(0)),
         /*constant=*/false, /*alignment=*/nullptr);
   }
@@ -362,7 +360,7 @@ mlir::attn::buildCpuFlashKernel(KernelOp kernel, const CpuKernelConfig &config) 
   auto type = FunctionType::get(
       ctx, {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf, i64Buf, index, index, index},
       {b.getI32Type()});
-  auto func = b.create<func::FuncOp>(name, type);
+  auto func = func::FuncOp::create(b, name, type);
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   ImplicitLocOpBuilder body(op.getLoc(), ctx);
   FlashKernelBuilder(op, config, body).build(func, counter);

@@ -60,19 +60,17 @@ public:
 
 private:
   // Small builders.
-  Value idx(int64_t v) { return b.create<arith::ConstantIndexOp>(v); }
-  Value f32(float v) { return b.create<arith::ConstantFloatOp>(b.getF32Type(), APFloat(v)); }
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(float v) { return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(v)); }
   Value negInf() { return f32(-std::numeric_limits<float>::infinity()); }
-  Value add(Value x, Value y) { return b.create<arith::AddIOp>(x, y); }
-  Value mul(Value x, Value y) { return b.create<arith::MulIOp>(x, y); }
-  Value minIdx(Value x, Value y) { return b.create<arith::MinSIOp>(x, y); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value minIdx(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
   /// Logical not of an i1.
   Value notI1(Value x) {
-    return b.create<arith::XOrIOp>(x, b.create<arith::ConstantIntOp>(1, 1));
+    return arith::XOrIOp::create(b, x, arith::ConstantIntOp::create(b, 1, 1));
   }
-  Value lt(Value x, Value y) {
-    return b.create<arith::CmpIOp>(arith::CmpIPredicate::slt, x, y);
-  }
+  Value lt(Value x, Value y) { return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y); }
   VectorType vecType() { return VectorType::get({cfg.vectorWidth}, b.getF32Type()); }
   /// A vector of the tensors' element type, as wide as vecType().
   VectorType elemVecType() { return VectorType::get({cfg.vectorWidth}, elemType); }
@@ -82,23 +80,24 @@ private:
       return x;
     auto vec = dyn_cast<VectorType>(x.getType());
     Type f32Type = vec ? Type(vec.clone(nb.getF32Type())) : Type(nb.getF32Type());
-    return nb.create<arith::ExtFOp>(loc, f32Type, x);
+    return arith::ExtFOp::create(nb, loc, f32Type, x);
   }
   Value zeroVector(OpBuilder &nb, Location loc) {
-    return nb.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vecType(), nb.getF32FloatAttr(0)));
+    return arith::ConstantOp::create(nb, loc,
+                                     DenseElementsAttr::get(vecType(), nb.getF32FloatAttr(0)));
   }
   Value stackBuffer(ArrayRef<int64_t> shape, Type elem) {
-    return b.create<memref::AllocaOp>(MemRefType::get(shape, elem));
+    return memref::AllocaOp::create(b, MemRefType::get(shape, elem));
   }
   template <typename Fn> void loop(Value lo, Value hi, int64_t step, Fn body) {
-    b.create<scf::ForOp>(lo, hi, idx(step), ValueRange{},
-                         [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
-                           OpBuilder::InsertionGuard guard(b);
-                           b.setInsertionPoint(nested.getInsertionBlock(),
-                                               nested.getInsertionPoint());
-                           body(iv);
-                           b.create<scf::YieldOp>();
-                         });
+    scf::ForOp::create(b, lo, hi, idx(step), ValueRange{},
+                       [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nested.getInsertionBlock(),
+                                             nested.getInsertionPoint());
+                         body(iv);
+                         scf::YieldOp::create(b);
+                       });
   }
   template <typename Fn> void loop(int64_t lo, Value hi, int64_t step, Fn body) {
     loop(idx(lo), hi, step, body);
@@ -107,7 +106,7 @@ private:
     loop(idx(lo), idx(hi), step, body);
   }
   template <typename Fn> void ifThen(Value cond, Fn body) {
-    auto ifOp = b.create<scf::IfOp>(cond, /*withElseRegion=*/false);
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
@@ -115,13 +114,13 @@ private:
   /// scf.if yielding one value of `type` from each branch.
   template <typename Then, typename Else>
   Value select(Value cond, Type type, Then thenFn, Else elseFn) {
-    auto ifOp = b.create<scf::IfOp>(TypeRange{type}, cond, true, true);
+    auto ifOp = scf::IfOp::create(b, TypeRange{type}, cond, true, true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      b.create<scf::YieldOp>(thenFn());
+      scf::YieldOp::create(b, thenFn());
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      b.create<scf::YieldOp>(elseFn());
+      scf::YieldOp::create(b, elseFn());
     }
     return ifOp.getResult(0);
   }

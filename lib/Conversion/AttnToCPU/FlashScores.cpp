@@ -34,29 +34,29 @@ void FlashKernelBuilder::loadQueryTile() {
   ifThen(lt(rows, idx(blockQ)), [&] { zeroFill(QT, {dimPadded, blockQ}); });
   int64_t w = cfg.vectorWidth, dimFull = dim / w * w;
   Value scale = f32(queryScale());
-  Value rowsFull = mul(b.create<arith::DivUIOp>(rows, idx(w)), idx(w));
+  Value rowsFull = mul(arith::DivUIOp::create(b, rows, idx(w)), idx(w));
   loop(0, rowsFull, w, [&](Value i0) {
     SmallVector<Value> bases;
     for (int64_t r = 0; r < w; ++r)
       bases.push_back(offset(qS, batch, head, add(q0, add(i0, idx(r)))));
-    Value scaleVec = b.create<vector::BroadcastOp>(vecType(), scale);
+    Value scaleVec = vector::BroadcastOp::create(b, vecType(), scale);
     loop(0, dimFull, w, [&](Value d0) {
       SmallVector<Value> block;
       for (Value base : bases) {
-        Value x = b.create<vector::LoadOp>(elemVecType(), qBuf, ValueRange{add(base, d0)});
-        block.push_back(b.create<arith::MulFOp>(toF32(b, b.getLoc(), x), scaleVec));
+        Value x = vector::LoadOp::create(b, elemVecType(), qBuf, ValueRange{add(base, d0)});
+        block.push_back(arith::MulFOp::create(b, toF32(b, b.getLoc(), x), scaleVec));
       }
       emitTransposeSquare(b, b.getLoc(), block);
       for (int64_t c = 0; c < w; ++c)
-        b.create<vector::StoreOp>(block[c], QT, ValueRange{add(d0, idx(c)), i0});
+        vector::StoreOp::create(b, block[c], QT, ValueRange{add(d0, idx(c)), i0});
     });
   });
   auto scalarCopy = [&](Value rowLo, Value rowHi, int64_t dLo) {
     loop(rowLo, rowHi, 1, [&](Value i) {
       Value base = offset(qS, batch, head, add(q0, i));
       loop(dLo, idx(dim), 1, [&](Value d) {
-        Value x = toF32(b, b.getLoc(), b.create<memref::LoadOp>(qBuf, add(base, d)));
-        b.create<memref::StoreOp>(b.create<arith::MulFOp>(x, scale), QT, ValueRange{d, i});
+        Value x = toF32(b, b.getLoc(), memref::LoadOp::create(b, qBuf, add(base, d)));
+        memref::StoreOp::create(b, arith::MulFOp::create(b, x, scale), QT, ValueRange{d, i});
       });
     });
   };
@@ -79,10 +79,10 @@ double FlashKernelBuilder::queryScale() {
 /// key block, so the misses spread over the tile and overlap the FMAs.
 void FlashKernelBuilder::prefetchKeyBlock(ArrayRef<Value> keyRows) {
   Value nextQ0 = add(q0, idx(blockQ));
-  auto ifOp = b.create<scf::IfOp>(hasNextTile, /*withElseRegion=*/true);
+  auto ifOp = scf::IfOp::create(b, hasNextTile, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value lastKey = b.create<arith::SubIOp>(seqKv, idx(1));
+  Value lastKey = arith::SubIOp::create(b, seqKv, idx(1));
   for (Value key : keyRows)
     prefetchRow(kBuf, kS, kvHead, minIdx(add(nextK0, key), lastKey));
   ifThen(valuesInScores, [&] {
@@ -94,8 +94,8 @@ void FlashKernelBuilder::prefetchKeyBlock(ArrayRef<Value> keyRows) {
     // Rows [first, first + perBlock) of the next tile for the key block
     // starting at keyRows[0]: the tile's key blocks cover its blockQ rows.
     int64_t perBlock = llvm::divideCeil(blockQ * int64_t(keyRows.size()), blockKv);
-    Value first = b.create<arith::DivUIOp>(mul(keyRows[0], idx(blockQ)), idx(blockKv));
-    Value lastRow = b.create<arith::SubIOp>(seqQ, idx(1));
+    Value first = arith::DivUIOp::create(b, mul(keyRows[0], idx(blockQ)), idx(blockKv));
+    Value lastRow = arith::SubIOp::create(b, seqQ, idx(1));
     for (int64_t r = 0; r < perBlock; ++r)
       prefetchRow(qBuf, qS, head, minIdx(add(nextQ0, add(first, idx(r))), lastRow));
   });
@@ -121,7 +121,7 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
   // to the configured ones that divide it.
   int64_t keyBlock = largestDivisorUpTo(blockKv, cfg.qkKeys);
   int64_t rowVecs = largestDivisorUpTo(blockQ / w, cfg.qkRowVectors);
-  Value lastKey = b.create<arith::SubIOp>(cols, idx(1));
+  Value lastKey = arith::SubIOp::create(b, cols, idx(1));
   loop(0, blockKv, keyBlock, [&](Value j0) {
     SmallVector<Value> keyRows, keyBases;
     for (int64_t r = 0; r < keyBlock; ++r) {
@@ -134,17 +134,17 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
       for (int64_t c = 0; c < rowVecs; ++c)
         rowCols.push_back(add(i0, idx(c * w)));
       SmallVector<Value> init(keyBlock * rowVecs, zeroVector(b, b.getLoc()));
-      auto sums = b.create<scf::ForOp>(
-          idx(0), idx(trips), idx(1), init,
-          [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
-            nb.create<scf::YieldOp>(loc, step(nb, loc, t, keyBases, rowCols, acc));
-          });
+      auto sums = scf::ForOp::create(b, idx(0), idx(trips), idx(1), init,
+                                     [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
+                                       scf::YieldOp::create(
+                                           nb, loc, step(nb, loc, t, keyBases, rowCols, acc));
+                                     });
       for (int64_t r = 0; r < keyBlock; ++r)
         for (int64_t c = 0; c < rowVecs; ++c) {
           Value sum = sums.getResult(r * rowVecs + c);
           if (scale)
-            sum = b.create<arith::MulFOp>(sum, scale);
-          b.create<vector::StoreOp>(sum, ST, ValueRange{keyRows[r], rowCols[c]});
+            sum = arith::MulFOp::create(b, sum, scale);
+          vector::StoreOp::create(b, sum, ST, ValueRange{keyRows[r], rowCols[c]});
         }
     });
   });
@@ -159,13 +159,13 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols) {
                   ArrayRef<Value> rowCols, ValueRange acc) {
                 SmallVector<Value> qv, next;
                 for (Value col : rowCols)
-                  qv.push_back(nb.create<vector::LoadOp>(loc, vecType(), QT, ValueRange{d, col}));
+                  qv.push_back(vector::LoadOp::create(nb, loc, vecType(), QT, ValueRange{d, col}));
                 for (auto [r, base] : llvm::enumerate(keyBases)) {
-                  Value at = nb.create<arith::AddIOp>(loc, base, d);
-                  Value kv = nb.create<memref::LoadOp>(loc, widen ? KF : kBuf, ValueRange{at});
-                  Value kb = nb.create<vector::BroadcastOp>(loc, vecType(), kv);
+                  Value at = arith::AddIOp::create(nb, loc, base, d);
+                  Value kv = memref::LoadOp::create(nb, loc, widen ? KF : kBuf, ValueRange{at});
+                  Value kb = vector::BroadcastOp::create(nb, loc, vecType(), kv);
                   for (auto [c, q] : llvm::enumerate(qv))
-                    next.push_back(nb.create<vector::FMAOp>(loc, kb, q, acc[r * qv.size() + c]));
+                    next.push_back(vector::FMAOp::create(nb, loc, kb, q, acc[r * qv.size() + c]));
                 }
                 return next;
               });
@@ -176,8 +176,8 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols) {
 Value FlashKernelBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
   return attn::inlineMod(b, b.getLoc(), region, args, [&](Value isZero) {
     ifThen(isZero, [&] {
-      b.create<memref::StoreOp>(b.create<arith::ConstantIntOp>(1, 32), status,
-                                ValueRange{idx(0)});
+      memref::StoreOp::create(b, arith::ConstantIntOp::create(b, 1, 32), status,
+                              ValueRange{idx(0)});
     });
   });
 }
@@ -192,22 +192,22 @@ void FlashKernelBuilder::applyMaskVectorized(Value k0, Value cols, Value full) {
   SmallVector<int64_t> iota(w);
   for (int64_t l = 0; l < w; ++l)
     iota[l] = l;
-  Value lanes = b.create<arith::ConstantOp>(b.getIndexVectorAttr(iota));
-  Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
+  Value lanes = arith::ConstantOp::create(b, b.getIndexVectorAttr(iota));
+  Value negInfVec = vector::BroadcastOp::create(b, vecType(), negInf());
   auto boolVec = VectorType::get({w}, b.getI1Type());
   loop(0, blockKv, 1, [&](Value j) {
-    Value kPos = b.create<vector::BroadcastOp>(indexVec, add(k0, j));
+    Value kPos = vector::BroadcastOp::create(b, indexVec, add(k0, j));
     // Keys past the sequence (an edge tile) are never kept.
-    Value inKv = b.create<vector::BroadcastOp>(boolVec, lt(j, cols));
-    Value fullVec = b.create<vector::BroadcastOp>(boolVec, full);
+    Value inKv = vector::BroadcastOp::create(b, boolVec, lt(j, cols));
+    Value fullVec = vector::BroadcastOp::create(b, boolVec, full);
     loop(0, blockQ, w, [&](Value i) {
-      Value qPos = b.create<arith::AddIOp>(
-          b.create<vector::BroadcastOp>(indexVec, add(q0, i)), lanes);
+      Value qPos =
+          arith::AddIOp::create(b, vector::BroadcastOp::create(b, indexVec, add(q0, i)), lanes);
       Value keep = emitMaskKeepsVector(b, b.getLoc(), op.getMask(), qPos, kPos, seqQ, seqKv);
-      keep = b.create<arith::AndIOp>(b.create<arith::OrIOp>(keep, fullVec), inKv);
-      Value s = b.create<vector::LoadOp>(vecType(), ST, ValueRange{j, i});
-      b.create<vector::StoreOp>(b.create<arith::SelectOp>(keep, s, negInfVec), ST,
-                                ValueRange{j, i});
+      keep = arith::AndIOp::create(b, arith::OrIOp::create(b, keep, fullVec), inKv);
+      Value s = vector::LoadOp::create(b, vecType(), ST, ValueRange{j, i});
+      vector::StoreOp::create(b, arith::SelectOp::create(b, keep, s, negInfVec), ST,
+                              ValueRange{j, i});
     });
   });
 }
@@ -223,22 +223,27 @@ void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
     Value qPos = add(q0v, i);
     loop(0, blockKv, 1, [&](Value j) {
       Value kPos = add(k0, j);
-      Value score = select(lt(j, cols), b.getF32Type(), [&] {
-        Value s = b.create<memref::LoadOp>(ST, ValueRange{j, i});
-        if (!op.getScoreMod().empty())
-          s = inlineMod(op.getScoreMod(), {s, batch, head, qPos, kPos});
-        Value keep = select(full, b.getI1Type(),
-            [&] { return b.create<arith::ConstantIntOp>(1, 1).getResult(); },
-            [&] {
-              Value k = emitMaskKeeps(b, b.getLoc(), module, op.getMask(), qPos, kPos, seqQ, seqKv);
-              if (!op.getMaskMod().empty())
-                k = b.create<arith::AndIOp>(
-                    k, inlineMod(op.getMaskMod(), {batch, head, qPos, kPos}));
-              return k;
-            });
-        return b.create<arith::SelectOp>(keep, s, negInf()).getResult();
-      }, [&] { return negInf(); });
-      b.create<memref::StoreOp>(score, ST, ValueRange{j, i});
+      Value score = select(
+          lt(j, cols), b.getF32Type(),
+          [&] {
+            Value s = memref::LoadOp::create(b, ST, ValueRange{j, i});
+            if (!op.getScoreMod().empty())
+              s = inlineMod(op.getScoreMod(), {s, batch, head, qPos, kPos});
+            Value keep = select(
+                full, b.getI1Type(),
+                [&] { return arith::ConstantIntOp::create(b, 1, 1).getResult(); },
+                [&] {
+                  Value k =
+                      emitMaskKeeps(b, b.getLoc(), module, op.getMask(), qPos, kPos, seqQ, seqKv);
+                  if (!op.getMaskMod().empty())
+                    k = arith::AndIOp::create(
+                        b, k, inlineMod(op.getMaskMod(), {batch, head, qPos, kPos}));
+                  return k;
+                });
+            return arith::SelectOp::create(b, keep, s, negInf()).getResult();
+          },
+          [&] { return negInf(); });
+      memref::StoreOp::create(b, score, ST, ValueRange{j, i});
     });
   });
 }

@@ -25,8 +25,8 @@ using namespace mlir::attn::cpu;
 /// the NaN-propagating arith.maximumf takes six. A NaN score makes the row NaN
 /// through its weight (emitExp2NonPositive keeps NaN), whatever this returns.
 Value FlashKernelBuilder::plainMax(OpBuilder &nb, Location loc, Value x, Value y) {
-  return nb.create<arith::SelectOp>(
-      loc, nb.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, y), x, y);
+  return arith::SelectOp::create(
+      nb, loc, arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OGT, x, y), x, y);
 }
 
 /// Folds `step(nb, loc, j, acc)` over the keys of a tile with kSoftmaxChains
@@ -35,16 +35,16 @@ Value FlashKernelBuilder::plainMax(OpBuilder &nb, Location loc, Value x, Value y
 template <typename Step>
 SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
   SmallVector<Value> inits(kSoftmaxChains, init);
-  auto fold = b.create<scf::ForOp>(
-      idx(0), idx(blockKv), idx(kSoftmaxChains), inits,
+  auto fold = scf::ForOp::create(
+      b, idx(0), idx(blockKv), idx(kSoftmaxChains), inits,
       [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
         SmallVector<Value> next;
         for (int64_t u = 0; u < kSoftmaxChains; ++u)
-          next.push_back(step(nb, loc,
-                              nb.create<arith::AddIOp>(
-                                  loc, j, nb.create<arith::ConstantIndexOp>(loc, u)),
-                              acc[u]));
-        nb.create<scf::YieldOp>(loc, next);
+          next.push_back(
+              step(nb, loc,
+                   arith::AddIOp::create(nb, loc, j, arith::ConstantIndexOp::create(nb, loc, u)),
+                   acc[u]));
+        scf::YieldOp::create(nb, loc, next);
       });
   return SmallVector<Value>(fold.getResults());
 }
@@ -59,55 +59,57 @@ SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
 void FlashKernelBuilder::onlineSoftmax() {
   int64_t w = cfg.vectorWidth;
   Location loc = b.getLoc();
-  Value negInfVec = b.create<vector::BroadcastOp>(vecType(), negInf());
+  Value negInfVec = vector::BroadcastOp::create(b, vecType(), negInf());
   Value zeros = zeroVector(b, loc);
   // exp(x) as 2^(x log2 e) unless the scores are base 2 already; P in the bf16
   // dot kernel is rounded to bf16 next, so a cheaper polynomial does there.
-  Value log2e = b.create<vector::BroadcastOp>(vecType(), f32(1.44269504088896341f));
+  Value log2e = vector::BroadcastOp::create(b, vecType(), f32(1.44269504088896341f));
   auto expOf = [&](OpBuilder &nb, Location l, Value x, ExpAccuracy accuracy) {
     if (!base2Scores)
-      x = nb.create<arith::MulFOp>(l, x, log2e);
+      x = arith::MulFOp::create(nb, l, x, log2e);
     return emitExp2NonPositive(nb, l, x, accuracy, cfg.avx512Scalef);
   };
   ExpAccuracy pAccuracy = dot ? ExpAccuracy::bf16 : ExpAccuracy::f32;
   // S^T holds q k unscaled when the scale is applied here (scaleInSoftmax):
   // the max scales with it (scale > 0), and s * scale - m' is one FMA.
-  Value scale = scaleInSoftmax ? b.create<vector::BroadcastOp>(vecType(), f32(queryScale())) : Value();
+  Value scale =
+      scaleInSoftmax ? vector::BroadcastOp::create(b, vecType(), f32(queryScale())) : Value();
   loop(0, blockQ, w, [&](Value i) {
-    SmallVector<Value> maxes = foldKeys(negInfVec, [&](OpBuilder &nb, Location l, Value j, Value acc) {
-      return plainMax(nb, l, acc, nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i}));
+    SmallVector<Value> maxes = foldKeys(negInfVec, [&](OpBuilder &nb, Location l, Value j,
+                                                       Value acc) {
+      return plainMax(nb, l, acc, vector::LoadOp::create(nb, l, vecType(), ST, ValueRange{j, i}));
     });
     Value rowMax = maxes.front();
     for (Value m : ArrayRef(maxes).drop_front())
       rowMax = plainMax(b, loc, rowMax, m);
     if (scale)
-      rowMax = b.create<arith::MulFOp>(rowMax, scale);
-    Value mOld = b.create<vector::LoadOp>(vecType(), M, ValueRange{i});
+      rowMax = arith::MulFOp::create(b, rowMax, scale);
+    Value mOld = vector::LoadOp::create(b, vecType(), M, ValueRange{i});
     Value mNew = plainMax(b, loc, mOld, rowMax);
-    Value dead = b.create<arith::CmpFOp>(arith::CmpFPredicate::OEQ, mNew, negInfVec);
-    Value shift = b.create<arith::SelectOp>(dead, zeros, mNew);
-    Value negShift = b.create<arith::NegFOp>(shift);
-    Value alpha = expOf(b, loc, b.create<arith::SubFOp>(mOld, shift), ExpAccuracy::f32);
+    Value dead = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInfVec);
+    Value shift = arith::SelectOp::create(b, dead, zeros, mNew);
+    Value negShift = arith::NegFOp::create(b, shift);
+    Value alpha = expOf(b, loc, arith::SubFOp::create(b, mOld, shift), ExpAccuracy::f32);
     Value evenP; // dot: P of the even key of the pair being packed
     SmallVector<Value> sums = foldKeys(zeros, [&](OpBuilder &nb, Location l, Value j, Value acc) {
-      Value s = nb.create<vector::LoadOp>(l, vecType(), ST, ValueRange{j, i});
-      Value x = scale ? Value(nb.create<math::FmaOp>(l, s, scale, negShift))
-                      : Value(nb.create<arith::SubFOp>(l, s, shift));
+      Value s = vector::LoadOp::create(nb, l, vecType(), ST, ValueRange{j, i});
+      Value x = scale ? Value(math::FmaOp::create(nb, l, s, scale, negShift))
+                      : Value(arith::SubFOp::create(nb, l, s, shift));
       Value p = expOf(nb, l, x, pAccuracy);
       if (!dot)
-        nb.create<vector::StoreOp>(l, p, ST, ValueRange{j, i});
+        vector::StoreOp::create(nb, l, p, ST, ValueRange{j, i});
       else if (!evenP)
         evenP = p;
       else // keys j - 1, j: straight into PB, P^T never stored
         storeProbabilityPair(nb, l, j, i, std::exchange(evenP, Value()), p);
-      return nb.create<arith::AddFOp>(l, acc, p).getResult();
+      return arith::AddFOp::create(nb, l, acc, p).getResult();
     });
     Value sum = sums.front();
     for (Value x : ArrayRef(sums).drop_front())
-      sum = b.create<arith::AddFOp>(sum, x);
-    Value lOld = b.create<vector::LoadOp>(vecType(), L, ValueRange{i});
-    b.create<vector::StoreOp>(b.create<math::FmaOp>(lOld, alpha, sum), L, ValueRange{i});
-    b.create<vector::StoreOp>(mNew, M, ValueRange{i});
-    b.create<vector::StoreOp>(alpha, ALPHA, ValueRange{i});
+      sum = arith::AddFOp::create(b, sum, x);
+    Value lOld = vector::LoadOp::create(b, vecType(), L, ValueRange{i});
+    vector::StoreOp::create(b, math::FmaOp::create(b, lOld, alpha, sum), L, ValueRange{i});
+    vector::StoreOp::create(b, mNew, M, ValueRange{i});
+    vector::StoreOp::create(b, alpha, ALPHA, ValueRange{i});
   });
 }

@@ -23,24 +23,24 @@ using namespace mlir::attn::cpu;
 /// (zeros past head_dim).
 Value FlashKernelBuilder::loadValue(OpBuilder &nb, Location loc, Value row, int64_t d) {
   int64_t w = cfg.vectorWidth;
-  Value base = nb.create<arith::AddIOp>(loc, row, nb.create<arith::ConstantIndexOp>(loc, d));
+  Value base = arith::AddIOp::create(nb, loc, row, arith::ConstantIndexOp::create(nb, loc, d));
   if (widen) // VF rows are zero padded to dimPadded
-    return nb.create<vector::LoadOp>(loc, vecType(), VF, ValueRange{base});
+    return vector::LoadOp::create(nb, loc, vecType(), VF, ValueRange{base});
   if (d + w <= dim)
-    return nb.create<vector::LoadOp>(loc, vecType(), vBuf, ValueRange{base});
+    return vector::LoadOp::create(nb, loc, vecType(), vBuf, ValueRange{base});
   auto maskType = VectorType::get({w}, nb.getI1Type());
-  Value mask = nb.create<vector::CreateMaskOp>(
-      loc, maskType, ValueRange{nb.create<arith::ConstantIndexOp>(loc, dim - d)});
-  return nb.create<vector::MaskedLoadOp>(loc, vecType(), vBuf, ValueRange{base}, mask,
-                                        zeroVector(nb, loc));
+  Value mask = vector::CreateMaskOp::create(
+      nb, loc, maskType, ValueRange{arith::ConstantIndexOp::create(nb, loc, dim - d)});
+  return vector::MaskedLoadOp::create(nb, loc, vecType(), vBuf, ValueRange{base}, mask,
+                                      zeroVector(nb, loc));
 }
 
 /// Where value row j of the tile starts: in v itself, or in VF (widened).
 Value FlashKernelBuilder::valueRowOffset(OpBuilder &nb, Location loc, Value k0, Value j) {
   if (widen)
-    return nb.create<arith::MulIOp>(loc, j, nb.create<arith::ConstantIndexOp>(loc, dimPadded));
-  Value key = nb.create<arith::AddIOp>(loc, k0, j);
-  return nb.create<arith::AddIOp>(loc, vBatchHead, nb.create<arith::MulIOp>(loc, key, vS.seq));
+    return arith::MulIOp::create(nb, loc, j, arith::ConstantIndexOp::create(nb, loc, dimPadded));
+  Value key = arith::AddIOp::create(nb, loc, k0, j);
+  return arith::AddIOp::create(nb, loc, vBatchHead, arith::MulIOp::create(nb, loc, key, vS.seq));
 }
 
 /// acc = acc * ALPHA + P V as register blocks of pvRows query rows x
@@ -56,27 +56,27 @@ void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step) {
   for (int64_t d0 = 0; d0 < dimPadded; d0 += vecBlock * w) {
     loop(0, blockQ, rowBlock, [&](Value i0) {
       if (d0 == 0)
-        prefetchValueRows(b.create<arith::DivUIOp>(i0, idx(rowBlock)), blockQ / rowBlock);
+        prefetchValueRows(arith::DivUIOp::create(b, i0, idx(rowBlock)), blockQ / rowBlock);
       SmallVector<Value> rowIdx, init;
       for (int64_t r = 0; r < rowBlock; ++r) {
         rowIdx.push_back(add(i0, idx(r)));
-        Value alpha = b.create<vector::BroadcastOp>(
-            vecType(), b.create<memref::LoadOp>(ALPHA, ValueRange{rowIdx.back()}));
+        Value alpha = vector::BroadcastOp::create(
+            b, vecType(), memref::LoadOp::create(b, ALPHA, ValueRange{rowIdx.back()}));
         for (int64_t c = 0; c < vecBlock; ++c)
-          init.push_back(b.create<arith::MulFOp>(
-              b.create<vector::LoadOp>(vecType(), Acc,
-                                       ValueRange{rowIdx.back(), idx(d0 + c * w)}),
+          init.push_back(arith::MulFOp::create(
+              b,
+              vector::LoadOp::create(b, vecType(), Acc, ValueRange{rowIdx.back(), idx(d0 + c * w)}),
               alpha));
       }
-      auto sums = b.create<scf::ForOp>(
-          idx(0), trips, idx(1), init,
-          [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
-            nb.create<scf::YieldOp>(loc, step(nb, loc, t, rowIdx, d0, vecBlock, acc));
-          });
+      auto sums = scf::ForOp::create(b, idx(0), trips, idx(1), init,
+                                     [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
+                                       scf::YieldOp::create(
+                                           nb, loc, step(nb, loc, t, rowIdx, d0, vecBlock, acc));
+                                     });
       for (int64_t r = 0; r < rowBlock; ++r)
         for (int64_t c = 0; c < vecBlock; ++c)
-          b.create<vector::StoreOp>(sums.getResult(r * vecBlock + c), Acc,
-                                    ValueRange{rowIdx[r], idx(d0 + c * w)});
+          vector::StoreOp::create(b, sums.getResult(r * vecBlock + c), Acc,
+                                  ValueRange{rowIdx[r], idx(d0 + c * w)});
     });
   }
 }
@@ -93,10 +93,10 @@ void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
     for (int64_t c = 0; c < vecBlock; ++c)
       v.push_back(loadValue(nb, loc, row, d0 + c * w));
     for (auto [r, i] : llvm::enumerate(rowIdx)) {
-      Value p = nb.create<vector::BroadcastOp>(
-          loc, vecType(), nb.create<memref::LoadOp>(loc, ST, ValueRange{j, i}));
+      Value p = vector::BroadcastOp::create(nb, loc, vecType(),
+                                            memref::LoadOp::create(nb, loc, ST, ValueRange{j, i}));
       for (int64_t c = 0; c < vecBlock; ++c)
-        next.push_back(nb.create<vector::FMAOp>(loc, p, v[c], acc[r * vecBlock + c]));
+        next.push_back(vector::FMAOp::create(nb, loc, p, v[c], acc[r * vecBlock + c]));
     }
     return next;
   });

@@ -37,8 +37,8 @@ void mlir::attn::emitTransposeSquare(OpBuilder &b, Location loc,
       if (i & s)
         continue;
       Value a = rows[i], c = rows[i + s];
-      rows[i] = b.create<vector::ShuffleOp>(loc, a, c, upper);
-      rows[i + s] = b.create<vector::ShuffleOp>(loc, a, c, lower);
+      rows[i] = vector::ShuffleOp::create(b, loc, a, c, upper);
+      rows[i + s] = vector::ShuffleOp::create(b, loc, a, c, lower);
     }
   }
 }
