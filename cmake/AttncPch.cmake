@@ -1,12 +1,13 @@
-# Precompiled MLIR headers for the targets with the most MLIR sources.
+# Precompiled MLIR headers for attnc's MLIR libraries, tools and fuzzers.
 #
 # Parsing MLIR's dialect and pass headers is 85-90% of the compile time of a typical attnc
-# source (clang -ftime-trace on lib/Transforms/TileFlash.cpp: 30 of 35 s in headers). A target
-# that calls attnc_precompile_mlir_headers parses them once, into its own precompiled header,
-# instead of once per source file. Only headers of the installed MLIR go in, so the precompiled
-# header is rebuilt when MLIR changes, not when attnc's headers do. ATTNC_PCH=OFF turns it off
-# (to check that every source includes what it uses).
-option(ATTNC_PCH "Precompile the MLIR headers of attnc's largest libraries" ON)
+# source (clang -ftime-trace on lib/Transforms/TileFlash.cpp: 30 of 35 s in headers). They are
+# parsed once, into one precompiled header that every target calling
+# attnc_precompile_mlir_headers reuses, instead of once per source file. Only headers of the
+# installed MLIR go in, so the precompiled header is rebuilt when MLIR changes, not when
+# attnc's headers do. ATTNC_PCH=OFF turns it off (to check that every source includes what
+# it uses).
+option(ATTNC_PCH "Precompile the MLIR headers attnc's sources share" ON)
 
 set(ATTNC_MLIR_PCH_HEADERS
   <mlir/Dialect/Arith/IR/Arith.h>
