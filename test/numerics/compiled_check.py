@@ -54,6 +54,69 @@ def cases(matrix, also_dtypes):
                 yield case
 
 
+def run_one(args, case, directory, spec, so, tol):
+    """Compiles-and-runs' second half for one compiled case: (exit status, output, step).
+    With --runner cross, prepares the reference only: run_cross runs every case at once."""
+    size = ["--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
+            "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
+    tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
+    if args.runner in ("cross", "device"):
+        # attnc-run writes the inputs and the reference; the kernel runs in another process.
+        rc, out = run([args.attnc_run, spec, "--reference", "-o",
+                       os.path.join(directory, "reference")] + size)
+        if rc or args.runner == "cross":
+            return rc, out, "attnc-run --reference"
+        rc, out = run([sys.executable, os.path.join(HERE, "device_run.py"), "--so", so,
+                       "--kernel", case["name"], "--dir", os.path.join(directory, "reference"),
+                       "--dtype", case["dtype"]] + (["--lse"] if "lse" in case["outputs"] else [])
+                      + tolerance)
+        return rc, out, "device_run.py"
+    cmd = [args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat", "1",
+           "--no-peak"] + size + tolerance
+    if not args.force_variants:
+        rc, out = run(cmd)
+        return rc, out, "attnc-run --so"
+    for variant in filter(None, args.force_variants.split(",")):
+        rc, out = run_forced(cmd, variant)
+        if rc:
+            break
+    return rc, out, "attnc-run --so with ATTNC_TARGET=" + variant
+
+
+def run_cross(args, ready):
+    """--runner cross: links one runner for the target with every case's object (one link,
+    not one per case) and runs each case under the emulator: [(exit status, output)]."""
+    import cross_run  # NumPy: only this runner compares in this process
+    runner = os.path.join(args.work, "raw_runner")
+    try:
+        cross_run.link_runner(args.cross_cxx, os.path.join(args.work, "cross-runtime"),
+                              args.halide_include, [(c["name"], obj) for c, _, obj, _ in ready],
+                              runner)
+    except cross_run.CrossError as error:
+        return [(1, "linking the runner: %s" % error)] * len(ready)
+    results = []
+    for case, directory, _, tol in ready:
+        try:
+            ok, out = cross_run.run_kernel(
+                args.emulator, runner, case["name"], os.path.join(directory, "reference"),
+                case["dtype"], case["layout"], "lse" in case["outputs"], tol["rtol"], tol["atol"])
+            results.append((0 if ok else 1, out))
+        except cross_run.CrossError as error:
+            results.append((1, str(error)))
+    return results
+
+
+def report(case, rc, out, step):
+    """Prints the case's PASS line with its errors, or FAIL with the step's output."""
+    errors = [l.strip() for l in out.splitlines() if "max abs err" in l]
+    if rc == 0:
+        print("PASS %-42s %s" % (case["name"], "; ".join(errors)))
+    else:
+        print("FAIL %-42s dtype %s: %s exited with %d\n%s"
+              % (case["name"], case["dtype"], step, rc, out))
+    return rc == 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attnc", required=True)
@@ -74,15 +137,16 @@ def main():
     parser.add_argument("--runner", choices=["attnc-run", "device", "cross"],
                         default="attnc-run",
                         help="who runs the kernel: attnc-run, device_run.py in its own "
-                             "process on attnc-run's .npy files, or cross_run.py (an object "
-                             "for another architecture, under --emulator)")
+                             "process on attnc-run's .npy files, or cross_run.py's runner (one "
+                             "for every object of the target, under --emulator)")
     parser.add_argument("--cross-cxx", help="with --runner cross: the target's C++ compiler")
     parser.add_argument("--emulator", help="with --runner cross: runs target binaries")
     parser.add_argument("--halide-include", help="with --runner cross: HalideRuntime.h's dir")
     args = parser.parse_args()
     matrix = attnc_matrix.load()
+    emit = "obj" if args.runner == "cross" else "so"
     passed = failed = 0
-    compile_times = []
+    compile_times, ready = [], []
     for case in cases(matrix, args.also_dtypes):
         if args.only and case["name"] not in args.only.split(","):
             continue
@@ -90,59 +154,31 @@ def main():
             continue
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         directory, spec = attnc_matrix.write_spec(case, args.work)
-        emit = "obj" if args.runner == "cross" else "so"
         so = os.path.join(directory, "kernel." + ("o" if emit == "obj" else "so"))
         start = time.monotonic()
-        step = "attnc --emit=" + emit
         rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
                        "--emit=" + emit, "-o", so] +
                       (["--schedule", args.schedule] if args.schedule else []))
         compile_times.append(time.monotonic() - start)
+        step = "attnc --emit=" + emit
         tol = matrix["tolerances"][case["dtype"]]
-        size = ["--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
-                "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
-        tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
-        if rc == 0 and args.runner in ("cross", "device"):
-            # attnc-run writes the inputs and the reference; a runner script of its own
-            # process calls the kernel and compares.
-            step = "attnc-run --reference"
-            reference = os.path.join(directory, "reference")
-            rc, out = run([args.attnc_run, spec, "--reference", "-o", reference] + size)
-            if rc == 0:
-                step = args.runner + "_run.py"
-                common = ["--kernel", case["name"], "--dir", reference, "--dtype", case["dtype"]]
-                common += (["--lse"] if "lse" in case["outputs"] else []) + tolerance
-                if args.runner == "cross":
-                    runner = ["--obj", so, "--layout", case["layout"], "--cxx", args.cross_cxx,
-                              "--emulator", args.emulator, "--halide-include",
-                              args.halide_include, "--work",
-                              os.path.join(args.work, "cross-runtime")]
-                else:
-                    runner = ["--so", so]
-                rc, out = run([sys.executable, os.path.join(HERE, step)] + runner + common)
-        elif rc == 0:
-            step = "attnc-run --so"
-            cmd = [args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat", "1",
-                   "--no-peak"] + size + tolerance
-            if not args.force_variants:
-                rc, out = run(cmd)
-            for variant in filter(None, args.force_variants.split(",")):
-                step = "attnc-run --so with ATTNC_TARGET=" + variant
-                rc, out = run_forced(cmd, variant)
-                if rc:
-                    break
-        errors = [l.strip() for l in out.splitlines() if "max abs err" in l]
         if rc == 0:
-            print("PASS %-42s %s" % (case["name"], "; ".join(errors)))
+            rc, out, step = run_one(args, case, directory, spec, so, tol)
+        if rc == 0 and args.runner == "cross":
+            ready.append((case, directory, so, tol))
+        elif report(case, rc, out, step):
             passed += 1
         else:
-            print("FAIL %-42s dtype %s: %s exited with %d\n%s"
-                  % (case["name"], case["dtype"], step, rc, out))
             failed += 1
+    if ready:
+        for (case, *_), (rc, out) in zip(ready, run_cross(args, ready)):
+            if report(case, rc, out, "raw_runner under " + args.emulator):
+                passed += 1
+            else:
+                failed += 1
     if compile_times:
         print("compile time per kernel (attnc --emit=%s%s): median %.2f s, max %.2f s"
-              % ("obj" if args.runner == "cross" else "so",
-                 "" if args.runner == "cross" else ", incl. linking",
+              % (emit, "" if emit == "obj" else ", incl. linking",
                  sorted(compile_times)[len(compile_times) // 2], max(compile_times)))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed or not passed else 0

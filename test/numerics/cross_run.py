@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Runs one attnc kernel object built for another architecture under an emulator, on .npy
+"""Runs attnc kernel objects built for another architecture under an emulator, on .npy
 inputs, and compares with .npy reference outputs.
 
 For targets this machine cannot run (aarch64-neon): the runtime is compiled for the target
 with its cross compiler (lib/Runtime, once per work directory), raw_runner.c is linked
-statically with the kernel's object and that runtime, and the emulator (qemu-aarch64-static)
-runs it on the inputs `attnc-run --reference -o DIR` wrote; the check is device_run.py's:
-|got - ref| <= atol + rtol * |ref| per element, infinities matching exactly.
+statically with the kernels' objects and that runtime (one runner for a whole matrix:
+compiled_check.py --runner cross links once per target), and the emulator
+(qemu-aarch64-static) runs it on the inputs `attnc-run --reference -o DIR` wrote; the check is
+device_run.py's: |got - ref| <= atol + rtol * |ref| per element, infinities matching exactly.
+As a command: one kernel object, linked into a runner of its own.
 """
 import argparse
+import contextlib
+import io
 import os
 import shlex
 import subprocess
@@ -22,10 +26,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
+class CrossError(Exception):
+    """A step that failed: its command line and output."""
+
+
 def check_call(cmd):
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode:
-        sys.exit("%s\n%s" % (" ".join(map(shlex.quote, cmd)), proc.stdout))
+        raise CrossError("%s\n%s" % (" ".join(map(shlex.quote, cmd)), proc.stdout))
     return proc.stdout
 
 
@@ -57,6 +65,49 @@ def cross_runtime(cxx, work, includes):
     return lib
 
 
+def link_runner(cxx, work, halide_include, kernels, runner):
+    """Links raw_runner.c statically with KERNELS [(symbol, object)] and the target's runtime
+    into RUNNER, with a table (RUNNER.kernels) that finds each kernel by its symbol."""
+    os.makedirs(work, exist_ok=True)
+    includes = include_dirs(work, halide_include)
+    runtime = cross_runtime(cxx, work, includes)
+    table = os.path.abspath(runner + ".kernels")
+    with open(table, "w") as f:
+        f.writelines("X(%s)\n" % symbol for symbol, _ in kernels)
+    check_call([cxx, "-static", "-O1", '-DKERNEL_TABLE="%s"' % table] + includes +
+               ["-x", "c", os.path.join(HERE, "raw_runner.c"), "-x", "none"] +
+               [obj for _, obj in kernels] + [runtime, "-lm", "-lpthread", "-o", runner])
+
+
+def run_kernel(emulator, runner, kernel, directory, dtype, layout, lse, rtol, atol):
+    """Runs KERNEL of RUNNER under EMULATOR on DIRECTORY's inputs and compares its outputs with
+    the reference there: (ok, what the runner and the comparison printed). Raises CrossError
+    when the runner fails."""
+    code, bits, storage = DTYPES[dtype]
+    load = lambda name, t=storage: np.ascontiguousarray(
+        np.load(os.path.join(directory, name + ".npy")).astype(t))
+    q, k, v = load("q"), load("k"), load("v")
+    for name, array in (("q", q), ("k", k), ("v", v)):
+        array.tofile(os.path.join(directory, name + ".bin"))
+    bshd = layout == "bshd"
+    b, hq, sq, d = (q.shape[0], q.shape[2], q.shape[1], q.shape[3]) if bshd else q.shape
+    hkv, skv = (k.shape[2], k.shape[1]) if bshd else (k.shape[1], k.shape[2])
+    text = io.StringIO()
+    text.write(check_call(shlex.split(emulator) + [runner, kernel, directory] + [
+        str(x) for x in (b, hq, sq, b, hkv, skv, d, int(bshd), code, bits, int(lse))]))
+    with contextlib.redirect_stdout(text):
+        has_out = os.path.exists(os.path.join(directory, "out.npy"))
+        got = np.fromfile(os.path.join(directory, "out.bin"), dtype=storage).reshape(q.shape)
+        ok = not has_out or compare("out", as_float64(got, dtype), as_float64(load("out"), dtype),
+                                    rtol, atol)
+        if lse:
+            got = np.fromfile(os.path.join(directory, "lse.bin"), dtype=np.float32)
+            ref = load("lse", np.float32)
+            ok = compare("lse", got.reshape(ref.shape).astype(np.float64),
+                         ref.astype(np.float64), rtol, atol) and ok
+    return ok, text.getvalue().strip()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--obj", required=True, help="the kernel (attnc --emit=obj)")
@@ -72,35 +123,14 @@ def main():
     parser.add_argument("--rtol", type=float, required=True)
     parser.add_argument("--atol", type=float, required=True)
     args = parser.parse_args()
-    code, bits, storage = DTYPES[args.dtype]
-    os.makedirs(args.work, exist_ok=True)
-    includes = include_dirs(args.work, args.halide_include)
-    runtime = cross_runtime(args.cxx, args.work, includes)
-    runner = os.path.join(args.dir, "raw_runner")
-    check_call([args.cxx, "-static", "-O1", "-DKERNEL=" + args.kernel] + includes +
-               ["-x", "c", os.path.join(HERE, "raw_runner.c"), "-x", "none", args.obj, runtime,
-                "-lm", "-lpthread", "-o", runner])
-
-    load = lambda name, t=storage: np.ascontiguousarray(
-        np.load(os.path.join(args.dir, name + ".npy")).astype(t))
-    q, k, v = load("q"), load("k"), load("v")
-    for name, array in (("q", q), ("k", k), ("v", v)):
-        array.tofile(os.path.join(args.dir, name + ".bin"))
-    bshd = args.layout == "bshd"
-    b, hq, sq, d = (q.shape[0], q.shape[2], q.shape[1], q.shape[3]) if bshd else q.shape
-    hkv, skv = (k.shape[2], k.shape[1]) if bshd else (k.shape[1], k.shape[2])
-    out = check_call(shlex.split(args.emulator) + [runner, args.dir] + [str(x) for x in (
-        b, hq, sq, b, hkv, skv, d, int(bshd), code, bits, int(args.lse))])
-    print(out.strip())
-    has_out = os.path.exists(os.path.join(args.dir, "out.npy"))
-    got = np.fromfile(os.path.join(args.dir, "out.bin"), dtype=storage).reshape(q.shape)
-    ok = not has_out or compare("out", as_float64(got, args.dtype),
-                                as_float64(load("out"), args.dtype), args.rtol, args.atol)
-    if args.lse:
-        lse = np.fromfile(os.path.join(args.dir, "lse.bin"), dtype=np.float32)
-        ref = load("lse", np.float32)
-        ok = compare("lse", lse.reshape(ref.shape).astype(np.float64), ref.astype(np.float64),
-                     args.rtol, args.atol) and ok
+    try:
+        runner = os.path.join(args.dir, "raw_runner")
+        link_runner(args.cxx, args.work, args.halide_include, [(args.kernel, args.obj)], runner)
+        ok, text = run_kernel(args.emulator, runner, args.kernel, args.dir, args.dtype,
+                              args.layout, args.lse, args.rtol, args.atol)
+    except CrossError as error:
+        sys.exit(str(error))
+    print(text)
     return 0 if ok else 1
 
 

@@ -1,9 +1,10 @@
-/* Runs one attnc kernel on raw little-endian input files: the runner that the numeric
+/* Runs attnc kernels on raw little-endian input files: the runner that the numeric
  * matrix cross-compiles for targets this machine cannot run (aarch64-neon under
- * qemu-aarch64; compiled_check.py --runner qemu). Built per case with -DKERNEL=<name>
- * and linked statically with the kernel's object and the runtime built for the target.
+ * qemu-aarch64; compiled_check.py --runner cross, cross_run.py). Built once per target with
+ * -DKERNEL_TABLE='"FILE"', FILE a line X(name) per kernel, and linked statically with those
+ * kernels' objects and the runtime built for the target: one link for a whole matrix.
  *
- *   raw_runner DIR B H_Q S_Q B H_KV S_KV D LAYOUT CODE BITS WANT_LSE
+ *   raw_runner KERNEL DIR B H_Q S_Q B H_KV S_KV D LAYOUT CODE BITS WANT_LSE
  *
  * reads DIR/q.bin, k.bin, v.bin (the kernel's dtype, q [B, H_Q, S_Q, D] in bhsd order or
  * [B, S_Q, H_Q, D] for bshd, k and v likewise), calls KERNEL through the C ABI and writes
@@ -13,9 +14,33 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int KERNEL(const DLTensor *q, const DLTensor *k, const DLTensor *v, DLTensor *out,
-           DLTensor *lse, const attnc_options *opt);
+typedef int (*KernelFn)(const DLTensor *q, const DLTensor *k, const DLTensor *v, DLTensor *out,
+                        DLTensor *lse, const attnc_options *opt);
+
+#define X(name)                                                                                 \
+  int name(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *, DLTensor *,       \
+           const attnc_options *);
+#include KERNEL_TABLE
+#undef X
+
+static const struct {
+  const char *name;
+  KernelFn fn;
+} kKernels[] = {
+#define X(name) {#name, name},
+#include KERNEL_TABLE
+#undef X
+};
+
+static KernelFn lookup(const char *name) {
+  for (size_t i = 0; i < sizeof kKernels / sizeof kKernels[0]; ++i)
+    if (!strcmp(kKernels[i].name, name))
+      return kKernels[i].fn;
+  fprintf(stderr, "raw_runner: no kernel '%s' linked in\n", name);
+  exit(2);
+}
 
 static void *readAll(const char *dir, const char *name, size_t bytes) {
   char path[4096];
@@ -42,15 +67,17 @@ static void writeAll(const char *dir, const char *name, const void *data, size_t
 }
 
 int main(int argc, char **argv) {
-  if (argc != 13) {
-    fprintf(stderr, "usage: raw_runner DIR B H_Q S_Q B H_KV S_KV D LAYOUT CODE BITS WANT_LSE\n");
+  if (argc != 14) {
+    fprintf(stderr,
+            "usage: raw_runner KERNEL DIR B H_Q S_Q B H_KV S_KV D LAYOUT CODE BITS WANT_LSE\n");
     return 2;
   }
-  const char *dir = argv[1];
-  int64_t b = atoll(argv[2]), hq = atoll(argv[3]), sq = atoll(argv[4]);
-  int64_t hkv = atoll(argv[6]), skv = atoll(argv[7]), d = atoll(argv[8]);
-  int bshd = atoi(argv[9]), code = atoi(argv[10]), bits = atoi(argv[11]);
-  int wantLse = atoi(argv[12]);
+  KernelFn kernel = lookup(argv[1]);
+  const char *dir = argv[2];
+  int64_t b = atoll(argv[3]), hq = atoll(argv[4]), sq = atoll(argv[5]);
+  int64_t hkv = atoll(argv[7]), skv = atoll(argv[8]), d = atoll(argv[9]);
+  int bshd = atoi(argv[10]), code = atoi(argv[11]), bits = atoi(argv[12]);
+  int wantLse = atoi(argv[13]);
   int64_t qShape[4] = {b, bshd ? sq : hq, bshd ? hq : sq, d};
   int64_t kvShape[4] = {b, bshd ? skv : hkv, bshd ? hkv : skv, d};
   int64_t lseShape[3] = {b, hq, sq};
@@ -66,7 +93,7 @@ int main(int argc, char **argv) {
   DLTensor tout = {out, cpu, 4, dtype, qShape, NULL, 0};
   DLTensor tlse = {lse, cpu, 3, f32, lseShape, NULL, 0};
   attnc_options opt = {2, NULL};
-  int rc = KERNEL(&tq, &tk, &tv, &tout, wantLse ? &tlse : NULL, &opt);
+  int rc = kernel(&tq, &tk, &tv, &tout, wantLse ? &tlse : NULL, &opt);
   if (rc != ATTNC_OK) {
     fprintf(stderr, "raw_runner: kernel returned %d: %s\n", rc, attnc_last_error());
     return 1;
