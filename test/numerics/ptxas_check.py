@@ -24,14 +24,17 @@ TARGETS = {"halide": [("cuda-sm80", "sm_80"), ("cuda-sm90", "sm_90")],
            "mlir": [("cuda-sm80", "sm_80"), ("cuda-sm80", "sm_90a"), ("cuda-sm90a", "sm_90a")]}
 
 
-def check(args, case, target, arch):
-    """(ok, row or failure text) of one variant on one target."""
+def emit_ptx(args, case, target):
+    """(PTX path or None, failure text) of one variant for one attnc target."""
     directory, spec = attnc_matrix.write_spec(case, args.work)
     ptx = os.path.join(directory, "%s-%s.ptx" % (args.backend, target))
     rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", target,
                    "--emit=ptx", "-o", ptx])
-    if rc:
-        return False, "attnc --emit=ptx exited with %d\n%s" % (rc, out)
+    return (None, "attnc --emit=ptx exited with %d\n%s" % (rc, out)) if rc else (ptx, "")
+
+
+def assemble(args, case, target, arch, ptx):
+    """(ok, row or failure text) of one variant's PTX assembled for one architecture."""
     with open(ptx) as f:
         launch = f.readline().split(": ", 2)[-1].strip()
     rc, out = run([args.ptxas, "-v", "-arch", arch, ptx, "-o", os.devnull])
@@ -55,7 +58,7 @@ def main():
     parser.add_argument("--report", help="also write the table (Markdown) here")
     args = parser.parse_args()
     matrix = attnc_matrix.load()
-    rows, failed = [], 0
+    rows, failed, ptx = [], 0, {}
     for case in cases(matrix, ["f16", "bf16"]):
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         for target, arch in TARGETS[args.backend]:
@@ -63,7 +66,10 @@ def main():
                 continue
             if (args.backend, target, case["dtype"]) == ("mlir", "cuda-sm90a", "f32"):
                 continue
-            ok, text = check(args, case, target, arch)
+            if (case["name"], target) not in ptx:  # one PTX per target, assembled per arch
+                ptx[case["name"], target] = emit_ptx(args, case, target)
+            path, failure = ptx[case["name"], target]
+            ok, text = assemble(args, case, target, arch, path) if path else (False, failure)
             if ok:
                 rows.append(text)
             else:
