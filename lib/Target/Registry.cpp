@@ -132,7 +132,10 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
     bool gpu = llvm::is_contained(halide::kHalideGpuTargets, target);
     if (!gpu && !llvm::is_contained(halide::kHalideCpuTargets, target))
       return error("--backend=halide has no target '" + target +
-                   "'; expected x86-64-avx512, x86-64-avx2, cuda-sm80, cuda-sm90 or opencl");
+                   "'; expected x86-64-avx512, x86-64-avx2, cuda-sm80, cuda-sm90 or opencl" +
+                   (llvm::is_contained(kCpuTargets, target) || lookupMlirCudaTarget(target)
+                        ? " (" + target.str() + " is a target of --backend=mlir)"
+                        : std::string()));
     // A GPU target's host code (argument checks, the launch) is AVX2's.
     Selection selection{backend.str(),
                         llvm::cantFail(lookupCpuTarget(gpu ? "x86-64-avx2" : target)),
@@ -164,7 +167,10 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
     std::string names = llvm::join(llvm::ArrayRef(kCpuTargets), ", ");
     for (const CudaTarget &cuda : mlirCudaTargets())
       names += ", " + cuda.name.str();
-    return error("unknown target '" + target + "'; expected one of " + names);
+    bool halideOnly = llvm::is_contained(halide::kHalideGpuTargets, target);
+    return error("unknown target '" + target + "'; expected one of " + names +
+                 (halideOnly ? " (" + target.str() + " is a target of --backend=halide)"
+                             : std::string()));
   }
   return withSchedule({backend.str(), *cpu, Schedule(cpuTunables())}, schedule,
                       cpu->vectorWidth);
