@@ -17,9 +17,13 @@
 
 #include "EvalContext.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <cmath>
 #include <limits>
 #include <optional>
+
+#include <unistd.h>
 
 using namespace attnc;
 using namespace attnc::detail;
@@ -53,6 +57,21 @@ llvm::Error attnc::checkProblemSize(AttentionSpecOpInterface op,
                  " and seq_kv <= " + llvm::Twine(cover.kv) + ", got " +
                  llvm::Twine(size.seqQ) + " and " + llvm::Twine(size.seqKv));
   return llvm::Error::success();
+}
+
+llvm::Error attnc::checkFitsInMemory(AttentionSpecOpInterface op,
+                                     const ProblemSize &size) {
+  double qElems = double(size.batch) * op.getHeads() * size.seqQ * op.getDim();
+  double kvElems = double(size.batch) * op.getKvHeads() * size.seqKv * op.getDim();
+  double bytes = (2 * qElems + 2 * kvElems) * (sizeof(double) + sizeof(float));
+  double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  if (bytes <= memory)
+    return llvm::Error::success();
+  return error(llvm::formatv("batch {0}, seq_q {1}, seq_kv {2}: q, k, v and out need "
+                             "about {3:F1} GiB of host memory; this machine has {4:F1} GiB",
+                             size.batch, size.seqQ, size.seqKv, bytes / (1 << 30),
+                             memory / (1 << 30))
+                   .str());
 }
 
 namespace {

@@ -41,8 +41,8 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
-#include <thread>
 #include <cmath>
+#include <thread>
 
 using namespace attnc;
 using namespace mlir;
@@ -144,6 +144,8 @@ llvm::Expected<Inputs> loadInputs(attn::AttentionOp op, ElementType type) {
     return error("give all of --q, --k and --v, or none of them for seeded inputs");
   ProblemSize size{batch, seqQ, seqKv < 0 ? seqQ : seqKv};
   if (llvm::Error err = checkProblemSize(op, size))
+    return std::move(err);
+  if (llvm::Error err = checkFitsInMemory(op, size))
     return std::move(err);
   in.q = randomTensor(type, tensorShape(op, size, true), seed);
   in.k = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 40));

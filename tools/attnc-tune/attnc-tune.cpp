@@ -434,6 +434,8 @@ llvm::Expected<std::unique_ptr<Problem>> makeProblem(attn::AttentionOp op) {
   auto tensors = [&](ProblemSize size) -> llvm::Expected<std::array<HostTensor, 3>> {
     if (llvm::Error err = checkProblemSize(op, size))
       return std::move(err);
+    if (llvm::Error err = checkFitsInMemory(op, size))
+      return std::move(err);
     return std::array<HostTensor, 3>{
         randomTensor(type, tensorShape(op, size, true), seed),
         randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 40)),

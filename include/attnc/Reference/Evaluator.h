@@ -36,6 +36,13 @@ llvm::SmallVector<int64_t, 4> tensorShape(mlir::attn::AttentionSpecOpInterface o
 llvm::Error checkProblemSize(mlir::attn::AttentionSpecOpInterface op,
                              const ProblemSize &size);
 
+/// Rejects sizes whose seeded tensors cannot fit in this machine's memory, with
+/// the figure: the tools' LLVM turns a failed allocation into an abort ("LLVM
+/// ERROR: out of memory"), not an error. Counts q, k, v and out twice: as the
+/// reference's doubles and as a kernel's buffers (at most 4 bytes an element).
+llvm::Error checkFitsInMemory(mlir::attn::AttentionSpecOpInterface op,
+                              const ProblemSize &size);
+
 /// (batch, head, query tile, KV tile) visits of a tiled evaluation, by the
 /// class the mask's tile rule gives them.
 struct TileCounts {
