@@ -406,6 +406,13 @@ int main(int argc, char **argv) {
         << "--repeat must be in [1, 100000], got " << repeat << "\n";
     return 1;
   }
+  // A negative or NaN tolerance fails every element: a mistake, not a check.
+  for (const cl::opt<double> *tol : {&relTol, &absTol})
+    if (tol->getNumOccurrences() && !(*tol >= 0 && std::isfinite(*tol))) {
+      llvm::WithColor::error(llvm::errs(), "attnc-run")
+          << "--" << tol->ArgStr << " must be finite and non-negative, got " << *tol << "\n";
+      return 1;
+    }
   if (fmaPeak) {
     int n = threads ? int(threads) : std::max(1u, std::thread::hardware_concurrency());
     llvm::outs() << llvm::formatv("FMA peak: {0:f1} GFLOPS on {1} threads\n",
