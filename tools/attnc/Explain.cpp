@@ -18,6 +18,7 @@
 #include "attnc/Target/Registry.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <vector>
@@ -39,19 +40,23 @@ struct TileMap {
 /// picture, gigabytes.
 constexpr int64_t kMaxCountedTiles = int64_t(1) << 26, kMaxDrawnTiles = int64_t(1) << 18;
 
-/// Tiles of the grid of `block` x `block` tiles over the lengths.
-int64_t gridTiles(const attnc::ExplainOptions &o, int64_t blockQ, int64_t blockKv) {
-  return ((o.seqQ + blockQ - 1) / blockQ) * ((o.seqKv + blockKv - 1) / blockKv);
+/// ceil(length / block) for positive lengths, without the overflow of
+/// length + block - 1 (explain takes any int64 length).
+int64_t tilesOver(int64_t length, int64_t block) { return (length - 1) / block + 1; }
+
+/// Whether the grid of `blockQ` x `blockKv` tiles over the lengths has more
+/// than kMaxCountedTiles: rows > limit / cols rather than rows * cols > limit.
+bool overCountLimit(const attnc::ExplainOptions &o, int64_t blockQ, int64_t blockKv) {
+  return tilesOver(o.seqQ, blockQ) > kMaxCountedTiles / tilesOver(o.seqKv, blockKv);
 }
 
 /// Why explain will not count or draw this grid, or "".
 std::string gridTooLarge(const attnc::ExplainOptions &o, int64_t blockQ, int64_t blockKv,
                          bool drawing) {
-  // rows > limit / cols rather than rows * cols > limit: no overflow.
-  int64_t rows = (o.seqQ + blockQ - 1) / blockQ, cols = (o.seqKv + blockKv - 1) / blockKv;
-  bool tooMany = rows > kMaxCountedTiles / cols ||
-                 gridTiles(o, std::min<int64_t>(blockQ, 64), std::min<int64_t>(blockKv, 64)) >
-                     kMaxCountedTiles;
+  int64_t rows = tilesOver(o.seqQ, blockQ), cols = tilesOver(o.seqKv, blockKv);
+  // Kept pairs are counted on a grid of at most 64 x 64 tiles.
+  bool tooMany = overCountLimit(o, blockQ, blockKv) ||
+                 overCountLimit(o, std::min<int64_t>(blockQ, 64), std::min<int64_t>(blockKv, 64));
   if (tooMany)
     return llvm::formatv("explain counts tiles one by one, and {0} x {1} tiles is more than "
                          "2^26: use shorter lengths or larger tiles (--schedule block_q, "
@@ -64,8 +69,8 @@ std::string gridTooLarge(const attnc::ExplainOptions &o, int64_t blockQ, int64_t
 TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o, int64_t blockQ,
                     int64_t blockKv, bool keepClasses) {
   TileMap map;
-  map.qTiles = (o.seqQ + blockQ - 1) / blockQ;
-  map.kvTiles = (o.seqKv + blockKv - 1) / blockKv;
+  map.qTiles = tilesOver(o.seqQ, blockQ);
+  map.kvTiles = tilesOver(o.seqKv, blockKv);
   bool maskMod = !op.getMaskMod().empty();
   attnc::mask::Mask rule = op.getMask().toMaskRule(); // once, not per tile
   for (int64_t qt = 0; qt < map.qTiles; ++qt)
@@ -123,7 +128,16 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   if (!tooLarge.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), tooLarge);
   TileMap map = classifyAll(op, o, blockQ, blockKv, svg != nullptr);
-  int64_t perHead = o.batch * op.getHeads();
+  // The totals below count tiles of every (batch, head): in 64 bits, or refused.
+  int64_t perHead, perHeadTiles, totalTiles;
+  if (llvm::MulOverflow(o.batch, int64_t(op.getHeads()), perHead) ||
+      llvm::MulOverflow(map.qTiles, map.kvTiles, perHeadTiles) ||
+      llvm::MulOverflow(perHead, perHeadTiles, totalTiles))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("batch {0} x {1} heads x {2} x {3} tiles is more than a 64-bit count",
+                      o.batch, op.getHeads(), map.qTiles, map.kvTiles)
+            .str());
   double flopPerPair = 4.0 * op.getDim();
   double dense = flopPerPair * perHead * o.seqQ * o.seqKv;
   double computed = flopPerPair * perHead * map.visitedPairs;
@@ -141,7 +155,7 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           std::max<int64_t>(1, map.qTiles * map.kvTiles));
   os << llvm::formatv("tiles in total: visited {0} of {1}\n",
                       (map.full + map.partial) * perHead,
-                      map.qTiles * map.kvTiles * perHead);
+                      totalTiles);
   os << llvm::formatv("FLOPs: dense {0:e3}; computed in visited tiles {1:e3}", dense,
                       computed);
   os << llvm::formatv("; useful (kept by the mask attribute{0}) {1:e3}",
