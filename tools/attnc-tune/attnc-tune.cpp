@@ -42,6 +42,7 @@
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cmath>
 #include <chrono>
 #include <deque>
 #include <set>
@@ -470,8 +471,12 @@ llvm::Expected<CpuTarget> checkOptions() {
     return error("--rounds and --confirm-rounds must be in [1, 1000]");
   if (threads < 0 || threads > 256)
     return error("--num-threads must be in [0, 256]");
-  if (budget.getNumOccurrences() && budget <= 0)
+  // Written as !(x > 0) so that NaN fails too; a negative timeout would make
+  // poll() wait forever, a huge one overflow its milliseconds.
+  if (budget.getNumOccurrences() && !(budget > 0 && std::isfinite(budget)))
     return error("--budget must be positive");
+  if (!(timeout > 0 && timeout <= 86400))
+    return error("--candidate-timeout must be in (0, 86400] seconds");
   auto cpu = lookupCpuTarget(targetName);
   if (!cpu)
     return error("attnc-tune times candidates on this machine, so it tunes CPU targets it runs: " +
