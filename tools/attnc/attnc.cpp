@@ -173,6 +173,20 @@ llvm::Error writeText(StringRef path, function_ref<void(llvm::raw_ostream &)> fn
   return llvm::Error::success();
 }
 
+/// Runs the C++ compiler attnc was built with (as the linker) on `args`;
+/// `what` names the step in the error, which says why when the compiler's
+/// own messages (on stderr) do not.
+llvm::Error runCompiler(llvm::ArrayRef<StringRef> args, const llvm::Twine &what) {
+  std::string message;
+  int status =
+      llvm::sys::ExecuteAndWait(ATTNC_CXX_COMPILER, args, std::nullopt, {}, 0, 0, &message);
+  if (status == 0)
+    return llvm::Error::success();
+  if (message.empty())
+    message = std::string(ATTNC_CXX_COMPILER) + " exited with status " + std::to_string(status);
+  return error(what + " failed: " + message);
+}
+
 /// Links `object` and the runtime into a shared object.
 llvm::Error linkShared(StringRef object, StringRef output, const char *argv0) {
   std::string exe = llvm::sys::fs::getMainExecutable(argv0, (void *)&linkShared);
@@ -182,10 +196,7 @@ llvm::Error linkShared(StringRef object, StringRef output, const char *argv0) {
     return error("cannot find the runtime library at " + runtime);
   llvm::StringRef args[] = {ATTNC_CXX_COMPILER, "-shared", "-o", output, object,
                             runtime, "-lm", "-lpthread"};
-  std::string message;
-  if (llvm::sys::ExecuteAndWait(ATTNC_CXX_COMPILER, args, std::nullopt, {}, 0, 0, &message))
-    return error("linking " + output + " failed: " + message);
-  return llvm::Error::success();
+  return runCompiler(args, "linking " + output);
 }
 
 /// The header describes the normalized spec: normalizes `spec`, a copy the
@@ -203,15 +214,22 @@ llvm::Error writeHeaderFor(ModuleOp spec, StringRef objPath) {
 /// Writes the object (or, for --emit=so, the shared object) and the header.
 llvm::Error writeOutputs(llvm::function_ref<llvm::Error(StringRef)> writeObject, ModuleOp spec,
                          const char *argv0) {
-  std::string objPath = emit == Stage::so ? outputPath(".so") + ".o" : outputPath(".o");
-  if (llvm::Error err = writeObject(objPath))
-    return err;
-  if (emit == Stage::so) {
-    llvm::Error err = linkShared(objPath, outputPath(".so"), argv0);
-    llvm::sys::fs::remove(objPath);
-    return err;
+  if (emit != Stage::so) {
+    std::string objPath = outputPath(".o");
+    if (llvm::Error err = writeObject(objPath))
+      return err;
+    return writeHeaderFor(spec, objPath);
   }
-  return writeHeaderFor(spec, objPath);
+  // The object the shared one is linked from is a temporary file, not a name
+  // next to the output (whose directory may not exist: the linker says so).
+  llvm::SmallString<128> objPath;
+  if (llvm::sys::fs::createTemporaryFile("attnc-so", "o", objPath))
+    return error("cannot create a temporary object file");
+  llvm::Error err = writeObject(objPath);
+  if (!err)
+    err = linkShared(objPath, outputPath(".so"), argv0);
+  llvm::sys::fs::remove(objPath);
+  return err;
 }
 
 /// Emits the LLVM-dialect `module` as an object at `path`; with `suffix`,
@@ -252,10 +270,7 @@ public:
   llvm::Error merge(StringRef output) const {
     SmallVector<StringRef> args{ATTNC_CXX_COMPILER, "-r", "-nostdlib", "-o", output};
     args.append(parts.begin(), parts.end());
-    std::string message;
-    if (llvm::sys::ExecuteAndWait(ATTNC_CXX_COMPILER, args, std::nullopt, {}, 0, 0, &message))
-      return error("merging objects into " + output + " failed: " + message);
-    return llvm::Error::success();
+    return runCompiler(args, "merging objects into " + output);
   }
 
 private:
