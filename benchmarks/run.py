@@ -293,17 +293,34 @@ def command_line():
                     for a in [sys.executable] + sys.argv)
 
 
+def positive_int(text):
+    """argparse type: an integer > 0 (a length, head_dim, thread or repeat count of 0 or
+    less has no timing)."""
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive integer, got %s" % text)
+    return value
+
+
+def positive_float(text):
+    """argparse type: a finite number > 0."""
+    value = float(text)
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError("must be a positive number, got %s" % text)
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny shapes, one repeat")
     parser.add_argument("--out", required="--memory-child" not in sys.argv)
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
-    parser.add_argument("--seqs", nargs="+", type=int, default=[512, 1024, 2048, 4096, 8192, 16384])
-    parser.add_argument("--head-dims", nargs="+", type=int, default=[64, 128])
-    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    parser.add_argument("--heads", type=int, default=8)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--min-sample", type=float, default=0.1,
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    parser.add_argument("--seqs", nargs="+", type=positive_int, default=[512, 1024, 2048, 4096, 8192, 16384])
+    parser.add_argument("--head-dims", nargs="+", type=positive_int, default=[64, 128])
+    parser.add_argument("--threads", nargs="+", type=positive_int, default=[1, 2])
+    parser.add_argument("--heads", type=positive_int, default=8)
+    parser.add_argument("--repeats", type=positive_int, default=3)
+    parser.add_argument("--min-sample", type=positive_float, default=0.1,
                         help="a timed sample is as many back-to-back calls as fill this (s)")
     parser.add_argument("--dtypes", nargs="+", choices=DTYPES, default=["f32"],
                         help="dtypes of q, k, v and out (default f32); bf16 rows report %% of "
@@ -314,13 +331,13 @@ def main():
                         help="attnc's target for bf16 kernels (default: %s when attnc "
                              "--list-targets has it and it runs here, else --target)"
                              % attnc_peer.BF16_TARGET)
-    parser.add_argument("--one-thread-seqs", nargs="*", type=int, default=[],
+    parser.add_argument("--one-thread-seqs", nargs="*", type=positive_int, default=[],
                         help="measure 1 thread only at these lengths (default: all)")
     parser.add_argument("--skip-peers", nargs="*", default=[], metavar="PEER",
                         help="leave these peers out (the report lists them with the reason)")
-    parser.add_argument("--budget", type=float, default=30.0,
+    parser.add_argument("--budget", type=positive_float, default=30.0,
                         help="skip a peer whose predicted time per call exceeds this (s)")
-    parser.add_argument("--memory-head-dims", nargs="*", type=int, default=None,
+    parser.add_argument("--memory-head-dims", nargs="*", type=positive_int, default=None,
                         help="measure memory only for these head_dims (default: all)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     parser.add_argument("--halide-sources", nargs="*", default=[],
