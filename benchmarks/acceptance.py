@@ -80,4 +80,10 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) != 2:
+        sys.exit("usage: acceptance.py RESULTS_JSON (benchmarks/run.py's results.json)")
+    try:
+        main(sys.argv[1])
+    except (OSError, ValueError, KeyError) as error:  # ValueError: not JSON
+        sys.exit("acceptance.py: %s is not a readable benchmarks/run.py results.json: %s: %s"
+                 % (sys.argv[1], type(error).__name__, error))
