@@ -20,7 +20,7 @@ import sys
 
 import numpy as np
 
-from device_run import DTYPES, as_float64, compare
+from device_run import DTYPES, compare_outputs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -95,16 +95,10 @@ def run_kernel(emulator, runner, kernel, directory, dtype, layout, lse, rtol, at
     text = io.StringIO()
     text.write(check_call(shlex.split(emulator) + [runner, kernel, directory] + [
         str(x) for x in (b, hq, sq, b, hkv, skv, d, int(bshd), code, bits, int(lse))]))
+    got = lambda name, t: np.fromfile(os.path.join(directory, name + ".bin"), dtype=t)
     with contextlib.redirect_stdout(text):
-        has_out = os.path.exists(os.path.join(directory, "out.npy"))
-        got = np.fromfile(os.path.join(directory, "out.bin"), dtype=storage).reshape(q.shape)
-        ok = not has_out or compare("out", as_float64(got, dtype), as_float64(load("out"), dtype),
-                                    rtol, atol)
-        if lse:
-            got = np.fromfile(os.path.join(directory, "lse.bin"), dtype=np.float32)
-            ref = load("lse", np.float32)
-            ok = compare("lse", got.reshape(ref.shape).astype(np.float64),
-                         ref.astype(np.float64), rtol, atol) and ok
+        ok = compare_outputs(directory, dtype, got("out", storage).reshape(q.shape),
+                             got("lse", np.float32) if lse else None, rtol, atol)
     return ok, text.getvalue().strip()
 
 
