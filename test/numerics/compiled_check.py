@@ -55,8 +55,8 @@ def cases(matrix, also_dtypes):
 
 
 def run_one(args, case, directory, spec, so, tol):
-    """Compiles-and-runs' second half for one compiled case: (exit status, output, step).
-    With --runner cross, prepares the reference only: run_cross runs every case at once."""
+    """Runs one compiled case: (exit status, output, the step that gave them). With --runner
+    cross, only writes the inputs and the reference: run_cross runs every case at once."""
     size = ["--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
             "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
     tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
@@ -73,10 +73,11 @@ def run_one(args, case, directory, spec, so, tol):
         return rc, out, "device_run.py"
     cmd = [args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat", "1",
            "--no-peak"] + size + tolerance
-    if not args.force_variants:
+    variants = [v for v in args.force_variants.split(",") if v]
+    if not variants:
         rc, out = run(cmd)
         return rc, out, "attnc-run --so"
-    for variant in filter(None, args.force_variants.split(",")):
+    for variant in variants:
         rc, out = run_forced(cmd, variant)
         if rc:
             break
