@@ -42,8 +42,8 @@
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <set>
 

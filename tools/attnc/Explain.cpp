@@ -149,10 +149,10 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       o.seqQ, o.seqKv);
   os << llvm::formatv("tiles per (batch, head): {0} x {1} = {2}; full {3}, partial "
                       "{4}, empty {5}; visited {6} ({7:f1}%)\n",
-                      map.qTiles, map.kvTiles, map.qTiles * map.kvTiles, map.full,
+                      map.qTiles, map.kvTiles, perHeadTiles, map.full,
                       map.partial, map.empty, map.full + map.partial,
                       100.0 * (map.full + map.partial) /
-                          std::max<int64_t>(1, map.qTiles * map.kvTiles));
+                          std::max<int64_t>(1, perHeadTiles));
   os << llvm::formatv("tiles in total: visited {0} of {1}\n",
                       (map.full + map.partial) * perHead,
                       totalTiles);
