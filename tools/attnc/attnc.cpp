@@ -211,47 +211,6 @@ llvm::Error writeHeaderFor(ModuleOp spec, StringRef objPath) {
   return writeText(header, [&](auto &os) { attnc::writeHeader(spec, specFile, os); });
 }
 
-/// Writes the object (or, for --emit=so, the shared object) and the header.
-llvm::Error writeOutputs(llvm::function_ref<llvm::Error(StringRef)> writeObject, ModuleOp spec,
-                         const char *argv0) {
-  if (emit != Stage::so) {
-    std::string objPath = outputPath(".o");
-    if (llvm::Error err = writeObject(objPath))
-      return err;
-    return writeHeaderFor(spec, objPath);
-  }
-  // The object the shared one is linked from is a temporary file, not a name
-  // next to the output (whose directory may not exist: the linker says so).
-  llvm::SmallString<128> objPath;
-  if (llvm::sys::fs::createTemporaryFile("attnc-so", "o", objPath))
-    return error("cannot create a temporary object file");
-  llvm::Error err = writeObject(objPath);
-  if (!err)
-    err = linkShared(objPath, outputPath(".so"), argv0);
-  llvm::sys::fs::remove(objPath);
-  return err;
-}
-
-/// Emits the LLVM-dialect `module` as an object at `path`; with `suffix`,
-/// as one variant of a multi-target object (MultiTarget.cpp).
-llvm::Error writeObjectFile(ModuleOp module, const attnc::CpuTarget &target, StringRef path,
-                            StringRef suffix = "") {
-  llvm::LLVMContext context;
-  auto llvmModule = attnc::translateAndOptimize(module, target, context);
-  if (!llvmModule)
-    return llvmModule.takeError();
-  if (!suffix.empty())
-    attnc::suffixDefinitions(**llvmModule, suffix);
-  std::string message;
-  auto out = openOutputFile(path, &message);
-  if (!out)
-    return error(message);
-  if (llvm::Error err = attnc::emitMachineCode(**llvmModule, target, false, out->os()))
-    return err;
-  out->keep();
-  return llvm::Error::success();
-}
-
 /// Objects in temporary files, merged into one and removed at the end.
 class ObjectParts {
 public:
@@ -276,6 +235,46 @@ public:
 private:
   std::vector<std::string> parts;
 };
+
+/// Writes the object (or, for --emit=so, the shared object) and the header.
+llvm::Error writeOutputs(llvm::function_ref<llvm::Error(StringRef)> writeObject, ModuleOp spec,
+                         const char *argv0) {
+  if (emit != Stage::so) {
+    std::string objPath = outputPath(".o");
+    if (llvm::Error err = writeObject(objPath))
+      return err;
+    return writeHeaderFor(spec, objPath);
+  }
+  // The object the shared one is linked from is a temporary part (removed at
+  // the end), not a name next to the output, whose directory may not exist.
+  ObjectParts temporary;
+  llvm::Expected<std::string> objPath = temporary.add();
+  if (!objPath)
+    return objPath.takeError();
+  if (llvm::Error err = writeObject(*objPath))
+    return err;
+  return linkShared(*objPath, outputPath(".so"), argv0);
+}
+
+/// Emits the LLVM-dialect `module` as an object at `path`; with `suffix`,
+/// as one variant of a multi-target object (MultiTarget.cpp).
+llvm::Error writeObjectFile(ModuleOp module, const attnc::CpuTarget &target, StringRef path,
+                            StringRef suffix = "") {
+  llvm::LLVMContext context;
+  auto llvmModule = attnc::translateAndOptimize(module, target, context);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (!suffix.empty())
+    attnc::suffixDefinitions(**llvmModule, suffix);
+  std::string message;
+  auto out = openOutputFile(path, &message);
+  if (!out)
+    return error(message);
+  if (llvm::Error err = attnc::emitMachineCode(**llvmModule, target, false, out->os()))
+    return err;
+  out->keep();
+  return llvm::Error::success();
+}
 
 /// The mlir backend's object: each kernel compiled on its own (its own MLIR
 /// and LLVM module, freed before the next), so compile memory is one kernel's
