@@ -51,16 +51,26 @@ def cell(record, name, twin=None):
     return text + ")"
 
 
+def peak_cell(record):
+    """The row's peak in GFLOPS; for runs that probe it per row, the spread of the probes."""
+    samples = record.get("peak_samples")
+    if not samples:
+        return "%.1f" % record["peak_gflops"]
+    return "%.1f (%.1f-%.1f)" % (record["peak_gflops"], min(samples), max(samples))
+
+
 def table(records, names):
-    lines = ["| workload | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    """One row per record, grouped by variant (the run interleaves a shape's variants)."""
+    lines = ["| workload | peak | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
     twins = f32_twins(records)
-    for r in records:
+    order = list(dict.fromkeys(r["workload"]["variant"] for r in records))
+    for r in sorted(records, key=lambda r: order.index(r["workload"]["variant"])):
         w = r["workload"]
         label = "%s%s h%d/%d d%d seq %d, %d thr" % (w["variant"], dtype_label(r), w["heads"],
                                                      w["kv_heads"], w["head_dim"], w["seq"],
                                                      w["threads"])
-        lines.append("| %s | %s |" % (label, " | ".join(cell(r, n, twins.get(id(r)))
-                                                         for n in names)))
+        lines.append("| %s | %s | %s |" % (label, peak_cell(r), " | ".join(
+            cell(r, n, twins.get(id(r))) for n in names)))
     return lines
 
 
@@ -141,8 +151,9 @@ def plots(out, records, names):
 
 def peaks_line(meta, records):
     """The peaks of the run and which rows use which."""
-    text = "FMA peak %s" % ", ".join("%.1f GFLOPS on %s threads" % (g, t)
-                                     for t, g in meta["peaks"].items())
+    text = "FMA peak %s%s" % (", ".join("%.1f GFLOPS on %s threads" % (g, t)
+                                        for t, g in meta["peaks"].items()),
+                              " at the start of the run" if per_row_peaks(records) else "")
     if "bf16" not in {dtype(r) for r in records}:
         return text
     if meta.get("bf16_peaks"):
@@ -161,6 +172,22 @@ def peaks_line(meta, records):
     return text
 
 
+def per_row_peaks(records):
+    return all("peak_samples" in r for r in records)
+
+
+def peak_column(records):
+    """What the peak column and the % in the cells are."""
+    if not per_row_peaks(records):
+        return ("Peak: the GFLOPS the % in the cells divides by, measured once at the start of "
+                "the run.")
+    return ("Peak: the row's own peak in GFLOPS, median of one probe per repeat round "
+            "(attnc-run --fma-peak, or --bf16-peak on bf16 rows, on the row's threads, "
+            "interleaved with the peers' samples), and the probes' range; the % in the cells "
+            "divides by it, so a disturbance that slows the whole machine during a row "
+            "(another tenant, a lower clock) divides out.")
+
+
 def write(out, meta, records):
     names = peer_names(records)
     bf16 = "bf16" in {dtype(r) for r in records}
@@ -171,14 +198,15 @@ def write(out, meta, records):
              not in meta else "Timed samples: back-to-back calls filling at least %g s, divided "
              "by their number." % meta["min_sample_s"],
              "Thread pools: %s.  " % meta["spinning"] if "spinning" in meta else "",
+             peak_column(records),
              "",
              ("Each cell: GFLOPS of useful work, median of the repeats (best: of the fastest repeat; "
-              "% of the FMA peak on the same threads, from the median[; for attnc: x over the "
+              "% of the row's FMA peak (the peak column), from the median[; for attnc: x over the "
               "best peer, medians][; peak memory growth of one call]). — means no figure; the "
               "reasons are listed below the table." if not bf16 else
               "Each cell: GFLOPS of useful work (4 x head_dim per kept pair, whatever the dtype), "
-              "median of the repeats (best: of the fastest repeat; % of the row's peak on the "
-              "same threads, from the median: the FMA peak for f32 rows, the bf16 dot-product "
+              "median of the repeats (best: of the fastest repeat; % of the row's peak (the peak "
+              "column), from the median: the FMA peak for f32 rows, the bf16 dot-product "
               "peak for bf16 rows[; for attnc: x over the best peer of the row, medians][; for "
               "attnc on a bf16 row: x over attnc on the f32 row of the same shape, same run][; "
               "peak memory growth of one call]). bf16 rows: q, k, v and out in bf16, checked "

@@ -11,9 +11,10 @@ terms, far below that; <= 1e-2 for bf16, see AGREEMENT_ATOL), then timed with it
 interleaved with the other peers' (so drift hits all alike): median and best of --repeats after
 one warm-up; a sample is as many back-to-back calls as fill --min-sample seconds, divided by
 their number. GFLOPS count useful work only, 4 * head_dim per (query, key) pair the mask keeps,
-whatever the dtype; % of peak is against the peak of the row's dtype measured in the same run on
-the same threads: the FMA peak for f32 (attnc-run --fma-peak), the bf16 dot-product peak for
-bf16 (attnc-run --bf16-peak: vdpbf16ps; the FMA peak on a CPU without it); memory is the growth
+whatever the dtype; % of peak is against the peak of the row's dtype on the same threads,
+probed once per repeat round of the row (the median of those probes): the FMA peak for f32
+(attnc-run --fma-peak), the bf16 dot-product peak for bf16 (attnc-run --bf16-peak: vdpbf16ps;
+the FMA peak on a CPU without it); memory is the growth
 of a fresh process's peak RSS during one call. A peer that cannot run a workload is listed with
 the reason.
 
@@ -64,16 +65,21 @@ CHECK_SEQ = 192
 
 
 def workloads(args):
-    for variant in args.variants:
-        heads, kv = (32, 8) if variant == "gqa" else (args.heads, args.heads)
-        if args.quick and variant == "gqa":
-            heads, kv = 8, 2
-        for d in args.head_dims:
-            for s in args.seqs:
-                for t in args.threads:
-                    if t == 1 and args.one_thread_seqs and s not in args.one_thread_seqs:
-                        continue
-                    for dtype in args.dtypes:  # adjacent: a shape's f32 and bf16 rows
+    """Shape by shape, a shape's variants and dtypes adjacent: the ratios between variants
+    (causal % of dense, BigBird / dense) and dtypes then compare measurements minutes apart
+    at most, not the two ends of the run (seen: dense head_dim 128 at 79% of the peak, causal
+    on the same shape 109% of it, an hour later). Lengths grow within each series, as the
+    time budget's predictions need."""
+    for d in args.head_dims:
+        for s in args.seqs:
+            for t in args.threads:
+                if t == 1 and args.one_thread_seqs and s not in args.one_thread_seqs:
+                    continue
+                for variant in args.variants:
+                    heads, kv = (32, 8) if variant == "gqa" else (args.heads, args.heads)
+                    if args.quick and variant == "gqa":
+                        heads, kv = 8, 2
+                    for dtype in args.dtypes:
                         yield Workload(variant, 1, heads, kv, s, d, t, dtype)
 
 
@@ -146,8 +152,9 @@ def check_agreement(peers, w, work):
     return verdicts
 
 
-def time_workload(peers, w, repeats, budget, history, min_sample):
-    """Interleaved repeats. A peer whose previous (smaller) run of the same series predicts
+def time_workload(peers, w, repeats, budget, history, min_sample, probe):
+    """Interleaved repeats, each round opened by `probe()` (the GFLOPS of the row's peak,
+    measured now: returned as the third result, one per round). A peer whose previous (smaller) run of the same series predicts
     more than `budget` seconds per call is skipped, with the prediction as the reason. The
     prediction scales with seq^2 whatever the mask: conservative for peers that skip masked
     work, right for those that compute everything.
@@ -174,7 +181,10 @@ def time_workload(peers, w, repeats, budget, history, min_sample):
             notes[peer.name] = "failed: %s" % (str(e).splitlines() or ["?"])[0][:200]
     times = {name: [] for name in runs}
     calls = {name: 1 for name in runs}
+    peaks = []
     for r in range(repeats + 1):  # round 0 warms up and sizes the samples
+        if r:
+            peaks.append(probe())
         for name, fn in list(runs.items()):
             start = time.perf_counter()
             try:
@@ -197,7 +207,7 @@ def time_workload(peers, w, repeats, budget, history, min_sample):
         results[name] = {"median_s": median, "best_s": min(ts),
                          "gflops": w.useful_flops() / median * 1e-9}
         history[(name, series)] = (median, w.seq)
-    return results, notes
+    return results, notes, peaks
 
 
 def rss_mib(field):
@@ -280,10 +290,11 @@ def bf16_peak(threads):
 
 
 def peak_of(w, peaks, bf16_peaks):
-    """(GFLOPS, name) of the peak a workload's % is against."""
+    """(GFLOPS at the start of the run, name, probe) of the peak a workload's % is against;
+    probe() measures it again."""
     if w.dtype == "bf16" and bf16_peaks.get(w.threads):
-        return bf16_peaks[w.threads], "bf16 dot"
-    return peaks[w.threads], "FMA"
+        return bf16_peaks[w.threads], "bf16 dot", lambda: bf16_peak(w.threads)[0]
+    return peaks[w.threads], "FMA", lambda: fma_peak(w.threads)
 
 
 def command_line():
@@ -385,8 +396,9 @@ def main():
         if key not in agreement:
             agreement[key] = check_agreement(peers, w, work)
         ok = [p for p in peers if agreement[key][p.name] is None]
-        results, notes = time_workload(ok, w, args.repeats, args.budget, history,
-                                       args.min_sample)
+        run_peak, peak_name, probe = peak_of(w, peaks, bf16_peaks)
+        results, notes, row_peaks = time_workload(ok, w, args.repeats, args.budget, history,
+                                                  args.min_sample, probe)
         notes.update({p.name: agreement[key][p.name] for p in peers if p not in ok})
         notes.update(missing)
         memory = not args.no_memory and not args.quick and (
@@ -395,9 +407,9 @@ def main():
             for name in results:
                 results[name]["memory_mib"] = measure_memory(name, w, work, targets,
                                                              args.baseline)
-        peak, peak_name = peak_of(w, peaks, bf16_peaks)
         records.append({"workload": w.__dict__, "results": results, "notes": notes,
-                        "peak_gflops": peak, "peak": peak_name,
+                        "peak_gflops": statistics.median(row_peaks), "peak": peak_name,
+                        "peak_samples": row_peaks, "run_peak_gflops": run_peak,
                         "useful_gflop": w.useful_flops() * 1e-9})
         print("%-32s %s" % (w.name, "  ".join("%s %.1f GFLOPS" % (n, r["gflops"])
                                               for n, r in results.items())), flush=True)
