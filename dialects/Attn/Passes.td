@@ -70,7 +70,8 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
 
     The vector width and the register blocks of Q K^T and P V come from the CPU target
     description (`target`); `qk-keys` / `qk-row-vectors` and `pv-rows` / `pv-vectors`
-    override them (0: the target's choice). V is read in place. bf16 on a target with
+    override them (0: the target's choice), and `unroll` the number of reduction steps
+    (head_dim for Q K^T, keys for P V) per iteration of those loops. V is read in place. bf16 on a target with
     AVX512-BF16 runs Q K^T and P V as `x86vector.avx512.dot` (vdpbf16ps) on bf16 pairs,
     P rounded to bf16; otherwise f16 / bf16 are widened to f32 as they are loaded.
     Scores, softmax state and accumulators are f32 in every case.
@@ -89,6 +90,8 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
            "Query rows per P V register block (0: from the target)">,
     Option<"pvVectors", "pv-vectors", "int64_t", /*default=*/"0",
            "Vectors of head_dim per P V register block (0: from the target)">,
+    Option<"unroll", "unroll", "int64_t", /*default=*/"0",
+           "Steps of the Q K^T and P V reduction loops per loop iteration (0: from the target)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "Test instrumentation: count visited KV tiles in a global "
            "`<kernel>_tiles_visited` (never set by attnc's production pipeline)">

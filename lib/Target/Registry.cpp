@@ -51,8 +51,14 @@ static llvm::ArrayRef<Tunable> halideTunables() {
     t.meaning = "keys per KV tile (attn.flash block_kv; 32 on cuda-* and opencl)";
     return t;
   }();
+  static const Tunable unroll = [] {
+    Tunable t = cpuTunables().back();
+    t.meaning = "steps of the Q K^T (head_dim) and P V (keys) loops per loop iteration (the "
+                "CPU hand schedule)";
+    return t;
+  }();
   static const Tunable tunables[] = {
-      blockQ, blockKv,
+      blockQ, blockKv, unroll,
       {"source", 0, 0, int64_t(sources.size()) - 1, false,
        "where the schedule comes from: the hand-written one, or a Halide autoscheduler", "",
        sources}};
@@ -63,7 +69,8 @@ static llvm::ArrayRef<Tunable> halideTunables() {
 /// dtype unless set (attn-tile-flash's tensor-core rule).
 static llvm::ArrayRef<Tunable> cudaTunables() {
   static const std::vector<Tunable> tunables = [] {
-    std::vector<Tunable> t(cpuTunables().begin(), cpuTunables().end());
+    // Not unroll (the last): a fact of the CPU loops.
+    std::vector<Tunable> t(cpuTunables().begin(), cpuTunables().end() - 1);
     t[1].defaultValue = 0;
     t[1].automatic = "64, or 32 for f32 (TF32: its scores and P take twice the registers)";
     return t;
@@ -250,6 +257,7 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   lowering.qkRowVectors = s.schedule.get("qk_row_vectors");
   lowering.pvRows = s.schedule.get("pv_rows");
   lowering.pvVectors = s.schedule.get("pv_vectors");
+  lowering.unroll = s.schedule.get("unroll");
   lowering.countTiles = s.countTiles;
   pm.addPass(mlir::attn::createAttnLowerFlashToCPUPass(lowering));
   buildPrepareLoopsPipeline(pm);

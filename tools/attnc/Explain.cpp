@@ -186,8 +186,8 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   schedule.print(os);
   if (o.selection.backend == "mlir" && o.selection.gpuTarget.empty())
     os << " (auto: qk_keys " << cpu.qkKeys() << ", qk_row_vectors " << cpu.qkRowVectors()
-       << ", pv_rows " << cpu.pvRows() << ", pv_vectors " << cpu.pvVectors()
-       << " on this target)";
+       << ", pv_rows " << cpu.pvRows() << ", pv_vectors " << cpu.pvVectors() << ", unroll "
+       << cpu.loopUnroll() << " on this target)";
   os << "\n";
   if (svg) {
     llvm::raw_string_ostream s(*svg);

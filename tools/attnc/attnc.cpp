@@ -314,6 +314,7 @@ halideProblems(ModuleOp module, const attnc::Selection &selection) {
     FailureOr<attnc::halide::FlashProblem> problem = attn::flashProblemFromOp(kernel);
     if (failed(problem))
       return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
+    problem->unroll = selection.schedule.get("unroll");
     problems.push_back(std::move(*problem));
   }
   return problems;

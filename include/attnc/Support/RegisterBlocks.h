@@ -35,6 +35,15 @@ constexpr RegisterBlocks registerBlocks(int64_t vectorRegisters) {
   return vectorRegisters >= 32 ? RegisterBlocks{4, 4, 4, 4} : RegisterBlocks{4, 3, 6, 2};
 }
 
+/// Reduction steps per iteration of the Q K^T (head_dim) and P V (keys)
+/// loops, the `unroll` tunable's automatic value: 2 with AVX2's 8 lanes and 16
+/// registers (Zen 3, interleaved: the MLIR kernels 1.02-1.08x over 1 step on
+/// dense head_dim 64 and 128, 1 and 2 threads, 4 steps no better; the Halide
+/// ones 1.11x at head_dim 64, even at 128); 1 elsewhere, unmeasured.
+constexpr int64_t reductionUnroll(int64_t vectorWidth, int64_t vectorRegisters) {
+  return vectorWidth == 8 && vectorRegisters == 16 ? 2 : 1;
+}
+
 /// The largest d <= limit dividing n (n, limit >= 1): a block capped to what
 /// a tile holds.
 inline int64_t largestDivisorUpTo(int64_t n, int64_t limit) {

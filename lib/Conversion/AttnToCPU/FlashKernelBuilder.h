@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -104,6 +105,13 @@ private:
   }
   template <typename Fn> void loop(int64_t lo, int64_t hi, int64_t step, Fn body) {
     loop(idx(lo), idx(hi), step, body);
+  }
+  /// Runs cfg.unroll steps of a reduction loop per iteration, the remainder
+  /// in an epilogue loop whose results then replace the loop's: called after
+  /// the loop's results are used.
+  void unrollSteps(scf::ForOp loop) {
+    if (cfg.unroll > 1)
+      (void)loopUnrollByFactor(loop, cfg.unroll);
   }
   template <typename Fn> void ifThen(Value cond, Fn body) {
     auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);

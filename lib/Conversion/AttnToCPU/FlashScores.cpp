@@ -146,6 +146,7 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
             sum = arith::MulFOp::create(b, sum, scale);
           vector::StoreOp::create(b, sum, ST, ValueRange{keyRows[r], rowCols[c]});
         }
+      unrollSteps(sums);
     });
   });
 }

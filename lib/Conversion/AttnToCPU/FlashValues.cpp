@@ -77,6 +77,7 @@ void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step) {
         for (int64_t c = 0; c < vecBlock; ++c)
           vector::StoreOp::create(b, sums.getResult(r * vecBlock + c), Acc,
                                   ValueRange{rowIdx[r], idx(d0 + c * w)});
+      unrollSteps(sums);
     });
   }
 }

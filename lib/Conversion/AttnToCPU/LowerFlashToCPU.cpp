@@ -71,8 +71,8 @@ struct AttnLowerFlashToCPUPass
       module.emitError("attn-lower-flash-to-cpu: ") << llvm::toString(cpu.takeError());
       return signalPassFailure();
     }
-    if (qkKeys < 0 || qkRowVectors < 0 || pvRows < 0 || pvVectors < 0) {
-      module.emitError("attn-lower-flash-to-cpu: register block sizes must be >= 0");
+    if (qkKeys < 0 || qkRowVectors < 0 || pvRows < 0 || pvVectors < 0 || unroll < 0) {
+      module.emitError("attn-lower-flash-to-cpu: register block sizes and unroll must be >= 0");
       return signalPassFailure();
     }
     CpuKernelConfig config;
@@ -82,6 +82,7 @@ struct AttnLowerFlashToCPUPass
     config.qkRowVectors = qkRowVectors ? int64_t(qkRowVectors) : cpu->qkRowVectors();
     config.pvRows = pvRows ? int64_t(pvRows) : cpu->pvRows();
     config.pvVectors = pvVectors ? int64_t(pvVectors) : cpu->pvVectors();
+    config.unroll = unroll ? int64_t(unroll) : cpu->loopUnroll();
     config.bf16Dot = cpu->bf16Dot;
     config.countTiles = countTiles;
     SmallVector<Attribute> kernels;

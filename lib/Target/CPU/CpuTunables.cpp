@@ -7,7 +7,8 @@
 //
 // The ranges keep a tile's stack buffers (Q^T, V, S^T and the accumulators:
 // at most 1.5 MiB at head_dim 256) well inside a thread's 8 MiB stack, and the
-// register block inside the 16 / 32 vector registers.
+// register block inside the 16 / 32 vector registers; unrolling past 4 steps
+// only grows the code (2 already removes most of the loop's own overhead).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,9 @@ llvm::ArrayRef<Tunable> attnc::cpuTunables() {
       {"pv_vectors", 0, 1, 8, false,
        "vectors of head_dim per P V register block (capped to divide head_dim)",
        "4 with 32 vector registers, 2 with 16"},
+      {"unroll", 0, 1, 4, false,
+       "steps of the Q K^T (head_dim) and P V (keys) loops per loop iteration",
+       "2 on AVX2, 1 elsewhere"},
   };
   return tunables;
 }

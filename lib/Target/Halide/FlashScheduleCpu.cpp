@@ -9,7 +9,8 @@
 // nothing here is parallel. Per visited KV tile (the state's `rt` loop):
 //   - scores as register blocks of 4 vectors of query rows x 4 keys (3 x 4
 //     with 16 registers), accumulated over head_dim (query rows along the
-//     lanes: the queries are stored transposed, once per item);
+//     lanes: the queries are stored transposed, once per item), `unroll`
+//     steps of head_dim per loop iteration (P V likewise over keys);
 //   - the row max, P and the row sum on vectors of rows;
 //   - P V as blocks of 4 rows x 4 vectors of head_dim (6 x 2 with 16);
 // then the state update on vectors of head_dim. Every intermediate has a
@@ -24,6 +25,23 @@
 using namespace Halide;
 using namespace attnc::halide;
 
+/// Orders `stage`'s loops: `block` innermost (the register block), then the
+/// reduction `r`, `unroll` of its steps per iteration of its loop (unrolled
+/// between the block and the loop). Where the step count is known only at run
+/// time (P V: the tile's keys inside seq_kv), Halide guards the steps past it,
+/// one compare per `unroll` steps.
+static Stage &reduceOver(Stage &stage, const std::vector<VarOrRVar> &block, RVar r,
+                         int unroll) {
+  std::vector<VarOrRVar> order = block;
+  if (unroll > 1) {
+    RVar step(r.name() + "_step");
+    stage.split(r, r, step, unroll).unroll(step);
+    order.push_back(step);
+  }
+  order.push_back(r);
+  return stage.reorder(order);
+}
+
 void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers,
                                      FlashFuncs &f) {
   Var d = f.d, i = f.i, j = f.j, io("io"), ii("ii"), ji("ji"), dd("dd");
@@ -35,6 +53,7 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers
   const int pvRows = static_cast<int>(largestDivisorUpTo(p.blockQ, blocks.pvRows));
   const int pvLanes = static_cast<int>(blocks.pvVectors) * w;
   auto tail = TailStrategy::GuardWithIf; // head_dim need not be a multiple of w
+  const int unroll = static_cast<int>(p.unroll ? p.unroll : reductionUnroll(w, registers));
 
   f.out.vectorize(d, w, tail);
   f.lse.vectorize(i, w, tail);
@@ -66,7 +85,12 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers
       .vectorize(i, w)
       .unroll(i)
       .unroll(j);
-  f.score.update().reorder(i, j, f.rd.x).vectorize(i, w).unroll(i).unroll(j);
+  Stage scoreSteps = f.score.update();
+  // head_dim is known here: unrolled only where no step needs a guard.
+  reduceOver(scoreSteps, {i, j}, f.rd.x, p.dim % unroll == 0 ? unroll : 1)
+      .vectorize(i, w)
+      .unroll(i)
+      .unroll(j);
 
   f.tileMax.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
   // Unrolled over the row vectors, the running max and sum stay in registers
@@ -89,6 +113,8 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers
       .unroll(dd)
       .unroll(ii);
   f.probValues.compute_at(pv, d).store_in(MemoryType::Register);
-  for (Stage stage : {Stage(f.probValues), f.probValues.update().reorder(d, i, f.rv.x)})
+  Stage valueSteps = f.probValues.update();
+  reduceOver(valueSteps, {d, i}, f.rv.x, unroll);
+  for (Stage stage : {Stage(f.probValues), valueSteps})
     stage.vectorize(d, w, tail).unroll(d).unroll(i);
 }

@@ -26,6 +26,8 @@ struct CpuKernelConfig {
   int64_t qkRowVectors = 4;
   int64_t pvRows = 4;
   int64_t pvVectors = 4;
+  /// Reduction steps per iteration of the Q K^T and P V loops.
+  int64_t unroll = 1;
   /// The target has AVX512-BF16: bf16 kernels use vdpbf16ps.
   bool bf16Dot = false;
   /// x86-64 with AVX-512: exp scales by 2^n in one vscalefps.

@@ -55,6 +55,7 @@ struct CpuTarget {
   int64_t qkRowVectors() const { return blocks().qkRowVectors; }
   int64_t pvRows() const { return blocks().pvRows; }
   int64_t pvVectors() const { return blocks().pvVectors; }
+  int64_t loopUnroll() const { return reductionUnroll(vectorWidth, vectorRegisters); }
   /// Whether this machine's CPU can run code built for the target.
   bool runsHere() const;
 };

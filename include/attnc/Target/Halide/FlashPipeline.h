@@ -72,6 +72,7 @@ struct FlashProblem {
   int64_t dim = 0;  // head_dim
   ElemType dtype = ElemType::f32;
   int64_t blockQ = 64, blockKv = 64;
+  int64_t unroll = 0; // reduction steps per loop iteration (CPU schedule; 0: the target's)
   int64_t group = 1; // query heads per kv head (GQA)
   bool lse = false;  // whether the kernel outputs lse (grid pipelines)
   double scale = 1.0;
