@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 using namespace attnc;
 using namespace attnc::tune;
@@ -129,9 +130,12 @@ static void writeTable(const TuningEntry &e, llvm::raw_ostream &os) {
   std::vector<const TuningCandidate *> order;
   for (const TuningCandidate &c : e.candidates)
     order.push_back(&c);
-  // Correct ones fastest first, then the rejected ones.
-  llvm::stable_sort(order, [](auto *a, auto *b) {
-    return std::make_pair(!a->ok(), -a->speedup) < std::make_pair(!b->ok(), -b->speedup);
+  // Correct ones fastest first, then the rejected ones; ties in the DB's order
+  // (the pointers', into one vector). A plain sort with that tie-break, not
+  // stable_sort: libstdc++ 12's stable_sort uses the deprecated
+  // get_temporary_buffer and warns.
+  llvm::sort(order, [](auto *a, auto *b) {
+    return std::make_tuple(!a->ok(), -a->speedup, a) < std::make_tuple(!b->ok(), -b->speedup, b);
   });
   os << "| backend | schedule | status | median ms | spread | default ms | speedup |\n"
         "|---|---|---|---|---|---|---|\n";

@@ -45,6 +45,7 @@
 #include <chrono>
 #include <cmath>
 #include <deque>
+#include <numeric>
 #include <set>
 
 using namespace attnc;
@@ -206,11 +207,15 @@ std::optional<Point> Tuner::next() {
       return std::nullopt;
     // Best-first local refinement: the unseen neighbours of the fastest
     // correct point that still has some; a random restart when none has.
-    std::vector<std::pair<Point, double>> byspeed = measured;
-    llvm::stable_sort(byspeed, [](auto &a, auto &b) { return a.second > b.second; });
+    // Fastest first, ties in the order measured (as Report.cpp's table).
+    std::vector<size_t> byspeed(measured.size());
+    std::iota(byspeed.begin(), byspeed.end(), 0);
+    llvm::sort(byspeed, [&](size_t a, size_t b) {
+      return std::make_pair(-measured[a].second, a) < std::make_pair(-measured[b].second, b);
+    });
     std::vector<Point> around;
-    for (auto &[point, speedup] : byspeed) {
-      for (const Point &q : space.neighbours(point))
+    for (size_t k : byspeed) {
+      for (const Point &q : space.neighbours(measured[k].first))
         if (!seen.count(space.key(q)))
           around.push_back(q);
       if (!around.empty())
