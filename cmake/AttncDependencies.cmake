@@ -26,6 +26,9 @@ target_link_libraries(attnc_mlir_deps INTERFACE MLIR LLVM)
 
 find_package(Halide 21 REQUIRED)
 message(STATUS "Using Halide ${Halide_VERSION} from ${Halide_DIR}")
+# Where attnc keeps the Halide runtime objects of its targets, under the build tree and the
+# install prefix alike (tools/attnc/CMakeLists.txt), one directory per Halide version.
+set(ATTNC_HALIDE_RUNTIME_DIR lib/attnc/halide-runtime-${Halide_VERSION})
 
 find_program(ATTNC_PTXAS ptxas HINTS ENV CUDA_HOME PATH_SUFFIXES bin
              PATHS /usr/local/cuda/bin DOC "CUDA ptxas, used to check generated PTX")

@@ -2,6 +2,7 @@
 # use it with `find_package(Attnc)` (see cmake/AttncConfig.cmake.in, cmake/AttncAddKernel.cmake):
 #   bin/attnc, bin/attnc-opt, bin/attnc-run, bin/attnc-tune
 #   lib/libattnc_runtime.a                  exported as Attnc::runtime
+#   lib/attnc/halide-runtime-<version>/     Halide's runtime per --backend=halide target
 #   include/attnc/Runtime/attnc_runtime.h   the runtime's public C header
 #   lib/cmake/Attnc/                        AttncConfig, AttncConfigVersion, AttncTargets,
 #                                           AttncAddKernel
@@ -25,6 +26,9 @@ install(TARGETS attnc attnc-opt attnc-run attnc-tune attnc_runtime
   EXPORT AttncTargets
   RUNTIME DESTINATION bin
   ARCHIVE DESTINATION lib)
+# The Halide runtime objects attnc merges into --backend=halide objects (tools/attnc).
+install(DIRECTORY ${PROJECT_BINARY_DIR}/${ATTNC_HALIDE_RUNTIME_DIR}/
+  DESTINATION ${ATTNC_HALIDE_RUNTIME_DIR} FILES_MATCHING PATTERN "*.o")
 install(FILES ${PROJECT_SOURCE_DIR}/include/attnc/Runtime/attnc_runtime.h
   DESTINATION include/attnc/Runtime)
 # The runtime's sources, for projects that cross-compile (AttncConfig builds them with the

@@ -112,6 +112,12 @@ cl::opt<Stage> emit(
 cl::opt<bool> countTiles("count-tiles",
                          cl::desc("Instrument: count visited KV tiles in <kernel>_tiles_visited"),
                          cl::Hidden, cl::sub(cl::SubCommand::getTopLevel()));
+// The build's step that writes the Halide runtime objects attnc ships.
+cl::opt<std::string> halideRuntimes(
+    "halide-runtimes",
+    cl::desc("Write Halide's runtime for each --backend=halide target to DIR/<target>.o, "
+             "and nothing else"),
+    cl::value_desc("DIR"), cl::Hidden, cl::sub(cl::SubCommand::getTopLevel()));
 cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(1), cl::sub(explainCmd),
                        cl::cat(explainCat));
 cl::opt<int64_t> seqQ("seq-q", cl::desc("Query length"), cl::init(0), cl::sub(explainCmd),
@@ -225,15 +231,18 @@ public:
       return error("cannot create a temporary object file");
     return parts.emplace_back(created.str());
   }
+  /// An existing object to merge too, kept afterwards.
+  void addKept(StringRef path) { kept.push_back(path.str()); }
   /// Merges the parts into one relocatable object (the system linker's -r).
   llvm::Error merge(StringRef output) const {
     SmallVector<StringRef> args{ATTNC_CXX_COMPILER, "-r", "-nostdlib", "-o", output};
     args.append(parts.begin(), parts.end());
+    args.append(kept.begin(), kept.end());
     return runCompiler(args, "merging objects into " + output);
   }
 
 private:
-  std::vector<std::string> parts;
+  std::vector<std::string> parts, kept;
 };
 
 /// Writes the object (or, for --emit=so, the shared object) and the header.
@@ -320,23 +329,59 @@ halideProblems(ModuleOp module, const attnc::Selection &selection) {
   return problems;
 }
 
+/// The Halide runtime object the build wrote for `target`
+/// (<prefix>/ATTNC_HALIDE_RUNTIME_DIR/<target>.o, next to bin/ as lib/ is),
+/// or "" when there is none: then each pipeline object carries its own.
+std::string shippedHalideRuntime(StringRef target, const char *argv0) {
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, (void *)&shippedHalideRuntime);
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+  llvm::sys::path::append(path, ATTNC_HALIDE_RUNTIME_DIR, target + ".o");
+  return llvm::sys::fs::exists(path) ? path.str().str() : "";
+}
+
+/// --halide-runtimes: each Halide target's runtime object in `dir`.
+llvm::Error writeHalideRuntimes(StringRef dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return error("cannot create " + dir + ": " + ec.message());
+  for (auto names : {llvm::ArrayRef(attnc::halide::kHalideCpuTargets),
+                     llvm::ArrayRef(attnc::halide::kHalideGpuTargets)})
+    for (llvm::StringRef name : names) {
+      attnc::halide::HalideTarget target;
+      if (!attnc::halide::lookupHalideTarget(name.str(), target))
+        return error("the Halide backend has no target " + name);
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, name + ".o");
+      std::string message = attnc::halide::compileRuntimeObject(target, path.str().str());
+      if (!message.empty())
+        return error("the Halide runtime for " + name + ": " + message);
+    }
+  return llvm::Error::success();
+}
+
 /// The tile functions (the LLVM-dialect `module`) and each problem's Halide
-/// pipeline as objects in temporary files, merged into `objPath`.
+/// pipeline as objects in temporary files, merged into `objPath` with the
+/// shipped runtime when there is one.
 llvm::Error writeHalideObject(ModuleOp module, const attnc::Selection &selection,
                               ArrayRef<attnc::halide::FlashProblem> problems,
                               const attnc::halide::HalideTarget &target,
-                              const std::string &source, StringRef objPath) {
+                              const std::string &source, StringRef objPath,
+                              const char *argv0) {
   ObjectParts parts;
   llvm::Expected<std::string> path = parts.add();
   if (!path)
     return path.takeError();
   if (llvm::Error err = writeObjectFile(module, selection.cpu, *path))
     return err;
+  std::string runtime = shippedHalideRuntime(
+      selection.gpuTarget.empty() ? selection.cpu.name : selection.gpuTarget, argv0);
+  if (!runtime.empty())
+    parts.addKept(runtime);
   for (const attnc::halide::FlashProblem &problem : problems) {
     path = parts.add();
     if (!path)
       return path.takeError();
-    std::string message = attnc::halide::compileFlashObject(problem, target, source, *path);
+    std::string message = attnc::halide::compileFlashObject(problem, target, source, *path,
+                                                            /*withRuntime=*/runtime.empty());
     if (!message.empty())
       return error("kernel '" + problem.name + "': " + message);
   }
@@ -387,7 +432,8 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
     return err;
   return writeOutputs(
       [&](StringRef objPath) {
-        return writeHalideObject(module, selection, *problems, target, source, objPath);
+        return writeHalideObject(module, selection, *problems, target, source, objPath,
+                                 argv0);
       },
       *spec, argv0);
 }
@@ -598,13 +644,20 @@ llvm::Error runExplain(ModuleOp module) {
   return attnc::explain(module, o, llvm::outs());
 }
 
-void printTargets(llvm::raw_ostream &os) {
+void printTargets(llvm::raw_ostream &os, const char *argv0) {
   os << llvm::formatv("{0,-18} {1,-8} {2,-16} {3,-52} {4}\n", "target", "backend",
                       "device", "needs", "runs here");
   for (const attnc::TargetEntry &t : attnc::listTargets())
     os << llvm::formatv("{0,-18} {1,-8} {2,-16} {3,-52} {4}\n", t.name, t.backend,
                         t.device, t.needs, t.runsHere ? "yes" : "no");
   attnc::printBackends(os);
+  std::string runtime = shippedHalideRuntime(attnc::halide::kHalideCpuTargets[0], argv0);
+  if (!runtime.empty())
+    os << "halide runtime objects: " << llvm::sys::path::parent_path(runtime)
+       << " (merged into each --backend=halide object)\n";
+  else
+    os << "halide runtime objects: none next to this attnc (" << ATTNC_HALIDE_RUNTIME_DIR
+       << "); each --backend=halide kernel carries its own\n";
 }
 
 } // namespace
@@ -617,9 +670,16 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   attnc::showOnlyOptionsIn({&attncCat, &explainCat, &mlirCat}, "mlir-", &mlirCat);
   cl::ParseCommandLineOptions(argc, argv, "attnc: ahead-of-time attention kernel compiler\n");
+  if (!halideRuntimes.empty()) {
+    if (llvm::Error err = writeHalideRuntimes(halideRuntimes)) {
+      llvm::WithColor::error(llvm::errs(), "attnc") << llvm::toString(std::move(err)) << "\n";
+      return 1;
+    }
+    return 0;
+  }
   if (listTargets || listTunables) {
     if (listTargets)
-      printTargets(llvm::outs());
+      printTargets(llvm::outs(), argv[0]);
     if (listTunables) {
       llvm::outs() << "tunables of the " << backendName
                    << " backend (--schedule name=value):\n";

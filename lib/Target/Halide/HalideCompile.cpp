@@ -116,10 +116,21 @@ std::string withPipeline(const FlashProblem &problem, const HalideTarget &target
 std::string attnc::halide::compileFlashObject(const FlashProblem &problem,
                                               const HalideTarget &target,
                                               const std::string &source,
-                                              const std::string &path) {
+                                              const std::string &path, bool withRuntime) {
   return withPipeline(problem, target, source, [&](FlashFuncs &f, const Target &t) {
-    f.pipeline().compile_to_object(path, f.arguments(), problem.name + "_halide", t);
+    f.pipeline().compile_to_object(path, f.arguments(), problem.name + "_halide",
+                                   withRuntime ? t : t.with_feature(Target::NoRuntime));
   });
+}
+
+std::string attnc::halide::compileRuntimeObject(const HalideTarget &target,
+                                                const std::string &path) {
+  try {
+    compile_standalone_runtime(path, Target(target.halideTarget));
+    return "";
+  } catch (const Halide::Error &e) {
+    return std::string("Halide: ") + e.what();
+  }
 }
 
 std::string attnc::halide::flashDeviceCode(const FlashProblem &problem,
