@@ -71,8 +71,8 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
     The vector width and the register blocks of Q K^T and P V come from the CPU target
     description (`target`); `qk-keys` / `qk-row-vectors` and `pv-rows` / `pv-vectors`
     override them (0: the target's choice), and `unroll` the number of reduction steps
-    (head_dim for Q K^T, keys for P V) per iteration of those loops. V is read in place. bf16 on a target with
-    AVX512-BF16 runs Q K^T and P V as `x86vector.avx512.dot` (vdpbf16ps) on bf16 pairs,
+    (head_dim for Q K^T, keys for P V) per iteration of those loops. V is read in place.
+    bf16 on a target with AVX512-BF16 runs Q K^T and P V as `x86vector.avx512.dot` (vdpbf16ps) on bf16 pairs,
     P rounded to bf16; otherwise f16 / bf16 are widened to f32 as they are loaded.
     Scores, softmax state and accumulators are f32 in every case.
     The kernel's static facts (heads, head_dim, dtype, layout, outputs, tile size,

@@ -52,7 +52,7 @@ static llvm::ArrayRef<Tunable> halideTunables() {
     return t;
   }();
   static const Tunable unroll = [] {
-    Tunable t = cpuTunables().back();
+    Tunable t = *llvm::find_if(cpuTunables(), [](const Tunable &c) { return c.name == "unroll"; });
     t.meaning = "steps of the Q K^T (head_dim) and P V (keys) loops per loop iteration (the "
                 "CPU hand schedule)";
     return t;
@@ -69,8 +69,10 @@ static llvm::ArrayRef<Tunable> halideTunables() {
 /// dtype unless set (attn-tile-flash's tensor-core rule).
 static llvm::ArrayRef<Tunable> cudaTunables() {
   static const std::vector<Tunable> tunables = [] {
-    // Not unroll (the last): a fact of the CPU loops.
-    std::vector<Tunable> t(cpuTunables().begin(), cpuTunables().end() - 1);
+    // Not unroll: a fact of the CPU loops.
+    std::vector<Tunable> t;
+    llvm::copy_if(cpuTunables(), std::back_inserter(t),
+                  [](const Tunable &c) { return c.name != "unroll"; });
     t[1].defaultValue = 0;
     t[1].automatic = "64, or 32 for f32 (TF32: its scores and P take twice the registers)";
     return t;
