@@ -154,8 +154,9 @@ def check_agreement(peers, w, work):
 
 def time_workload(peers, w, repeats, budget, history, min_sample, probe):
     """Interleaved repeats, each round opened by `probe()` (the GFLOPS of the row's peak,
-    measured now: returned as the third result, one per round). A peer whose previous (smaller) run of the same series predicts
-    more than `budget` seconds per call is skipped, with the prediction as the reason. The
+    measured now: returned as the third result, one per round). A peer whose previous
+    (smaller) run of the same series predicts more than `budget` seconds per call is
+    skipped, with the prediction as the reason. The
     prediction scales with seq^2 whatever the mask: conservative for peers that skip masked
     work, right for those that compute everything.
 

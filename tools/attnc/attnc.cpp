@@ -193,10 +193,16 @@ llvm::Error runCompiler(llvm::ArrayRef<StringRef> args, const llvm::Twine &what)
   return error(what + " failed: " + message);
 }
 
+/// The prefix attnc runs from (the parent of its bin/), where the build and
+/// the install tree alike keep lib/.
+llvm::SmallString<256> installPrefix(const char *argv0) {
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, (void *)&installPrefix);
+  return llvm::SmallString<256>(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+}
+
 /// Links `object` and the runtime into a shared object.
 llvm::Error linkShared(StringRef object, StringRef output, const char *argv0) {
-  std::string exe = llvm::sys::fs::getMainExecutable(argv0, (void *)&linkShared);
-  llvm::SmallString<256> runtime(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+  llvm::SmallString<256> runtime = installPrefix(argv0);
   llvm::sys::path::append(runtime, "lib", "libattnc_runtime.a");
   if (!llvm::sys::fs::exists(runtime))
     return error("cannot find the runtime library at " + runtime);
@@ -330,11 +336,10 @@ halideProblems(ModuleOp module, const attnc::Selection &selection) {
 }
 
 /// The Halide runtime object the build wrote for `target`
-/// (<prefix>/ATTNC_HALIDE_RUNTIME_DIR/<target>.o, next to bin/ as lib/ is),
-/// or "" when there is none: then each pipeline object carries its own.
+/// (<prefix>/ATTNC_HALIDE_RUNTIME_DIR/<target>.o), or "" when there is none:
+/// then each pipeline object carries its own.
 std::string shippedHalideRuntime(StringRef target, const char *argv0) {
-  std::string exe = llvm::sys::fs::getMainExecutable(argv0, (void *)&shippedHalideRuntime);
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+  llvm::SmallString<256> path = installPrefix(argv0);
   llvm::sys::path::append(path, ATTNC_HALIDE_RUNTIME_DIR, target + ".o");
   return llvm::sys::fs::exists(path) ? path.str().str() : "";
 }
@@ -360,20 +365,18 @@ llvm::Error writeHalideRuntimes(StringRef dir) {
 
 /// The tile functions (the LLVM-dialect `module`) and each problem's Halide
 /// pipeline as objects in temporary files, merged into `objPath` with the
-/// shipped runtime when there is one.
+/// shipped `runtime` object when there is one ("": each pipeline carries its own).
 llvm::Error writeHalideObject(ModuleOp module, const attnc::Selection &selection,
                               ArrayRef<attnc::halide::FlashProblem> problems,
                               const attnc::halide::HalideTarget &target,
                               const std::string &source, StringRef objPath,
-                              const char *argv0) {
+                              const std::string &runtime) {
   ObjectParts parts;
   llvm::Expected<std::string> path = parts.add();
   if (!path)
     return path.takeError();
   if (llvm::Error err = writeObjectFile(module, selection.cpu, *path))
     return err;
-  std::string runtime = shippedHalideRuntime(
-      selection.gpuTarget.empty() ? selection.cpu.name : selection.gpuTarget, argv0);
   if (!runtime.empty())
     parts.addKept(runtime);
   for (const attnc::halide::FlashProblem &problem : problems) {
@@ -430,10 +433,11 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
   OwningOpRef<ModuleOp> spec = module.clone();
   if (llvm::Error err = runPipeline(module, selection, attnc::PipelineStage::llvmDialect))
     return err;
+  std::string runtime = shippedHalideRuntime(name, argv0);
   return writeOutputs(
       [&](StringRef objPath) {
         return writeHalideObject(module, selection, *problems, target, source, objPath,
-                                 argv0);
+                                 runtime);
       },
       *spec, argv0);
 }
@@ -660,6 +664,17 @@ void printTargets(llvm::raw_ostream &os, const char *argv0) {
        << "); each --backend=halide kernel carries its own\n";
 }
 
+/// 0, or 1 after reporting `err` (unless already reported: an empty message).
+int exitStatus(llvm::Error err) {
+  if (!err)
+    return 0;
+  llvm::outs().flush();
+  std::string message = llvm::toString(std::move(err));
+  if (!message.empty())
+    llvm::WithColor::error(llvm::errs(), "attnc") << message << "\n";
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -670,13 +685,8 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   attnc::showOnlyOptionsIn({&attncCat, &explainCat, &mlirCat}, "mlir-", &mlirCat);
   cl::ParseCommandLineOptions(argc, argv, "attnc: ahead-of-time attention kernel compiler\n");
-  if (!halideRuntimes.empty()) {
-    if (llvm::Error err = writeHalideRuntimes(halideRuntimes)) {
-      llvm::WithColor::error(llvm::errs(), "attnc") << llvm::toString(std::move(err)) << "\n";
-      return 1;
-    }
-    return 0;
-  }
+  if (!halideRuntimes.empty())
+    return exitStatus(writeHalideRuntimes(halideRuntimes));
   if (listTargets || listTunables) {
     if (listTargets)
       printTargets(llvm::outs(), argv[0]);
@@ -695,13 +705,5 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = spec.parse(specFile, "attnc");
   if (!module)
     return 1;
-  llvm::Error err = explainCmd ? runExplain(*module) : compile(*module, argv[0]);
-  if (err) {
-    llvm::outs().flush();
-    std::string message = llvm::toString(std::move(err));
-    if (!message.empty())
-      llvm::WithColor::error(llvm::errs(), "attnc") << message << "\n";
-    return 1;
-  }
-  return 0;
+  return exitStatus(explainCmd ? runExplain(*module) : compile(*module, argv[0]));
 }
