@@ -72,6 +72,10 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
     description (`target`); `qk-keys` / `qk-row-vectors` and `pv-rows` / `pv-vectors`
     override them (0: the target's choice), and `unroll` the number of reduction steps
     (head_dim for Q K^T, keys for P V) per iteration of those loops. V is read in place.
+    `softmax=fused` takes the softmax of full tiles (no mask to evaluate, no `score_mod`)
+    after the first one in the Q K^T register blocks, against the rows' running max, and
+    recomputes a tile with the softmax pass only if its scores rise more than 2^8 above
+    that max; `softmax=pass` always runs the pass over each tile's scores.
     bf16 on a target with AVX512-BF16 runs Q K^T and P V as `x86vector.avx512.dot` (vdpbf16ps) on bf16 pairs,
     P rounded to bf16; otherwise f16 / bf16 are widened to f32 as they are loaded.
     Scores, softmax state and accumulators are f32 in every case.
@@ -92,6 +96,9 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
            "Vectors of head_dim per P V register block (0: from the target)">,
     Option<"unroll", "unroll", "int64_t", /*default=*/"0",
            "Steps of the Q K^T and P V reduction loops per loop iteration (0: from the target)">,
+    Option<"softmax", "softmax", "std::string", /*default=*/"\"fused\"",
+           "Where full tiles take the softmax: fused (in the Q K^T register blocks) or pass "
+           "(a pass over each tile's scores)">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "Test instrumentation: count visited KV tiles in a global "
            "`<kernel>_tiles_visited` (never set by attnc's production pipeline)">

@@ -69,10 +69,11 @@ static llvm::ArrayRef<Tunable> halideTunables() {
 /// dtype unless set (attn-tile-flash's tensor-core rule).
 static llvm::ArrayRef<Tunable> cudaTunables() {
   static const std::vector<Tunable> tunables = [] {
-    // Not unroll: a fact of the CPU loops.
+    // Not unroll and softmax: facts of the CPU loops.
     std::vector<Tunable> t;
-    llvm::copy_if(cpuTunables(), std::back_inserter(t),
-                  [](const Tunable &c) { return c.name != "unroll"; });
+    llvm::copy_if(cpuTunables(), std::back_inserter(t), [](const Tunable &c) {
+      return c.name != "unroll" && c.name != "softmax";
+    });
     t[1].defaultValue = 0;
     t[1].automatic = "64, or 32 for f32 (TF32: its scores and P take twice the registers)";
     return t;
@@ -260,6 +261,7 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   lowering.pvRows = s.schedule.get("pv_rows");
   lowering.pvVectors = s.schedule.get("pv_vectors");
   lowering.unroll = s.schedule.get("unroll");
+  lowering.softmax = s.schedule.getChoice("softmax").str();
   lowering.countTiles = s.countTiles;
   pm.addPass(mlir::attn::createAttnLowerFlashToCPUPass(lowering));
   buildPrepareLoopsPipeline(pm);

@@ -99,8 +99,8 @@ Value FlashKernelBuilder::nextVisitedTile(Value from, Value end) {
 
 /// One visited KV tile: scores, mods and mask where needed, online softmax,
 /// P V; the rows of KV tile `nextKvTile` are prefetched meanwhile if `hasNext`.
-void FlashKernelBuilder::visitTile(Value kTile, Value hasNext, Value nextKvTile,
-                                   StringRef counterName) {
+void FlashKernelBuilder::visitTile(Value kTile, Value isFirst, Value hasNext,
+                                   Value nextKvTile, StringRef counterName) {
   Value k0 = mul(kTile, idx(blockKv));
   Value cols = minIdx(idx(blockKv), arith::SubIOp::create(b, seqKv, k0));
   Value full = classifyKvTile(kTile).first;
@@ -120,20 +120,33 @@ void FlashKernelBuilder::visitTile(Value kTile, Value hasNext, Value nextKvTile,
                                 arith::ConstantIntOp::create(b, 1, 64), counter,
                                 ValueRange{idx(0)});
   }
-  if (dot) {
-    packValuePairs(k0, cols);
-    computeScoresDot(k0, cols);
-  } else {
-    if (widen)
-      widenKvTile(k0, cols);
-    computeScores(k0, cols);
-  }
   Value edge = lt(cols, idx(blockKv));
   bool needsElementPass = !op.getScoreMod().empty();
   Value elementPass = arith::OrIOp::create(b, arith::OrIOp::create(b, edge, notI1(full)),
                                            arith::ConstantIntOp::create(b, needsElementPass, 1));
-  ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
-  onlineSoftmax();
+  auto scoresAndSoftmax = [&] {
+    if (dot)
+      computeScoresDot(k0, cols);
+    else
+      computeScores(k0, cols);
+    ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
+    onlineSoftmax();
+  };
+  if (dot)
+    packValuePairs(k0, cols);
+  else if (widen)
+    widenKvTile(k0, cols);
+  if (canFuseSoftmax()) {
+    // The first visited tile sets the rows' max; partial and edge tiles need
+    // the element pass between scores and softmax.
+    Value tryFused = arith::AndIOp::create(b, notI1(elementPass), notI1(isFirst));
+    Value fused = select(
+        tryFused, b.getI1Type(), [&] { return fusedScores(k0, cols); },
+        [&] { return arith::ConstantIntOp::create(b, 0, 1).getResult(); });
+    ifThen(notI1(fused), scoresAndSoftmax);
+  } else {
+    scoresAndSoftmax();
+  }
   if (dot)
     accumulatePVDot(cols);
   else
@@ -260,6 +273,10 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   M = stackBuffer({blockQ}, f32Type);
   L = stackBuffer({blockQ}, f32Type);
   ALPHA = stackBuffer({blockQ}, f32Type);
+  if (canFuseSoftmax()) {
+    TSUM = stackBuffer({blockQ}, f32Type);
+    XMAX = stackBuffer({cfg.vectorWidth}, f32Type);
+  }
   status = stackBuffer({1}, b.getI32Type());
   if (widen) {
     // Zero once: the padding columns [dim, dimPadded) are never written.
@@ -316,7 +333,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     Block *after = b.createBlock(&walk.getAfter(), {}, {b.getIndexType()}, {b.getLoc()});
     cur = after->getArgument(0);
     Value next = nextVisitedTile(add(cur, idx(1)), endKvTile);
-    visitTile(cur, lt(next, endKvTile), next, counterName);
+    Value isFirst = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, cur, firstVisited);
+    visitTile(cur, isFirst, lt(next, endKvTile), next, counterName);
     scf::YieldOp::create(b, ValueRange{next});
   }
   writeOutputs();

@@ -8,7 +8,8 @@
 // The builder of one attn.flash's tile function, shared by the files that
 // emit its pieces: FlashKernel.cpp (the function, the KV-tile walk, prologue
 // and epilogue), FlashScores.cpp (Q^T, S^T = K Q^T, mods and masks),
-// FlashSoftmax.cpp (the online softmax) and FlashValues.cpp (acc += P V).
+// FlashSoftmax.cpp (the online softmax, as a pass over a tile's scores or
+// fused into Q K^T) and FlashValues.cpp (acc += P V).
 // Private to lib/Conversion/AttnToCPU.
 //
 //===----------------------------------------------------------------------===//
@@ -35,6 +36,11 @@ using attnc::largestDivisorUpTo;
 /// of the vector width, so of 4).
 constexpr int64_t kSoftmaxChains = 4;
 static_assert(kSoftmaxChains % 2 == 0, "the bf16 softmax packs P in key pairs per step");
+
+/// The fused softmax (`softmax=fused`) keeps a row's running max while a
+/// tile's scores stay within this many powers of 2 above it (P <= 2^8); a
+/// tile that rises further is computed again with the softmax pass.
+constexpr float kFusedHeadroom = 8.0f;
 
 /// Bytes per cache line, the prefetch granule.
 constexpr int64_t kLineBytes = 64;
@@ -145,7 +151,8 @@ private:
   Value loadValue(OpBuilder &nb, Location loc, Value row, int64_t d);
   std::pair<Value, Value> classifyKvTile(Value kTile);
   Value nextVisitedTile(Value from, Value end);
-  void visitTile(Value kTile, Value hasNext, Value nextKvTile, StringRef counterName);
+  void visitTile(Value kTile, Value isFirst, Value hasNext, Value nextKvTile,
+                 StringRef counterName);
   void prefetchRow(Value buf, const Strides &strides, Value headIdx, Value row);
   void prefetchValueRows(Value rowBlock, int64_t rowBlocks);
   double queryScale();
@@ -157,14 +164,20 @@ private:
   using ScoreStep = llvm::function_ref<SmallVector<Value>(
       OpBuilder &, Location, Value step, ArrayRef<Value> keyBases, ArrayRef<Value> rowCols,
       ValueRange acc)>;
-  void scoreBlocks(Value k0, Value cols, int64_t trips, Value scale, ScoreStep step);
-  void computeScores(Value k0, Value cols);
+  void scoreBlocks(Value k0, Value cols, int64_t trips, Value scale, ScoreStep step,
+                   bool fused = false);
+  void computeScores(Value k0, Value cols, bool fused = false);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   void applyMaskVectorized(Value k0, Value cols, Value full);
   Value inlineMod(Region &region, ArrayRef<Value> args);
   Value plainMax(OpBuilder &nb, Location loc, Value x, Value y);
   template <typename Step> SmallVector<Value> foldKeys(Value init, Step step);
   void onlineSoftmax();
+  // The fused softmax (FlashSoftmax.cpp).
+  bool canFuseSoftmax() const { return cfg.fusedSoftmax && base2Scores && !dot; }
+  Value fusedScores(Value k0, Value cols);
+  void fusedSoftmaxBlock(ArrayRef<Value> keyRows, ArrayRef<Value> rowCols, ValueRange sums);
+  Value acceptFusedTile();
   /// One step of a P V register block: the next accumulators.
   using ValueStep = llvm::function_ref<SmallVector<Value>(
       OpBuilder &, Location, Value step, ArrayRef<Value> rowIdx, int64_t d0, int64_t vecBlock,
@@ -209,6 +222,7 @@ private:
   Value seqQ, seqKv, q0, rows;
   Strides qS, kS, vS, outS, lseS;
   Value QT, ST, Acc, M, L, ALPHA, status;
+  Value TSUM, XMAX; // fused softmax: the tile's row sums, its largest exponent
   Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded
   Value QP, VP, PB; // dot: q, v and P packed in bf16 pairs (FlashBf16Dot.cpp)
   Value vBatchHead; // offset of v[batch, kvHead, 0, 0]

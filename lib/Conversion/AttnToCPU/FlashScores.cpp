@@ -111,11 +111,12 @@ Value FlashKernelBuilder::keyRowOffset(Value k0, Value lastKey, Value j) {
 /// S^T for all blockQ rows and blockKv keys as register blocks of keyBlock
 /// keys x rowVecs vectors of rows, each accumulated over `trips` steps of
 /// `step` (given the block's key row offsets and first row of each vector),
-/// times `scale` (if given) when stored. The k rows of the next visited tile
-/// are prefetched once per key block. Keys past the sequence read its last
-/// row (in bounds); they are masked later.
+/// times `scale` (if given) when stored, or `fused`: with the softmax applied
+/// in registers (fusedSoftmaxBlock). The k rows of the next visited tile are
+/// prefetched once per key block. Keys past the sequence read its last row
+/// (in bounds); they are masked later.
 void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value scale,
-                                     ScoreStep step) {
+                                     ScoreStep step, bool fused) {
   int64_t w = cfg.vectorWidth;
   // The block must tile blockKv x blockQ exactly: take the largest sizes up
   // to the configured ones that divide it.
@@ -139,7 +140,9 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
                                        scf::YieldOp::create(
                                            nb, loc, step(nb, loc, t, keyBases, rowCols, acc));
                                      });
-      for (int64_t r = 0; r < keyBlock; ++r)
+      if (fused)
+        fusedSoftmaxBlock(keyRows, rowCols, sums.getResults());
+      for (int64_t r = 0; r < keyBlock && !fused; ++r)
         for (int64_t c = 0; c < rowVecs; ++c) {
           Value sum = sums.getResult(r * rowVecs + c);
           if (scale)
@@ -153,8 +156,9 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
 
 /// S^T[j, i..] = sum_d k[k0 + j, d] * Q^T[d, i..] (Q^T holds the scale): per
 /// step of d, rowVecs loads of Q^T and keyBlock scalar loads of k (in place,
-/// or widened in KF) feed keyBlock * rowVecs FMAs.
-void FlashKernelBuilder::computeScores(Value k0, Value cols) {
+/// or widened in KF) feed keyBlock * rowVecs FMAs. `fused`: P^T instead of
+/// S^T (fusedScores).
+void FlashKernelBuilder::computeScores(Value k0, Value cols, bool fused) {
   scoreBlocks(k0, cols, dim, /*scale=*/Value(),
               [&](OpBuilder &nb, Location loc, Value d, ArrayRef<Value> keyBases,
                   ArrayRef<Value> rowCols, ValueRange acc) {
@@ -169,7 +173,8 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols) {
                     next.push_back(vector::FMAOp::create(nb, loc, kb, q, acc[r * qv.size() + c]));
                 }
                 return next;
-              });
+              },
+              fused);
 }
 
 /// A score_mod / mask_mod body inlined; a zero divisor sets the function's

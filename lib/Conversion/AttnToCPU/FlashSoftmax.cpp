@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // m' = max(m, rowmax S), P = exp(S - m'), l and the rescale factor, over
-// vectors of query rows (the lanes of S^T).
+// vectors of query rows (the lanes of S^T); and the fused softmax of full
+// tiles, P = exp(S - m) in the Q K^T register blocks (below).
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,4 +113,82 @@ void FlashKernelBuilder::onlineSoftmax() {
     vector::StoreOp::create(b, mNew, M, ValueRange{i});
     vector::StoreOp::create(b, alpha, ALPHA, ValueRange{i});
   });
+}
+
+// The fused softmax. The pass above reads each tile's scores twice after
+// Q K^T stored them (max, then exp and sum) and rescales l and the
+// accumulators by 2^(m - m') every tile. On a full tile after the first
+// visited one, the row's max rarely moves far: there P^T = 2^(S^T - m) is
+// taken against the running max m as it stands, in the Q K^T register block
+// that just computed the scores (no store and reload of S^T, and the exp
+// instructions overlap the next block's FMAs), and m, l's scale and the
+// accumulators stay as they are. P may exceed 1 then, up to 2^kFusedHeadroom,
+// which f32 sums carry without loss; a tile whose scores rise further above m
+// (or a row with no max yet) is recomputed with the pass, so the result never
+// depends on that bound. FlashAttention-4 rescales conditionally in the same
+// spirit on GPUs.
+
+/// Scores and the fused softmax of a full tile into ST (P^T), TSUM and XMAX;
+/// returns whether the tile stands (acceptFusedTile).
+Value FlashKernelBuilder::fusedScores(Value k0, Value cols) {
+  int64_t w = cfg.vectorWidth;
+  Value zeros = zeroVector(b, b.getLoc());
+  loop(0, blockQ, w, [&](Value i) { vector::StoreOp::create(b, zeros, TSUM, ValueRange{i}); });
+  vector::StoreOp::create(b, vector::BroadcastOp::create(b, vecType(), negInf()), XMAX,
+                          ValueRange{idx(0)});
+  computeScores(k0, cols, /*fused=*/true);
+  return acceptFusedTile();
+}
+
+/// One Q K^T register block's sums (keyRows x rowCols vectors of rows, in
+/// the order scoreBlocks accumulates them): P^T = 2^(S^T - m) into ST, the
+/// rows' sums added to TSUM, the largest exponent into XMAX. 2^x is exact to
+/// the polynomial for x < 128 (emitExp2NonPositive); larger x, and NaN for a
+/// row whose max is -inf, are caught by acceptFusedTile.
+void FlashKernelBuilder::fusedSoftmaxBlock(ArrayRef<Value> keyRows, ArrayRef<Value> rowCols,
+                                           ValueRange sums) {
+  Location loc = b.getLoc();
+  Value xMax = vector::LoadOp::create(b, vecType(), XMAX, ValueRange{idx(0)});
+  for (auto [c, col] : llvm::enumerate(rowCols)) {
+    Value m = vector::LoadOp::create(b, vecType(), M, ValueRange{col});
+    Value rowSum = vector::LoadOp::create(b, vecType(), TSUM, ValueRange{col});
+    for (auto [r, key] : llvm::enumerate(keyRows)) {
+      Value x = arith::SubFOp::create(b, sums[r * rowCols.size() + c], m);
+      xMax = plainMax(b, loc, xMax, x);
+      Value p = emitExp2NonPositive(b, loc, x, ExpAccuracy::f32, cfg.avx512Scalef);
+      vector::StoreOp::create(b, p, ST, ValueRange{key, col});
+      rowSum = arith::AddFOp::create(b, rowSum, p);
+    }
+    vector::StoreOp::create(b, rowSum, TSUM, ValueRange{col});
+  }
+  vector::StoreOp::create(b, xMax, XMAX, ValueRange{idx(0)});
+}
+
+/// The fused tile stands if every exponent was <= kFusedHeadroom and every
+/// row has a max (m > -inf: otherwise s - m is +inf or NaN, which XMAX's
+/// plain max may have skipped); then l += TSUM and ALPHA = 1 (m unchanged).
+Value FlashKernelBuilder::acceptFusedTile() {
+  int64_t w = cfg.vectorWidth;
+  Value headroom = vector::BroadcastOp::create(b, vecType(), f32(kFusedHeadroom));
+  Value negInfVec = vector::BroadcastOp::create(b, vecType(), negInf());
+  Value xMax = vector::LoadOp::create(b, vecType(), XMAX, ValueRange{idx(0)});
+  Value ok = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, xMax, headroom);
+  auto rowsOk = scf::ForOp::create(
+      b, idx(0), idx(blockQ), idx(w), ValueRange{ok},
+      [&](OpBuilder &nb, Location loc, Value i, ValueRange acc) {
+        Value m = vector::LoadOp::create(nb, loc, vecType(), M, ValueRange{i});
+        Value hasMax = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OGT, m, negInfVec);
+        scf::YieldOp::create(nb, loc, arith::AndIOp::create(nb, loc, acc[0], hasMax).getResult());
+      });
+  Value stands = vector::ReductionOp::create(b, vector::CombiningKind::AND, rowsOk.getResult(0));
+  ifThen(stands, [&] {
+    Value ones = vector::BroadcastOp::create(b, vecType(), f32(1));
+    loop(0, blockQ, w, [&](Value i) {
+      Value l = vector::LoadOp::create(b, vecType(), L, ValueRange{i});
+      Value sum = vector::LoadOp::create(b, vecType(), TSUM, ValueRange{i});
+      vector::StoreOp::create(b, arith::AddFOp::create(b, l, sum), L, ValueRange{i});
+      vector::StoreOp::create(b, ones, ALPHA, ValueRange{i});
+    });
+  });
+  return stands;
 }

@@ -75,6 +75,11 @@ struct AttnLowerFlashToCPUPass
       module.emitError("attn-lower-flash-to-cpu: register block sizes and unroll must be >= 0");
       return signalPassFailure();
     }
+    if (softmax != "fused" && softmax != "pass") {
+      module.emitError("attn-lower-flash-to-cpu: softmax must be fused or pass, got '")
+          << softmax << "'";
+      return signalPassFailure();
+    }
     CpuKernelConfig config;
     config.vectorWidth = cpu->vectorWidth;
     config.avx512Scalef = cpu->isX86() && cpu->vectorWidth == 16;
@@ -83,6 +88,7 @@ struct AttnLowerFlashToCPUPass
     config.pvRows = pvRows ? int64_t(pvRows) : cpu->pvRows();
     config.pvVectors = pvVectors ? int64_t(pvVectors) : cpu->pvVectors();
     config.unroll = unroll ? int64_t(unroll) : cpu->loopUnroll();
+    config.fusedSoftmax = softmax == "fused";
     config.bf16Dot = cpu->bf16Dot;
     config.countTiles = countTiles;
     SmallVector<Attribute> kernels;

@@ -18,6 +18,8 @@
 
 using namespace attnc;
 
+static const llvm::StringRef kSoftmaxPlaces[] = {"fused", "pass"};
+
 llvm::ArrayRef<Tunable> attnc::cpuTunables() {
   static const Tunable tunables[] = {
       {"block_q", 0, 8, 256, true,
@@ -39,6 +41,10 @@ llvm::ArrayRef<Tunable> attnc::cpuTunables() {
       {"unroll", 0, 1, 4, false,
        "steps of the Q K^T (head_dim) and P V (keys) loops per loop iteration",
        "2 on AVX2, 1 elsewhere"},
+      {"softmax", 0, 0, 1, false,
+       "where full tiles take the softmax: in the Q K^T register blocks against the running "
+       "max (fused), or in a pass over each tile's scores (pass)",
+       "", kSoftmaxPlaces},
   };
   return tunables;
 }

@@ -28,6 +28,10 @@ struct CpuKernelConfig {
   int64_t pvVectors = 4;
   /// Reduction steps per iteration of the Q K^T and P V loops.
   int64_t unroll = 1;
+  /// Full KV tiles (no mask to evaluate, no score_mod) take the softmax in
+  /// the Q K^T register blocks against the running max (FlashSoftmax.cpp);
+  /// otherwise a pass over each tile's scores does it.
+  bool fusedSoftmax = false;
   /// The target has AVX512-BF16: bf16 kernels use vdpbf16ps.
   bool bf16Dot = false;
   /// x86-64 with AVX-512: exp scales by 2^n in one vscalefps.

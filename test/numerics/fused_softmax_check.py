@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Checks the CPU kernels' fused softmax against a float64 softmax and the softmax pass.
+
+With `softmax=fused` (the default) a full KV tile after a query tile's first one takes
+P = 2^(s - m) against the rows' running max m in the Q K^T register blocks, and stands only
+if no exponent exceeds 8 (P <= 2^8); otherwise the tile is computed again by the softmax
+pass (`softmax=pass`). The check builds a dense spec both ways and runs them through the C
+ABI on inputs that steer each tile down either path:
+  - random: the max hardly moves after the first tile, every later tile stands: within the
+    matrix tolerance of the reference, and not bit-identical to the pass (the fused path ran);
+  - rising: every tile's scores rise 20 powers of 2 above the last, every fused tile is
+    recomputed: bit-identical to the pass (a refused tile leaves no trace);
+  - creeping: 6 per tile, so tiles stand with P up to 2^6 until the exponents pass 8 and
+    one is recomputed, in turn: within tolerance;
+  - spike: one key 30 above the rest in a middle tile: within tolerance.
+Exit status 0 when every case holds.
+"""
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from attnc_abi import K_DL_FLOAT, Options
+from device_run import compare, tensor
+
+HEADS, DIM, SEQ, BLOCK_KV = 2, 32, 512, 64
+SPEC = """attn.kernel @fused {
+  attn.attention {num_heads = %d, head_dim = %d, dtype = f32, layout = bhsd,
+                  mask = #attn.full, outputs = [out, lse]}
+}
+""" % (HEADS, DIM)
+RTOL, ATOL = 2e-5, 2e-6  # the matrix's f32 tolerance; |v| < 1
+LOG2E = 1.4426950408889634
+
+
+def build(attnc, spec, target, softmax, work):
+    so = os.path.join(work, softmax + ".so")
+    cmd = [attnc, spec, "--target", target, "--emit=so", "--schedule",
+           "block_kv=%d,softmax=%s" % (BLOCK_KV, softmax), "-o", so]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), proc.stdout))
+    entry = getattr(ctypes.CDLL(os.path.abspath(so)), "fused")
+    entry.restype = ctypes.c_int
+    return entry
+
+
+def call(entry, q, k, v):
+    out, lse = np.zeros_like(q), np.zeros(q.shape[:3], np.float32)
+    ts = [tensor(a, K_DL_FLOAT, 32) for a in (q, k, v, out, lse)]
+    rc = entry(*(ctypes.byref(t) for t in ts), ctypes.byref(Options(1, None)))
+    if rc:
+        sys.exit("kernel returned %d" % rc)
+    return out, lse
+
+
+def reference(q, k, v):
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k.astype(np.float64)) / np.sqrt(DIM)
+    m = s.max(axis=-1, keepdims=True)
+    p = np.exp(s - m)
+    l = p.sum(axis=-1, keepdims=True)
+    return np.einsum("bhqk,bhkd->bhqd", p / l, v.astype(np.float64)), (m + np.log(l))[..., 0]
+
+
+def rising_keys(rng, per_tile):
+    """Keys whose score with every query (q = e0) rises per_tile powers of 2 per KV tile."""
+    k = rng.uniform(-1, 1, (1, HEADS, SEQ, DIM)).astype(np.float32) * 0.01
+    step = per_tile / (BLOCK_KV * LOG2E / np.sqrt(DIM))
+    k[..., 0] = np.arange(SEQ) * step
+    return k
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attnc", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--target", default="x86-64-avx2")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    spec = os.path.join(args.work, "fused.mlir")
+    with open(spec, "w") as f:
+        f.write(SPEC)
+    fused = build(args.attnc, spec, args.target, "fused", args.work)
+    pass_ = build(args.attnc, spec, args.target, "pass", args.work)
+
+    rng = np.random.default_rng(11)
+    shape = (1, HEADS, SEQ, DIM)
+    rand = lambda: rng.uniform(-1, 1, shape).astype(np.float32)
+    q, k, v = rand(), rand(), rand()
+    e0 = np.zeros(shape, np.float32)
+    e0[..., 0] = 1
+    spike = k.copy()  # key 266 scores 30 powers of 2 with the queries near e0
+    spike[:, :, 4 * BLOCK_KV + 10, :] = 0
+    spike[:, :, 4 * BLOCK_KV + 10, 0] = 30 * np.sqrt(DIM) / LOG2E
+    cases = [("random", q, k, "differ"),
+             ("rising", e0, rising_keys(rng, 20), "identical"),
+             ("creeping", e0, rising_keys(rng, 6), "differ"),
+             ("spike", e0 + 0.01 * rand(), spike, None)]
+    ok = True
+    for name, qc, kc, versus_pass in cases:
+        got, by_pass = call(fused, qc, kc, v), call(pass_, qc, kc, v)
+        ref = reference(qc, kc, v)
+        ok = compare(name + " out", got[0].astype(np.float64), ref[0], RTOL, ATOL) and ok
+        ok = compare(name + " lse", got[1].astype(np.float64), ref[1], RTOL, ATOL) and ok
+        same = all(np.array_equal(a, b) for a, b in zip(got, by_pass))
+        if versus_pass:
+            good = same == (versus_pass == "identical")
+            print("%s against softmax=pass: %s, expected %s: %s"
+                  % (name, "identical" if same else "differ", versus_pass,
+                     "ok" if good else "MISMATCH"))
+            ok = good and ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
