@@ -32,6 +32,17 @@ def tensor(array, code, bits, device=K_DL_CPU):
     return t
 
 
+def call_f32(entry, q, k, v):
+    """Runs an f32 kernel with outputs [out, lse] through its C entry `entry` (ctypes) on
+    1 thread; returns (out, lse) as float32 arrays. Exits on a non-zero status."""
+    out, lse = np.zeros_like(q), np.zeros(q.shape[:3], np.float32)
+    ts = [tensor(a, K_DL_FLOAT, 32) for a in (q, k, v, out, lse)]
+    rc = entry(*(ctypes.byref(t) for t in ts), ctypes.byref(Options(1, None)))
+    if rc:
+        sys.exit("kernel returned %d" % rc)
+    return out, lse
+
+
 def as_float64(array, dtype):
     if dtype == "bf16":  # raw bits, as attnc-run writes them
         return (array.astype(np.uint32) << 16).view(np.float32).astype(np.float64)

@@ -23,8 +23,7 @@ import sys
 
 import numpy as np
 
-from attnc_abi import K_DL_FLOAT, Options
-from device_run import compare, tensor
+from device_run import call_f32, compare
 
 HEADS, DIM, SEQ, BLOCK_KV = 2, 32, 512, 64
 SPEC = """attn.kernel @fused {
@@ -46,15 +45,6 @@ def build(attnc, spec, target, softmax, work):
     entry = getattr(ctypes.CDLL(os.path.abspath(so)), "fused")
     entry.restype = ctypes.c_int
     return entry
-
-
-def call(entry, q, k, v):
-    out, lse = np.zeros_like(q), np.zeros(q.shape[:3], np.float32)
-    ts = [tensor(a, K_DL_FLOAT, 32) for a in (q, k, v, out, lse)]
-    rc = entry(*(ctypes.byref(t) for t in ts), ctypes.byref(Options(1, None)))
-    if rc:
-        sys.exit("kernel returned %d" % rc)
-    return out, lse
 
 
 def reference(q, k, v):
@@ -101,7 +91,7 @@ def main():
              ("spike", e0 + 0.01 * rand(), spike, None)]
     ok = True
     for name, qc, kc, versus_pass in cases:
-        got, by_pass = call(fused, qc, kc, v), call(pass_, qc, kc, v)
+        got, by_pass = call_f32(fused, qc, kc, v), call_f32(pass_, qc, kc, v)
         ref = reference(qc, kc, v)
         ok = compare(name + " out", got[0].astype(np.float64), ref[0], RTOL, ATOL) and ok
         ok = compare(name + " lse", got[1].astype(np.float64), ref[1], RTOL, ATOL) and ok
