@@ -74,8 +74,8 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
     (head_dim for Q K^T, keys for P V) per iteration of those loops. V is read in place.
     `softmax=fused` takes the softmax of full tiles (no mask to evaluate, no `score_mod`)
     after the first one in the Q K^T register blocks, against the rows' running max, and
-    recomputes a tile with the softmax pass only if its scores rise more than 2^8 above
-    that max; `softmax=pass` always runs the pass over each tile's scores.
+    recomputes a tile with the softmax pass only if a row's sum of 2^(s - max) passes 2^12
+    (scores that rose well above that max); `softmax=pass` always runs the pass over each tile's scores.
     bf16 on a target with AVX512-BF16 runs Q K^T and P V as `x86vector.avx512.dot` (vdpbf16ps) on bf16 pairs,
     P rounded to bf16; otherwise f16 / bf16 are widened to f32 as they are loaded.
     Scores, softmax state and accumulators are f32 in every case.

@@ -3,15 +3,15 @@
 
 With `softmax=fused` (the default) a full KV tile after a query tile's first one takes
 P = 2^(s - m) against the rows' running max m in the Q K^T register blocks, and stands only
-if no exponent exceeds 8 (P <= 2^8); otherwise the tile is computed again by the softmax
+if every row sum of its P stays <= 2^12; otherwise the tile is computed again by the softmax
 pass (`softmax=pass`). The check builds a dense spec both ways and runs them through the C
 ABI on inputs that steer each tile down either path:
   - random: the max hardly moves after the first tile, every later tile stands: within the
     matrix tolerance of the reference, and not bit-identical to the pass (the fused path ran);
   - rising: every tile's scores rise 20 powers of 2 above the last, every fused tile is
     recomputed: bit-identical to the pass (a refused tile leaves no trace);
-  - creeping: 6 per tile, so tiles stand with P up to 2^6 until the exponents pass 8 and
-    one is recomputed, in turn: within tolerance;
+  - creeping: 6 per tile, so a tile stands with P up to 2^6 and the next one, whose sums
+    pass 2^12, is recomputed, in turn: within tolerance;
   - spike: one key 30 above the rest in a middle tile: within tolerance.
 Exit status 0 when every case holds.
 """

@@ -273,10 +273,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   M = stackBuffer({blockQ}, f32Type);
   L = stackBuffer({blockQ}, f32Type);
   ALPHA = stackBuffer({blockQ}, f32Type);
-  if (canFuseSoftmax()) {
+  if (canFuseSoftmax())
     TSUM = stackBuffer({blockQ}, f32Type);
-    XMAX = stackBuffer({cfg.vectorWidth}, f32Type);
-  }
   status = stackBuffer({1}, b.getI32Type());
   if (widen) {
     // Zero once: the padding columns [dim, dimPadded) are never written.

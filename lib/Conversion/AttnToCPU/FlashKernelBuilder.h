@@ -37,10 +37,11 @@ using attnc::largestDivisorUpTo;
 constexpr int64_t kSoftmaxChains = 4;
 static_assert(kSoftmaxChains % 2 == 0, "the bf16 softmax packs P in key pairs per step");
 
-/// The fused softmax (`softmax=fused`) keeps a row's running max while a
-/// tile's scores stay within this many powers of 2 above it (P <= 2^8); a
-/// tile that rises further is computed again with the softmax pass.
-constexpr float kFusedHeadroom = 8.0f;
+/// The fused softmax (`softmax=fused`) keeps the rows' running max m while
+/// a tile's row sums of P = 2^(s - m) stay within this (so every P does); a
+/// tile that rises further is computed again with the softmax pass. 2^12:
+/// one key up to 12 powers of 2 above m, a whole tile of 64 up to 6.
+constexpr float kFusedSumLimit = 4096.0f;
 
 /// Bytes per cache line, the prefetch granule.
 constexpr int64_t kLineBytes = 64;
@@ -222,7 +223,7 @@ private:
   Value seqQ, seqKv, q0, rows;
   Strides qS, kS, vS, outS, lseS;
   Value QT, ST, Acc, M, L, ALPHA, status;
-  Value TSUM, XMAX; // fused softmax: the tile's row sums, its largest exponent
+  Value TSUM; // fused softmax: the tile's row sums
   Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded
   Value QP, VP, PB; // dot: q, v and P packed in bf16 pairs (FlashBf16Dot.cpp)
   Value vBatchHead; // offset of v[batch, kvHead, 0, 0]

@@ -122,63 +122,67 @@ void FlashKernelBuilder::onlineSoftmax() {
 // taken against the running max m as it stands, in the Q K^T register block
 // that just computed the scores (no store and reload of S^T, and the exp
 // instructions overlap the next block's FMAs), and m, l's scale and the
-// accumulators stay as they are. P may exceed 1 then, up to 2^kFusedHeadroom,
-// which f32 sums carry without loss; a tile whose scores rise further above m
-// (or a row with no max yet) is recomputed with the pass, so the result never
-// depends on that bound. FlashAttention-4 rescales conditionally in the same
-// spirit on GPUs.
+// accumulators stay as they are. P may exceed 1 then; the tile stands while
+// its row sums stay <= kFusedSumLimit (so every P does), which f32 sums carry
+// without loss. A tile whose scores rise further above m (or a row with no max
+// yet) is recomputed with the pass, so the result never depends on that bound.
+// FlashAttention-4 rescales conditionally in the same spirit on GPUs.
 
-/// Scores and the fused softmax of a full tile into ST (P^T), TSUM and XMAX;
+/// Scores and the fused softmax of a full tile into ST (P^T) and TSUM;
 /// returns whether the tile stands (acceptFusedTile).
 Value FlashKernelBuilder::fusedScores(Value k0, Value cols) {
-  int64_t w = cfg.vectorWidth;
   Value zeros = zeroVector(b, b.getLoc());
-  loop(0, blockQ, w, [&](Value i) { vector::StoreOp::create(b, zeros, TSUM, ValueRange{i}); });
-  vector::StoreOp::create(b, vector::BroadcastOp::create(b, vecType(), negInf()), XMAX,
-                          ValueRange{idx(0)});
+  loop(0, blockQ, cfg.vectorWidth,
+       [&](Value i) { vector::StoreOp::create(b, zeros, TSUM, ValueRange{i}); });
   computeScores(k0, cols, /*fused=*/true);
   return acceptFusedTile();
 }
 
 /// One Q K^T register block's sums (keyRows x rowCols vectors of rows, in
 /// the order scoreBlocks accumulates them): P^T = 2^(S^T - m) into ST, the
-/// rows' sums added to TSUM, the largest exponent into XMAX. 2^x is exact to
-/// the polynomial for x < 128 (emitExp2NonPositive); larger x, and NaN for a
-/// row whose max is -inf, are caught by acceptFusedTile.
+/// rows' sums added to TSUM. The exponent is capped at 64 where 2^n is built
+/// from exponent bits (which wrap past 127; vscalefps gives inf there): a
+/// capped P is 2^64, far over the sum limit, so its tile is refused, as is one
+/// with a NaN score.
 void FlashKernelBuilder::fusedSoftmaxBlock(ArrayRef<Value> keyRows, ArrayRef<Value> rowCols,
                                            ValueRange sums) {
   Location loc = b.getLoc();
-  Value xMax = vector::LoadOp::create(b, vecType(), XMAX, ValueRange{idx(0)});
+  Value cap = vector::BroadcastOp::create(b, vecType(), f32(64));
   for (auto [c, col] : llvm::enumerate(rowCols)) {
     Value m = vector::LoadOp::create(b, vecType(), M, ValueRange{col});
     Value rowSum = vector::LoadOp::create(b, vecType(), TSUM, ValueRange{col});
     for (auto [r, key] : llvm::enumerate(keyRows)) {
       Value x = arith::SubFOp::create(b, sums[r * rowCols.size() + c], m);
-      xMax = plainMax(b, loc, xMax, x);
+      if (!cfg.avx512Scalef) // select(x < cap, x, cap): one vminps; NaN becomes the cap
+        x = arith::SelectOp::create(
+            b, arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, x, cap), x, cap);
       Value p = emitExp2NonPositive(b, loc, x, ExpAccuracy::f32, cfg.avx512Scalef);
       vector::StoreOp::create(b, p, ST, ValueRange{key, col});
       rowSum = arith::AddFOp::create(b, rowSum, p);
     }
     vector::StoreOp::create(b, rowSum, TSUM, ValueRange{col});
   }
-  vector::StoreOp::create(b, xMax, XMAX, ValueRange{idx(0)});
 }
 
-/// The fused tile stands if every exponent was <= kFusedHeadroom and every
-/// row has a max (m > -inf: otherwise s - m is +inf or NaN, which XMAX's
-/// plain max may have skipped); then l += TSUM and ALPHA = 1 (m unchanged).
+/// The fused tile stands if every row has a max (m > -inf: otherwise s - m
+/// is +inf or NaN) and a row sum <= kFusedSumLimit (a NaN sum, from a NaN
+/// score, fails too and takes the pass, which makes the row NaN); then
+/// l += TSUM and ALPHA = 1 (m unchanged).
 Value FlashKernelBuilder::acceptFusedTile() {
   int64_t w = cfg.vectorWidth;
-  Value headroom = vector::BroadcastOp::create(b, vecType(), f32(kFusedHeadroom));
+  Value limit = vector::BroadcastOp::create(b, vecType(), f32(kFusedSumLimit));
   Value negInfVec = vector::BroadcastOp::create(b, vecType(), negInf());
-  Value xMax = vector::LoadOp::create(b, vecType(), XMAX, ValueRange{idx(0)});
-  Value ok = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, xMax, headroom);
+  Value allTrue = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({w}, b.getI1Type()), true));
   auto rowsOk = scf::ForOp::create(
-      b, idx(0), idx(blockQ), idx(w), ValueRange{ok},
+      b, idx(0), idx(blockQ), idx(w), ValueRange{allTrue},
       [&](OpBuilder &nb, Location loc, Value i, ValueRange acc) {
         Value m = vector::LoadOp::create(nb, loc, vecType(), M, ValueRange{i});
-        Value hasMax = arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OGT, m, negInfVec);
-        scf::YieldOp::create(nb, loc, arith::AndIOp::create(nb, loc, acc[0], hasMax).getResult());
+        Value sum = vector::LoadOp::create(nb, loc, vecType(), TSUM, ValueRange{i});
+        Value ok = arith::AndIOp::create(
+            nb, loc, arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OGT, m, negInfVec),
+            arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::OLE, sum, limit));
+        scf::YieldOp::create(nb, loc, arith::AndIOp::create(nb, loc, acc[0], ok).getResult());
       });
   Value stands = vector::ReductionOp::create(b, vector::CombiningKind::AND, rowsOk.getResult(0));
   ifThen(stands, [&] {
