@@ -75,7 +75,8 @@ def AttnLowerFlashToCPUPass : Pass<"attn-lower-flash-to-cpu", "::mlir::ModuleOp"
     `softmax=fused` takes the softmax of full tiles (no mask to evaluate, no `score_mod`)
     after the first one in the Q K^T register blocks, against the rows' running max, and
     recomputes a tile with the softmax pass only if a row's sum of 2^(s - max) passes 2^12
-    (scores that rose well above that max); `softmax=pass` always runs the pass over each tile's scores.
+    (scores that rose well above that max); `softmax=pass` always runs the pass over each
+    tile's scores, as do the bf16 dot-product kernels.
     bf16 on a target with AVX512-BF16 runs Q K^T and P V as `x86vector.avx512.dot` (vdpbf16ps) on bf16 pairs,
     P rounded to bf16; otherwise f16 / bf16 are widened to f32 as they are loaded.
     Scores, softmax state and accumulators are f32 in every case.

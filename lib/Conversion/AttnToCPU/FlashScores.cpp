@@ -140,15 +140,17 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
                                        scf::YieldOp::create(
                                            nb, loc, step(nb, loc, t, keyBases, rowCols, acc));
                                      });
-      if (fused)
+      if (fused) {
         fusedSoftmaxBlock(keyRows, rowCols, sums.getResults());
-      for (int64_t r = 0; r < keyBlock && !fused; ++r)
-        for (int64_t c = 0; c < rowVecs; ++c) {
-          Value sum = sums.getResult(r * rowVecs + c);
-          if (scale)
-            sum = arith::MulFOp::create(b, sum, scale);
-          vector::StoreOp::create(b, sum, ST, ValueRange{keyRows[r], rowCols[c]});
-        }
+      } else {
+        for (int64_t r = 0; r < keyBlock; ++r)
+          for (int64_t c = 0; c < rowVecs; ++c) {
+            Value sum = sums.getResult(r * rowVecs + c);
+            if (scale)
+              sum = arith::MulFOp::create(b, sum, scale);
+            vector::StoreOp::create(b, sum, ST, ValueRange{keyRows[r], rowCols[c]});
+          }
+      }
       unrollSteps(sums);
     });
   });
