@@ -21,7 +21,7 @@ enum class ExpAccuracy { f32, bf16 };
 /// pass exponentiates s - max; exp(x) is 2^(x log2 e)). 2^0 = 1 exactly at
 /// either accuracy; below 2^-127 it gives 0. Positive t up to 127 are as
 /// accurate (n + 127 still fits the exponent field): the fused softmax takes
-/// s - m with m below the tile's max by up to 8, and refuses tiles with more.
+/// s - m against a running max m the scores may pass, capped at 64.
 /// `avx512Scalef`: the vectors are AVX-512 zmm, and p * 2^n is one vscalefps.
 Value emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
                           ExpAccuracy accuracy = ExpAccuracy::f32, bool avx512Scalef = false);
