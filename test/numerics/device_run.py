@@ -12,6 +12,7 @@ attnc_runtime.h) and checks |got - ref| <= atol + rtol * |ref| per element, as a
 import argparse
 import ctypes
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -30,6 +31,13 @@ def tensor(array, code, bits, device=K_DL_CPU):
                  DLDataType(code, bits, 1), shape, None, 0)
     t._keep = (array, shape)
     return t
+
+
+def run_tool(cmd):
+    """Runs one of attnc's tools; exits with its output if it fails."""
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode:
+        sys.exit("failed: %s\n%s" % (" ".join(cmd), proc.stdout))
 
 
 def call_f32(entry, q, k, v):

@@ -20,12 +20,11 @@ and asserts each rule. Exit status 0 when every rule holds.
 import argparse
 import ctypes
 import os
-import subprocess
 import sys
 
 import numpy as np
 
-from device_run import call_f32, compare
+from device_run import call_f32, compare, run_tool as run
 
 SPEC = """attn.kernel @nonfinite {
   attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 16, dtype = f32, layout = bhsd,
@@ -33,12 +32,6 @@ SPEC = """attn.kernel @nonfinite {
 }
 """
 SEQ, BLOCK, RTOL, ATOL = 150, 64, 2e-5, 2e-6
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if proc.returncode:
-        sys.exit("failed: %s\n%s" % (" ".join(cmd), proc.stdout))
 
 
 def call(entry, q, k, v):
