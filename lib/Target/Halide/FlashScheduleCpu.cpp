@@ -12,8 +12,12 @@
 //     lanes: the queries are stored transposed, once per item), `unroll`
 //     steps of head_dim per loop iteration (P V likewise over keys);
 //   - the row max, P and the row sum on vectors of rows;
-//   - P V as blocks of 4 rows x 4 vectors of head_dim (6 x 2 with 16);
-// then the state update on vectors of head_dim. Every intermediate has a
+//   - (P V)^T in blocks of the same shape, 4 vectors of rows x 4 values of
+//     head_dim (3 x 4 with 16);
+// then the state update on vectors of rows: every per-tile quantity has its
+// rows along the lanes, and the output is transposed back once per item (the
+// state update on vectors of head_dim took one scalar exp per row and tile:
+// 1.06x at head_dim 64, 1.13x at 128 on AVX2). Every intermediate has a
 // constant size and lives on the stack (heap allocations per tile cost the
 // prototype 15-20%, HALIDE-FLASH-NOTES.md).
 //
@@ -50,26 +54,21 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers
   const RegisterBlocks blocks = registerBlocks(registers);
   const int rowBlock = w * static_cast<int>(largestDivisorUpTo(p.blockQ / w, blocks.qkRowVectors));
   const int keyBlock = static_cast<int>(blocks.qkKeys);
-  const int pvRows = static_cast<int>(largestDivisorUpTo(p.blockQ, blocks.pvRows));
-  const int pvLanes = static_cast<int>(blocks.pvVectors) * w;
+  const int dBlock = static_cast<int>(largestDivisorUpTo(p.dim, blocks.qkKeys));
   auto tail = TailStrategy::GuardWithIf; // head_dim need not be a multiple of w
   const int unroll = static_cast<int>(p.unroll ? p.unroll : reductionUnroll(w, registers));
 
+  // The output reads the state across its rows (once per item).
   f.out.vectorize(d, w, tail);
   f.lse.vectorize(i, w, tail);
-  // Rows padded to whole vectors (D + 2 lanes, FlashAlgorithm.cpp): rows of
-  // 66 floats put every vector of acc across two cache lines.
-  f.state.compute_root().store_in(MemoryType::Stack).align_storage(d, w).vectorize(d, w, tail);
-  // Lanes read m and l (lanes D and D + 1), which the row's last vector
-  // writes (FlashAlgorithm.cpp). Unrolled, the row's vectors read them at
-  // known offsets before any store to them, so LLVM computes the rescale
-  // factors once per row, not once per vector (where a store in the loop may
-  // alias the read).
-  f.state.update()
-      .reorder(lane, i, rt)
-      .allow_race_conditions()
-      .vectorize(lane, w, tail)
-      .unroll(lane);
+  // O^T: the state keeps rows along the lanes, as Q^T, S^T and P do, so the
+  // update works on vectors of rows: the rescale factors are one vector exp
+  // per w rows (per row, they were a scalar exp each). Lanes in order within
+  // each vector of rows, unrolled: every acc lane reads m and l at known
+  // offsets before lanes D and D + 1 are written, so LLVM computes the factors
+  // once (FlashAlgorithm.cpp).
+  f.state.compute_root().store_in(MemoryType::Stack).reorder_storage(i, d).vectorize(i, w);
+  f.state.update().split(i, io, ii, w).reorder(ii, lane, io, rt).vectorize(ii).unroll(lane);
 
   // Q^T: rows along the lanes.
   f.queries.compute_root().store_in(MemoryType::Stack).reorder_storage(i, d);
@@ -96,25 +95,27 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers
   // Unrolled over the row vectors, the running max and sum stay in registers
   // across the keys (rolled, each key loaded and stored them).
   f.tileMax.update().reorder(i, f.rj.x).vectorize(i, w).unroll(i);
-  f.prob.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
+  f.prob.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w).unroll(i);
   f.tileSum.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
   f.tileSum.update().reorder(i, f.rj.x).vectorize(i, w).unroll(i);
 
-  // P V in blocks of pvRows rows x pvLanes of head_dim: each block's sums are a
-  // register Func (zeroed in registers, accumulated over the tile's keys),
-  // copied once into the tile's buffer, a wrapper the state reads.
+  // P V as (P V)^T, the shape of Q K^T: blocks of rowBlock rows (vectors of
+  // P's rows) x dBlock values of head_dim (broadcast from v), summed in a
+  // register Func over the tile's keys and copied once into the tile's
+  // buffer, a wrapper the state reads along its rows.
   Func pv = f.probValues.in(f.state);
   pv.compute_at(f.state, rt)
       .store_in(MemoryType::Stack)
-      .split(d, d, dd, pvLanes, tail)
-      .split(i, io, ii, pvRows)
-      .reorder(dd, ii, d, io)
-      .vectorize(dd, w)
-      .unroll(dd)
-      .unroll(ii);
-  f.probValues.compute_at(pv, d).store_in(MemoryType::Register);
+      .reorder_storage(i, d)
+      .split(i, io, ii, rowBlock)
+      .split(d, d, dd, dBlock)
+      .reorder(ii, dd, io, d)
+      .vectorize(ii, w)
+      .unroll(ii)
+      .unroll(dd);
+  f.probValues.compute_at(pv, io).store_in(MemoryType::Register).reorder_storage(i, d);
   Stage valueSteps = f.probValues.update();
-  reduceOver(valueSteps, {d, i}, f.rv.x, unroll);
+  reduceOver(valueSteps, {i, d}, f.rv.x, unroll);
   for (Stage stage : {Stage(f.probValues), valueSteps})
-    stage.vectorize(d, w, tail).unroll(d).unroll(i);
+    stage.vectorize(i, w).unroll(i).unroll(d);
 }
