@@ -95,7 +95,13 @@ void attnc::halide::scheduleFlashCpu(const FlashProblem &p, int w, int registers
   // Unrolled over the row vectors, the running max and sum stay in registers
   // across the keys (rolled, each key loaded and stored them).
   f.tileMax.update().reorder(i, f.rj.x).vectorize(i, w).unroll(i);
-  f.prob.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w).unroll(i);
+  // P a Q K^T block of rows at a time: their max and its test stay in
+  // registers across the keys.
+  f.prob.compute_at(f.state, rt)
+      .store_in(MemoryType::Stack)
+      .split(i, io, ii, rowBlock)
+      .vectorize(ii, w)
+      .unroll(ii);
   f.tileSum.compute_at(f.state, rt).store_in(MemoryType::Stack).vectorize(i, w);
   f.tileSum.update().reorder(i, f.rj.x).vectorize(i, w).unroll(i);
 
