@@ -357,7 +357,8 @@ def main():
                         help="also time the Halide backend with these autoschedulers' schedules")
     parser.add_argument("--baseline", metavar="BUILD_DIR",
                         help="also time the kernels of another attnc build (e.g. of the "
-                             "previous commit) as attnc-<target>-baseline, in the same run")
+                             "previous commit) as attnc-<target>-baseline (and its Halide "
+                             "ones as attnc-halide-<target>-baseline), in the same run")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     parser.add_argument("--remeasure-memory", metavar="RESULTS_JSON",
                         help="measure memory again for the records of an earlier run "

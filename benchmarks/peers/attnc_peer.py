@@ -131,7 +131,8 @@ def compile_error(stderr):
 def make(work, targets=None, baseline=None, halide_sources=()):
     """attnc's peers (targets: {dtype: target}, default x86-64-avx512 for every dtype); with
     `baseline` (another build's directory, e.g. of the previous commit) also that build's
-    kernels as `attnc-<target>-baseline`, timed in the same run."""
+    kernels as `attnc-<target>-baseline` (and, on a Halide target, its Halide ones as
+    `attnc-halide-<target>-baseline`), timed in the same run."""
     if not os.path.exists(os.path.join(BUILD, "bin", "attnc")):
         raise ImportError("attnc is not built (%s/bin/attnc); run scripts/setup.sh" % BUILD)
     targets = targets or {"f32": "x86-64-avx512"}
@@ -145,4 +146,7 @@ def make(work, targets=None, baseline=None, halide_sources=()):
                                    backend="halide", schedule="source=" + source))
     if baseline:
         peers.append(AttncPeer(targets, work, baseline, "-baseline"))
+        if targets["f32"] in HALIDE_TARGETS:
+            peers.append(AttncPeer({"f32": targets["f32"]}, work, baseline, "-baseline",
+                                   backend="halide"))
     return peers
