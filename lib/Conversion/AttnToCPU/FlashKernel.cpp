@@ -143,10 +143,18 @@ void FlashKernelBuilder::visitTile(Value kTile, Value isFirst, Value hasNext,
     Value fused = select(
         tryFused, b.getI1Type(), [&] { return fusedScores(k0, cols); },
         [&] { return arith::ConstantIntOp::create(b, 0, 1).getResult(); });
-    ifThen(notI1(fused), scoresAndSoftmax);
-  } else {
-    scoresAndSoftmax();
+    // A tile that stood kept the rows' max (ALPHA is 1): P V skips the
+    // rescale, 1 multiply per 64 FMAs at block_kv 64 (and the P V loops are
+    // emitted twice).
+    ifThenElse(
+        fused, [&] { accumulatePV(k0, cols, /*rescale=*/false); },
+        [&] {
+          scoresAndSoftmax();
+          accumulatePV(k0, cols);
+        });
+    return;
   }
+  scoresAndSoftmax();
   if (dot)
     accumulatePVDot(cols);
   else

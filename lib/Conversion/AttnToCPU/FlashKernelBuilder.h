@@ -126,6 +126,14 @@ private:
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     body();
   }
+  template <typename Then, typename Else> void ifThenElse(Value cond, Then thenFn, Else elseFn) {
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    thenFn();
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    elseFn();
+  }
   /// scf.if yielding one value of `type` from each branch.
   template <typename Then, typename Else>
   Value select(Value cond, Type type, Then thenFn, Else elseFn) {
@@ -183,8 +191,8 @@ private:
   using ValueStep = llvm::function_ref<SmallVector<Value>(
       OpBuilder &, Location, Value step, ArrayRef<Value> rowIdx, int64_t d0, int64_t vecBlock,
       ValueRange acc)>;
-  void valueBlocks(Value trips, ValueStep step);
-  void accumulatePV(Value k0, Value cols);
+  void valueBlocks(Value trips, ValueStep step, bool rescale = true);
+  void accumulatePV(Value k0, Value cols, bool rescale = true);
   void writeOutputs();
   // The bf16 dot-product path (FlashBf16Dot.cpp).
   VectorType pairVecType();

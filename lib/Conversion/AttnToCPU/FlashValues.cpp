@@ -46,10 +46,11 @@ Value FlashKernelBuilder::valueRowOffset(OpBuilder &nb, Location loc, Value k0, 
 /// acc = acc * ALPHA + P V as register blocks of pvRows query rows x
 /// pvVectors vectors of head_dim that stay in registers over the `trips`
 /// steps of `step` (given the block's rows and first head_dim column), each
-/// accumulator rescaled once per tile. The head_dim slices are the outer loop
+/// accumulator rescaled once per tile (unless `rescale` is false: ALPHA is 1
+/// after a fused tile that stood). The head_dim slices are the outer loop
 /// so one slice of V stays in L1 across all row blocks. Rows past `rows`
 /// (last query tile) are computed on zero queries and never written out.
-void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step) {
+void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step, bool rescale) {
   int64_t w = cfg.vectorWidth;
   int64_t rowBlock = largestDivisorUpTo(blockQ, cfg.pvRows);
   int64_t vecBlock = largestDivisorUpTo(dimPadded / w, cfg.pvVectors);
@@ -60,13 +61,15 @@ void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step) {
       SmallVector<Value> rowIdx, init;
       for (int64_t r = 0; r < rowBlock; ++r) {
         rowIdx.push_back(add(i0, idx(r)));
-        Value alpha = vector::BroadcastOp::create(
-            b, vecType(), memref::LoadOp::create(b, ALPHA, ValueRange{rowIdx.back()}));
-        for (int64_t c = 0; c < vecBlock; ++c)
-          init.push_back(arith::MulFOp::create(
-              b,
-              vector::LoadOp::create(b, vecType(), Acc, ValueRange{rowIdx.back(), idx(d0 + c * w)}),
-              alpha));
+        Value alpha;
+        if (rescale)
+          alpha = vector::BroadcastOp::create(
+              b, vecType(), memref::LoadOp::create(b, ALPHA, ValueRange{rowIdx.back()}));
+        for (int64_t c = 0; c < vecBlock; ++c) {
+          Value acc =
+              vector::LoadOp::create(b, vecType(), Acc, ValueRange{rowIdx.back(), idx(d0 + c * w)});
+          init.push_back(rescale ? arith::MulFOp::create(b, acc, alpha).getResult() : acc);
+        }
       }
       auto sums = scf::ForOp::create(b, idx(0), trips, idx(1), init,
                                      [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
@@ -82,13 +85,14 @@ void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step) {
   }
 }
 
-/// acc[i, :] = acc[i, :] * ALPHA[i] + sum_j P[i, j] V[k0 + j, :]: per key,
+/// acc[i, :] = acc[i, :] * ALPHA[i] + sum_j P[i, j] V[k0 + j, :] (ALPHA left out
+/// without `rescale`): per key,
 /// pvVectors loads of V (in place, no copy; or widened in VF) and pvRows
 /// broadcasts of P feed pvRows * pvVectors FMAs.
-void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
+void FlashKernelBuilder::accumulatePV(Value k0, Value cols, bool rescale) {
   int64_t w = cfg.vectorWidth;
-  valueBlocks(cols, [&](OpBuilder &nb, Location loc, Value j, ArrayRef<Value> rowIdx,
-                        int64_t d0, int64_t vecBlock, ValueRange acc) {
+  auto step = [&](OpBuilder &nb, Location loc, Value j, ArrayRef<Value> rowIdx, int64_t d0,
+                  int64_t vecBlock, ValueRange acc) {
     Value row = valueRowOffset(nb, loc, k0, j);
     SmallVector<Value> v, next;
     for (int64_t c = 0; c < vecBlock; ++c)
@@ -100,5 +104,6 @@ void FlashKernelBuilder::accumulatePV(Value k0, Value cols) {
         next.push_back(vector::FMAOp::create(nb, loc, p, v[c], acc[r * vecBlock + c]));
     }
     return next;
-  });
+  };
+  valueBlocks(cols, step, rescale);
 }
