@@ -273,9 +273,9 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
     // One float per (lane, row): acc in lanes [0, D), l in lane D, m in lane
     // D + 1, so m and l are stored once per row (as Tuple elements they took
     // a store per lane each). The update runs over (lane, tile) with the lane
-    // an RVar, lanes in order: every acc lane reads m and l before the last
-    // vector, which holds them, is written. The rescale factors then depend
-    // on (i, tile) only and are computed once per row.
+    // an RVar, lanes in order: every acc lane reads m and l before lanes D
+    // and D + 1 are written. The rescale factors then depend on (i, tile)
+    // only and are computed once per row (per vector of rows on the CPU).
     const int lLane = D, mLane = D + 1;
     f.state(d, i) = select(d == mLane, kMasked, 0.0f);
     f.rt = RDom(0, D + 2, firstTile, max(endTile - firstTile, 0), "rt");
