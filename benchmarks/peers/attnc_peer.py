@@ -136,17 +136,19 @@ def make(work, targets=None, baseline=None, halide_sources=()):
     if not os.path.exists(os.path.join(BUILD, "bin", "attnc")):
         raise ImportError("attnc is not built (%s/bin/attnc); run scripts/setup.sh" % BUILD)
     targets = targets or {"f32": "x86-64-avx512"}
-    peers = [AttncPeer(targets, work)]
     # The Halide backend on the same target (its bf16 kernels widen to f32 there).
-    if targets["f32"] in HALIDE_TARGETS:
-        peers.append(AttncPeer({"f32": targets["f32"]}, work, backend="halide"))
+    halide = targets["f32"] in HALIDE_TARGETS
+
+    def halide_peer(build=BUILD, label="", schedule=None):
+        return AttncPeer({"f32": targets["f32"]}, work, build, label, "halide", schedule)
+
+    peers = [AttncPeer(targets, work)]
+    if halide:
+        peers.append(halide_peer())
         # Halide's autoschedulers instead of the hand schedule (attnc-halide-<target>-as-NAME).
-        for source in halide_sources:
-            peers.append(AttncPeer({"f32": targets["f32"]}, work, label="-as-" + source,
-                                   backend="halide", schedule="source=" + source))
+        peers += [halide_peer(label="-as-" + s, schedule="source=" + s) for s in halide_sources]
     if baseline:
         peers.append(AttncPeer(targets, work, baseline, "-baseline"))
-        if targets["f32"] in HALIDE_TARGETS:
-            peers.append(AttncPeer({"f32": targets["f32"]}, work, baseline, "-baseline",
-                                   backend="halide"))
+        if halide:
+            peers.append(halide_peer(baseline, "-baseline"))
     return peers
