@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The CPU speed criteria, computed from one benchmark run's results.json.
 
-  python3 benchmarks/acceptance.py benchmarks/report-cpu-speed/results.json
+  python3 benchmarks/acceptance.py benchmarks/reports/cpu-speed/results.json
 
 Prints, from that run alone (medians): attnc's % of the row's peak on dense rows (the median
 of the probes interleaved with the row's repeats, where the run has them; the % of the run's

@@ -6,7 +6,7 @@
 # the instrumented package (test/lit.cfg.py). 2. The runtime under TSan (build-tsan/): its
 # unit tests, which launch on the thread pool from 1 to 64 threads, from concurrent callers,
 # from inside a kernel and after fork. Called by scripts/test.sh when ATTNC_SANITIZE_SUITE=1
-# (CI does not: it would take CI to about 30 minutes); the README records the last result.
+# (CI does not: it would take CI to about 30 minutes); docs/Testing.md (Sanitizers) records the last result.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 TSAN_BUILD=${ATTNC_TSAN_BUILD:-$ATTNC_ROOT/build-tsan}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks how far a NaN or infinite input reaches in a CPU kernel (README, Reliability).
+"""Checks how far a NaN or infinite input reaches in a CPU kernel (docs/Reliability.md).
 
 attnc's kernels do not scan their inputs. A non-finite element of q, k or v stays contained:
 every row it cannot reach keeps its finite-input value (the reference's, within the matrix
