@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
+#include "KernelCache.h"
 
 #include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
 #include "attnc/Conversion/Pipelines.h"
@@ -86,6 +87,11 @@ cl::opt<std::string> tuningDb(
              "--backend and --schedule values override it"),
     cl::value_desc("DB"), cl::sub(cl::SubCommand::getTopLevel()), cl::sub(explainCmd),
     cl::cat(attncCat));
+cl::opt<std::string> kernelCacheDir(
+    "kernel-cache",
+    cl::desc("Keep the --emit=obj, so and ptx files compiled in DIR and reuse them for the "
+             "same spec, options and compiler (default: $ATTNC_KERNEL_CACHE; empty: off)"),
+    cl::value_desc("DIR"), cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
 cl::opt<bool> listTargets("list-targets",
                           cl::desc("List backends and targets, and whether this machine "
                                    "can run each"),
@@ -126,6 +132,16 @@ cl::opt<int64_t> seqKv("seq-kv", cl::desc("Key/value length (default: seq-q)"),
                        cl::init(0), cl::sub(explainCmd), cl::cat(explainCat));
 cl::opt<std::string> svgFile("svg", cl::desc("Draw the tile map as SVG"), cl::sub(explainCmd),
                              cl::cat(explainCat));
+
+/// Off unless --kernel-cache or ATTNC_KERNEL_CACHE names a directory (main).
+attnc::KernelCache kernelCache;
+
+/// Writes the --emit=obj, so or ptx file `path` with `write`, or copies it
+/// from the kernel cache (KernelCache.h).
+llvm::Error cachedOutput(StringRef path, llvm::function_ref<llvm::Error()> write) {
+  StringRef ext = emit == Stage::so ? "so" : emit == Stage::ptx ? "ptx" : "o";
+  return kernelCache.produce(path, ext, write);
+}
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
@@ -256,19 +272,22 @@ llvm::Error writeOutputs(llvm::function_ref<llvm::Error(StringRef)> writeObject,
                          const char *argv0) {
   if (emit != Stage::so) {
     std::string objPath = outputPath(".o");
-    if (llvm::Error err = writeObject(objPath))
+    if (llvm::Error err = cachedOutput(objPath, [&] { return writeObject(objPath); }))
       return err;
     return writeHeaderFor(spec, objPath);
   }
-  // The object the shared one is linked from is a temporary part (removed at
-  // the end), not a name next to the output, whose directory may not exist.
-  ObjectParts temporary;
-  llvm::Expected<std::string> objPath = temporary.add();
-  if (!objPath)
-    return objPath.takeError();
-  if (llvm::Error err = writeObject(*objPath))
-    return err;
-  return linkShared(*objPath, outputPath(".so"), argv0);
+  std::string soPath = outputPath(".so");
+  return cachedOutput(soPath, [&]() -> llvm::Error {
+    // The object the shared one is linked from is a temporary part (removed at
+    // the end), not a name next to the output, whose directory may not exist.
+    ObjectParts temporary;
+    llvm::Expected<std::string> objPath = temporary.add();
+    if (!objPath)
+      return objPath.takeError();
+    if (llvm::Error err = writeObject(*objPath))
+      return err;
+    return linkShared(*objPath, soPath, argv0);
+  });
 }
 
 /// Emits the LLVM-dialect `module` as an object at `path`; with `suffix`,
@@ -422,8 +441,10 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
   if (emit == Stage::ptx) {
     if (!llvm::StringRef(name).starts_with("cuda"))
       return error("--emit=ptx needs a CUDA target (cuda-sm80, cuda-sm90)");
-    return writeEachKernel([&](const auto &problem, std::string &message) {
-      return attnc::halide::flashDeviceCode(problem, target, message);
+    return cachedOutput(outputPath(""), [&] {
+      return writeEachKernel([&](const auto &problem, std::string &message) {
+        return attnc::halide::flashDeviceCode(problem, target, message);
+      });
     });
   }
   if (emit == Stage::halide)
@@ -434,6 +455,7 @@ llvm::Error compileHalide(ModuleOp module, const attnc::Selection &selection,
   if (llvm::Error err = runPipeline(module, selection, attnc::PipelineStage::llvmDialect))
     return err;
   std::string runtime = shippedHalideRuntime(name, argv0);
+  kernelCache.addInput("halide runtime", runtime);
   return writeOutputs(
       [&](StringRef objPath) {
         return writeHalideObject(module, selection, *problems, target, source, objPath,
@@ -558,7 +580,7 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
     return printModule();
   bool mlirCuda = selection->backend == "mlir" && !selection->gpuTarget.empty();
   if (emit == Stage::ptx && mlirCuda)
-    return writeMlirPtx(module, *selection);
+    return cachedOutput(outputPath(""), [&] { return writeMlirPtx(module, *selection); });
   if (emit == Stage::halide && selection->backend != "halide")
     return error("--emit=halide needs --backend=halide");
   if (emit == Stage::ptx && selection->backend != "halide")
@@ -662,6 +684,11 @@ void printTargets(llvm::raw_ostream &os, const char *argv0) {
   else
     os << "halide runtime objects: none next to this attnc (" << ATTNC_HALIDE_RUNTIME_DIR
        << "); each --backend=halide kernel carries its own\n";
+  if (kernelCache.enabled())
+    os << "kernel cache: " << kernelCache.directory() << " (build id "
+       << attnc::kernelCacheBuildId().take_front(12) << ")\n";
+  else
+    os << "kernel cache: off (set ATTNC_KERNEL_CACHE or --kernel-cache)\n";
 }
 
 /// 0, or 1 after reporting `err` (unless already reported: an empty message).
@@ -685,6 +712,11 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   attnc::showOnlyOptionsIn({&attncCat, &explainCat, &mlirCat}, "mlir-", &mlirCat);
   cl::ParseCommandLineOptions(argc, argv, "attnc: ahead-of-time attention kernel compiler\n");
+  const char *cacheEnv = std::getenv("ATTNC_KERNEL_CACHE");
+  const char *verboseEnv = std::getenv("ATTNC_KERNEL_CACHE_VERBOSE");
+  kernelCache = attnc::KernelCache(
+      kernelCacheDir.getNumOccurrences() ? kernelCacheDir.getValue() : cacheEnv ? cacheEnv : "",
+      llvm::ArrayRef(argv + 1, argc - 1), verboseEnv && StringRef(verboseEnv) == "1");
   if (!halideRuntimes.empty())
     return exitStatus(writeHalideRuntimes(halideRuntimes));
   if (listTargets || listTunables) {
@@ -703,7 +735,8 @@ int main(int argc, char **argv) {
   }
   attnc::SpecFile spec;
   OwningOpRef<ModuleOp> module = spec.parse(specFile, "attnc");
-  if (!module)
-    return 1;
-  return exitStatus(explainCmd ? runExplain(*module) : compile(*module, argv[0]));
+  int status = module ? exitStatus(explainCmd ? runExplain(*module) : compile(*module, argv[0]))
+                      : 1;
+  kernelCache.finish();
+  return status;
 }
