@@ -2,9 +2,9 @@
 # Builds attnc's libFuzzer targets (test/fuzz) with clang-22 in the ASan + UBSan build
 # ($ATTNC_ASAN_BUILD, default build-fuzz/) and runs each for SECONDS (default 60) from its seed
 # corpus: every spec under examples/ and test/ for attnc-spec-fuzzer, nothing for
-# attnc-runtime-args-fuzzer and attnc-kernel-fuzzer (any bytes decode to a valid spec). A
-# crash, leak, sanitizer report, mismatch with the reference or time-out stops the run, leaves
-# the input in $ATTNC_ASAN_BUILD/findings/ and fails. Called by scripts/test.sh with 60;
+# attnc-runtime-args-fuzzer and attnc-kernel-fuzzer (any bytes decode to a valid spec); the
+# first two side by side. A crash, leak, sanitizer report, mismatch with the reference or
+# time-out stops the run, leaves the input in $ATTNC_ASAN_BUILD/findings/ and fails. Called by scripts/test.sh with 60;
 # longer runs: scripts/fuzz.sh 3600.
 set -euo pipefail
 seconds=${1:-60}
@@ -39,8 +39,14 @@ run_fuzzer() { # NAME SEED-DIR [LIBFUZZER-FLAG...]
   fi
   grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' "$log"
 }
-run_fuzzer attnc-spec-fuzzer "$seeds"
-run_fuzzer attnc-runtime-args-fuzzer "$FUZZ_BUILD/seeds/runtime-args"
+# Each fuzzer is one process on one core: the first two run side by side on the two cores,
+# each for its full SECONDS.
+run_fuzzer attnc-spec-fuzzer "$seeds" &
+spec_pid=$!
+status=0
+run_fuzzer attnc-runtime-args-fuzzer "$FUZZ_BUILD/seeds/runtime-args" || status=1
+wait "$spec_pid" || status=1
+((status == 0)) || exit 1
 # A few executions a second (each input is compiled at -O3 and linked): full-length inputs
 # from the start (-len_control=0), so that specs are varied within a minute.
 run_fuzzer attnc-kernel-fuzzer "$FUZZ_BUILD/seeds/kernel" -len_control=0 -max_len=256

@@ -6,9 +6,11 @@
 # the instrumented package (test/lit.cfg.py). 2. The runtime under TSan (build-tsan/): its
 # unit tests, which launch on the thread pool from 1 to 64 threads, from concurrent callers,
 # from inside a kernel and after fork. Called by scripts/test.sh when ATTNC_SANITIZE_SUITE=1
-# (CI does not: it would take CI to about 30 minutes); docs/Testing.md (Sanitizers) records the last result.
+# (CI does not: it would take CI to about 30 minutes); docs/Testing.md (Sanitizers) records
+# the last result. The kernel cache is off: the instrumented compiler must compile every kernel.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+export ATTNC_KERNEL_CACHE=
 TSAN_BUILD=${ATTNC_TSAN_BUILD:-$ATTNC_ROOT/build-tsan}
 
 attnc_configure_sanitized "$ATTNC_ASAN_BUILD" address,undefined -DATTNC_FUZZ=ON

@@ -50,15 +50,18 @@ attnc_configure() {
   shift
   [[ -f $dir/build.ninja ]] && return
   # ccache caches sources compiled with a precompiled header (cmake/AttncPch.cmake) only
-  # when told that the header's macros and time stamps need not be hashed.
-  local ccache_pch="env;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache"
+  # when told that the header's macros and time stamps need not be hashed. Paths are hashed
+  # relative to the checkout (base dir, no working directory), so that a clone elsewhere --
+  # CI's -- finds what this one compiled.
+  local ccache_env="CCACHE_BASEDIR=$ATTNC_ROOT;CCACHE_NOHASHDIR=1"
+  local ccache_pch="env;$ccache_env;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache"
   step "cmake: configuring $dir"
   halide_prefix=$("$ATTNC_VENV/bin/python" -c 'import halide, os; print(os.path.dirname(halide.__file__))')
   llvm_cmake=$(llvm-config-$LLVM_VERSION --cmakedir)
   "$ATTNC_VENV/bin/cmake" -G Ninja -S "$ATTNC_ROOT" -B "$dir" \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-$LLVM_VERSION -DCMAKE_CXX_COMPILER=clang++-$LLVM_VERSION \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache "-DCMAKE_CXX_COMPILER_LAUNCHER=$ccache_pch" \
+    "-DCMAKE_C_COMPILER_LAUNCHER=env;$ccache_env;ccache" "-DCMAKE_CXX_COMPILER_LAUNCHER=$ccache_pch" \
     -DLLVM_DIR="$llvm_cmake" -DMLIR_DIR="$llvm_cmake/../mlir" \
     -DHalide_DIR="$halide_prefix/lib64/cmake/Halide" "$@" >/dev/null
 }

@@ -62,7 +62,16 @@ def cpu_flags():
     return set()
 
 
+# ATTNC_LIT_CPU_FLAGS (space-separated /proc/cpuinfo flags) makes lit see a smaller CPU than
+# this one, so that a machine with AVX-512 can check what an AVX2-only one runs: the gated
+# steps' fallbacks (`%if avx512 %{ ... %} %else %{ ... %}`) and %host_target.
+# The kernels' runtime is told the same (ATTNC_CPU_FEATURES: the multi-target dispatch picks
+# what that CPU would), e.g. ATTNC_LIT_CPU_FLAGS="avx2 fma bmi2 f16c".
 flags = cpu_flags()
+if "ATTNC_LIT_CPU_FLAGS" in os.environ:
+    flags = set(os.environ["ATTNC_LIT_CPU_FLAGS"].split()) & flags
+    config.environment["ATTNC_CPU_FEATURES"] = ",".join(
+        sorted(f.replace("avx512_bf16", "avx512bf16") for f in flags))
 if "avx512f" in flags:
     config.available_features.add("avx512")
     if "avx512_bf16" in flags:
@@ -88,3 +97,11 @@ if config.ptxas and os.path.exists(config.ptxas):
 if config.nvdisasm and os.path.exists(config.nvdisasm):
     config.available_features.add("nvdisasm")
     config.substitutions.append(("%nvdisasm", config.nvdisasm))
+# The kernel cache (attnc --kernel-cache): scripts/test.sh sets ATTNC_KERNEL_CACHE, so that a
+# kernel the unchanged compiler already built is not compiled again; empty or unset: off.
+if os.environ.get("ATTNC_KERNEL_CACHE"):
+    config.environment["ATTNC_KERNEL_CACHE"] = os.environ["ATTNC_KERNEL_CACHE"]
+# What this machine runs, for test/not_run.py (the list scripts/test.sh ends with).
+os.makedirs(config.test_exec_root, exist_ok=True)
+with open(os.path.join(config.test_exec_root, "lit-features.txt"), "w") as f:
+    f.write("\n".join(sorted(config.available_features)) + "\n")
