@@ -82,7 +82,7 @@ llvm::Expected<LoadedKernel> attnc::loadKernel(llvm::StringRef soPath, llvm::Str
   return kernel;
 }
 
-KernelTensors::KernelTensors(AttentionOp op, const HostTensor &hq, const HostTensor &hk,
+KernelTensors::KernelTensors(AttentionSpecOpInterface op, const HostTensor &hq, const HostTensor &hk,
                              const HostTensor &hv) {
   ElementType type = *elementTypeOf(op.getDtype());
   q = DeviceTensor::from(type, hq);
@@ -150,13 +150,19 @@ Comparison attnc::compareTensors(const HostTensor &got, const HostTensor &ref, T
   Comparison c;
   for (int64_t i = 0, e = ref.numElements(); i < e; ++i) {
     double g = got.data[i], r = ref.data[i];
+    if (std::isnan(g) && std::isnan(r))
+      continue; // NaN where the reference has NaN (a NaN input reaching the row)
     if (std::isinf(r) || std::isinf(g)) {
-      c.bad += !(std::isinf(r) && std::isinf(g) && (r < 0) == (g < 0));
+      bool same = std::isinf(r) && std::isinf(g) && (r < 0) == (g < 0);
+      if (!same && c.worst < 0)
+        c.worst = i;
+      c.bad += !same;
       continue;
     }
     double err = std::fabs(g - r);
-    if (!(err <= tol.atol + tol.rtol * std::fabs(r))) { // also catches NaN
+    if (!(err <= tol.atol + tol.rtol * std::fabs(r))) { // also catches a NaN on one side
       ++c.bad;
+      // A non-finite difference is the worst there is: it stays once found.
       if (c.worst < 0 || err > std::fabs(got.data[c.worst] - ref.data[c.worst]))
         c.worst = i;
     }

@@ -40,7 +40,7 @@ double peakRssMegabytes() {
 } // namespace
 
 llvm::Expected<CompiledOutputs>
-attnc::runCompiled(AttentionOp op, const HostTensor &q, const HostTensor &k,
+attnc::runCompiled(AttentionSpecOpInterface op, const HostTensor &q, const HostTensor &k,
                    const HostTensor &v, double usefulPairs,
                    const CompiledOptions &o) {
   std::string name = op->getParentOfType<KernelOp>().getSymName().str();

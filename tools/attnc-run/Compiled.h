@@ -29,7 +29,7 @@ struct CompiledOutputs {
 /// --emit=so`, runs it `repeat` times on q/k/v and prints timing, GFLOPS over
 /// `usefulPairs` (b, h, q, kv) pairs, % of the FMA peak and peak memory.
 /// Returns the outputs of the last run.
-llvm::Expected<CompiledOutputs> runCompiled(mlir::attn::AttentionOp op,
+llvm::Expected<CompiledOutputs> runCompiled(mlir::attn::AttentionSpecOpInterface op,
                                             const HostTensor &q,
                                             const HostTensor &k,
                                             const HostTensor &v,

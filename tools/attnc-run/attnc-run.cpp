@@ -100,13 +100,13 @@ llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-llvm::Expected<attn::AttentionOp> selectKernel(ModuleOp module) {
+llvm::Expected<attn::AttentionSpecOpInterface> selectKernel(ModuleOp module) {
   llvm::SmallVector<attn::KernelOp> kernels(module.getOps<attn::KernelOp>());
   if (kernels.empty())
     return error(specFile + " holds no attn.kernel");
   for (attn::KernelOp kernel : kernels)
     if (kernelName.empty() ? kernels.size() == 1 : kernel.getSymName() == kernelName)
-      return kernel.getAttention();
+      return kernel.getSpec();
   std::string names;
   for (attn::KernelOp kernel : kernels)
     names += " @" + kernel.getSymName().str();
@@ -128,7 +128,7 @@ struct Inputs {
 
 /// Reads q/k/v from .npy, or generates them from --seed (q, k and v use
 /// seeds seed, seed + 2^40 and seed + 2^41, so streams never overlap).
-llvm::Expected<Inputs> loadInputs(attn::AttentionOp op, ElementType type) {
+llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType type) {
   Inputs in;
   int given = !qFile.empty() + !kFile.empty() + !vFile.empty();
   if (given == 3) {
@@ -178,7 +178,7 @@ llvm::Error writeOutputs(const Inputs &in, const ReferenceResult &result,
   return llvm::Error::success();
 }
 
-llvm::Error drawWeights(attn::AttentionOp op, const ReferenceResult &result) {
+llvm::Error drawWeights(attn::AttentionSpecOpInterface op, const ReferenceResult &result) {
   std::error_code ec;
   llvm::raw_fd_ostream os(weightsSvg, ec);
   if (ec)
@@ -233,14 +233,14 @@ void printSummary(attn::AttentionSpecOpInterface op, const Inputs &in,
 
 /// (b, h, q, kv) pairs the mask attribute keeps, for GFLOPS without the
 /// reference; mask_mod is not counted.
-double keptPairsOfMask(attn::AttentionOp op, const Inputs &in) {
+double keptPairsOfMask(attn::AttentionSpecOpInterface op, const Inputs &in) {
   int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
   return double(attn::countKeptPairs(op.getMask(), in.q.shape[seqDim],
                                      in.k.shape[seqDim])) *
          in.q.shape[0] * op.getHeads();
 }
 
-llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {
+llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in) {
   std::optional<ReferenceResult> ref;
   if (!noReference) {
     llvm::Expected<ReferenceResult> r = evaluateReference(op, in.q, in.k, in.v);
@@ -285,7 +285,7 @@ llvm::Error runCompiledMode(attn::AttentionOp op, const Inputs &in) {
             : error("the compiled kernel does not match the reference");
 }
 
-llvm::Error runReferenceMode(attn::AttentionOp op, const Inputs &in) {
+llvm::Error runReferenceMode(attn::AttentionSpecOpInterface op, const Inputs &in) {
   bool wantSvg = !weightsSvg.empty();
   if (wantSvg && in.q.shape.size() == 4 && in.k.shape.size() == 4 &&
       in.cellsPerHead(op) > kMaxSvgCells)
@@ -323,9 +323,14 @@ llvm::Expected<TileShape> parseTiled() {
 /// Runs attn-normalize and attn-tile-flash on the kernel of `op` alone: the
 /// other kernels of the file are erased first, since they may ask for
 /// `weights`, which the tiled form cannot have. `op` is gone afterwards.
-llvm::Expected<attn::FlashOp> tileKernel(ModuleOp module, attn::AttentionOp op,
+llvm::Expected<attn::FlashOp> tileKernel(ModuleOp module, attn::AttentionSpecOpInterface op,
                                          TileShape tile) {
   attn::KernelOp kernel = op->getParentOfType<attn::KernelOp>();
+  if (auto flash = dyn_cast<attn::FlashOp>(op.getOperation()))
+    return error(attnc::locationText(flash.getLoc()) + ": @" + kernel.getSymName() +
+                 " already holds its tiled form (attn.flash, tiles " +
+                 llvm::Twine(flash.getTileQ()) + "x" + llvm::Twine(flash.getTileKv()) +
+                 "); --tiled tiles a spec (attn.attention): run it without --tiled");
   if (op.hasOutput(attn::OutputKind::weights))
     return error("@" + kernel.getSymName() +
                  " asks for `weights`, which the tiled form (attn.flash) does "
@@ -347,7 +352,7 @@ llvm::Expected<attn::FlashOp> tileKernel(ModuleOp module, attn::AttentionOp op,
   return kernel.getFlash();
 }
 
-llvm::Error runTiledReferenceMode(ModuleOp module, attn::AttentionOp op,
+llvm::Error runTiledReferenceMode(ModuleOp module, attn::AttentionSpecOpInterface op,
                                   const Inputs &in, TileShape tile) {
   if (!weightsSvg.empty())
     return error("--weights-svg draws the weights, which only the untiled "
@@ -374,7 +379,7 @@ llvm::Error run(ModuleOp module) {
       return parsed.takeError();
     tile = *parsed;
   }
-  llvm::Expected<attn::AttentionOp> op = selectKernel(module);
+  llvm::Expected<attn::AttentionSpecOpInterface> op = selectKernel(module);
   if (!op)
     return op.takeError();
   ElementType type = *elementTypeOf(op->getDtype());

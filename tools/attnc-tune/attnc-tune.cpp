@@ -30,6 +30,7 @@
 #include "attnc/Target/Registry.h"
 #include "attnc/Tools/HelpOptions.h"
 #include "attnc/Tools/SpecFile.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -39,6 +40,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -79,7 +81,8 @@ cl::opt<Search> searchKind(
 cl::opt<double> budget("budget", cl::desc("Stop after this many seconds (default 300 "
                                           "without --trials)"),
                        cl::cat(searchCat));
-cl::opt<unsigned> trials("trials", cl::desc("Stop when the DB entry holds this many candidates"),
+cl::opt<unsigned> trials("trials", cl::desc("Stop when the DB entry holds this many candidates "
+                                           "(0, the default: no such limit)"),
                          cl::cat(searchCat));
 cl::opt<std::string> shardArg("shard", cl::desc("Take shard i of n of the space: i/n"),
                               cl::value_desc("i/n"), cl::cat(searchCat));
@@ -512,6 +515,12 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
   if (!kernel)
     return kernel.takeError();
   attn::AttentionOp op = kernel->getAttention();
+  // A tiled kernel's tile sizes are fixed in its attn.flash: there is no schedule to search.
+  if (!op)
+    return error(attnc::locationText(kernel->getSpec()->getLoc()) + ": @" +
+                 kernel->getSymName() + " holds its tiled form (attn.flash), whose tiles "
+                 "are fixed; attnc-tune searches the schedules of a spec (attn.attention): "
+                 "tune the spec it was tiled from");
   std::vector<std::string> backends(backendNames.begin(), backendNames.end());
   if (backends.empty())
     backends = {"mlir", "halide"};
@@ -537,6 +546,16 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
   auto dir = makeWorkDir();
   if (!dir)
     return dir.takeError();
+  // A temporary work directory goes on every way out: errors below, and SIGINT / SIGTERM.
+  static std::string temporaryDir;
+  if (workDir.empty()) {
+    temporaryDir = *dir;
+    llvm::sys::SetInterruptFunction([] { llvm::sys::fs::remove_directories(temporaryDir); });
+  }
+  llvm::scope_exit removeDir([&] {
+    if (workDir.empty())
+      llvm::sys::fs::remove_directories(*dir);
+  });
   Compiler compiler;
   compiler.attnc = attncPath.empty()
                        ? (llvm::sys::path::parent_path(
@@ -563,8 +582,6 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
   llvm::Error err = tuner.run(*defaultSo);
   if (!err)
     err = tuner.confirm();
-  if (workDir.empty())
-    llvm::sys::fs::remove_directories(*dir);
   if (err)
     return err;
   if (llvm::Error err = db.save(dbFile))

@@ -66,7 +66,7 @@ std::string gridTooLarge(const attnc::ExplainOptions &o, int64_t blockQ, int64_t
   return "";
 }
 
-TileMap classifyAll(AttentionOp op, const attnc::ExplainOptions &o, int64_t blockQ,
+TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o, int64_t blockQ,
                     int64_t blockKv, bool keepClasses) {
   TileMap map;
   map.qTiles = tilesOver(o.seqQ, blockQ);
@@ -119,11 +119,14 @@ void writeTileSvg(const TileMap &map, StringRef title, llvm::raw_ostream &os) {
 
 llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           llvm::raw_ostream &os, std::string *svg) {
-  AttentionOp op = kernel.getAttention();
+  AttentionSpecOpInterface op = kernel.getSpec();
   const attnc::Schedule &schedule = o.selection.schedule;
-  int64_t blockQ = attnc::resolvedBlockQ(o.selection, op.getDim());
-  int64_t blockKv =
-      attnc::resolvedBlockKv(o.selection, op.getDtype().getIntOrFloatBitWidth() / 8);
+  // A kernel already in its tiled form (attn.flash) compiles with its own tile sizes.
+  FlashOp flash = kernel.getFlash();
+  int64_t blockQ = flash ? flash.getTileQ() : attnc::resolvedBlockQ(o.selection, op.getDim());
+  int64_t blockKv = flash ? flash.getTileKv()
+                          : attnc::resolvedBlockKv(o.selection,
+                                                   op.getDtype().getIntOrFloatBitWidth() / 8);
   std::string tooLarge = gridTooLarge(o, blockQ, blockKv, svg != nullptr);
   if (!tooLarge.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), tooLarge);

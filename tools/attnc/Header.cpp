@@ -19,7 +19,7 @@ using namespace mlir;
 using namespace mlir::attn;
 
 static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
-  AttentionOp op = kernel.getAttention();
+  AttentionSpecOpInterface op = kernel.getSpec(); // attn.attention or attn.flash
   bool bhsd = op.getLayout() == Layout::bhsd;
   auto shape = [&](StringRef heads, StringRef seq) {
     return bhsd ? ("[batch, " + heads + ", " + seq + ", " + llvm::Twine(op.getDim()) + "]").str()
@@ -37,7 +37,7 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   os << "/* " << kernel.getSymName() << ": " << op.getHeads() << " heads ("
      << op.getKvHeads() << " kv), head_dim " << op.getDim() << ", " << dtypeText << ", "
      << stringifyLayout(op.getLayout()) << ", scale "
-     << op.getScaleAttr().getValueAsDouble() << "\n *   mask " << mask
+     << op.getScaleOrDefault() << "\n *   mask " << mask
      << (op.getScoreMod().empty() ? "" : ", score_mod")
      << (op.getMaskMod().empty() ? "" : ", mask_mod") << "\n"
      << " *   q, out: " << dlName << " " << shape(heads, "seq_q")

@@ -42,6 +42,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -243,14 +244,17 @@ llvm::Error writeHeaderFor(ModuleOp spec, StringRef objPath) {
 class ObjectParts {
 public:
   ~ObjectParts() {
-    for (const std::string &part : parts)
+    for (const std::string &part : parts) {
       llvm::sys::fs::remove(part);
+      llvm::sys::DontRemoveFileOnSignal(part);
+    }
   }
-  /// A new temporary object path.
+  /// A new temporary object path, removed at the end and on SIGINT / SIGTERM.
   llvm::Expected<std::string> add() {
     llvm::SmallString<128> created;
     if (llvm::sys::fs::createTemporaryFile("attnc-part", "o", created))
       return error("cannot create a temporary object file");
+    llvm::sys::RemoveFileOnSignal(created);
     return parts.emplace_back(created.str());
   }
   /// An existing object to merge too, kept afterwards.

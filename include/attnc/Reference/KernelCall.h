@@ -64,7 +64,7 @@ struct KernelTensors {
   std::unique_ptr<DeviceTensor> q, k, v, out, lse;
   bool wantLse = false;
 
-  KernelTensors(mlir::attn::AttentionOp op, const HostTensor &q, const HostTensor &k,
+  KernelTensors(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q, const HostTensor &k,
                 const HostTensor &v);
   /// Calls the kernel once; the error carries attnc_last_error's text.
   llvm::Error call(const LoadedKernel &kernel, int threads);
@@ -104,8 +104,8 @@ struct Comparison {
   bool ok() const { return bad == 0; }
 };
 
-/// |got - ref| <= atol + rtol |ref| per element, -inf where the reference
-/// has -inf; NaN is always off.
+/// |got - ref| <= atol + rtol |ref| per element; an infinity where the reference has the
+/// same one, NaN where it has NaN; every other non-finite value is off (and the worst).
 Comparison compareTensors(const HostTensor &got, const HostTensor &ref, Tolerance tol);
 
 /// compareTensors, printed with the largest errors; false on a mismatch.

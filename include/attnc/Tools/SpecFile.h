@@ -24,6 +24,18 @@
 
 namespace attnc {
 
+/// "file:line:col" of a location in a spec (MLIR's own form for any other), for tools that
+/// report an error about an op as an llvm::Error rather than a diagnostic.
+inline std::string locationText(mlir::Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
+    os << file.getFilename().getValue() << ':' << file.getLine() << ':' << file.getColumn();
+  else
+    os << loc;
+  return text;
+}
+
 /// A spec as attnc's tools read it: a context with attnc's dialects, the
 /// source manager that diagnostics print against (file:line:col and the line
 /// itself), and the parsed, verified module. The diagnostics of passes run
