@@ -115,9 +115,16 @@ llvm::Error ReferenceRun::scoreRow(int64_t b, int64_t h, int64_t i) {
 
 void ReferenceRun::writeRow(ReferenceResult &result, int64_t b, int64_t h,
                             int64_t i) {
+  // A NaN score (a NaN in q, or in a kept key) makes the row NaN, as in the kernels; std::max
+  // alone would skip it and, for an all-NaN row, report the row fully masked.
   double rowMax = kNegInf;
-  for (double s : scores)
+  for (double s : scores) {
+    if (std::isnan(s)) {
+      rowMax = s;
+      break;
+    }
     rowMax = std::max(rowMax, s);
+  }
   double sum = 0;
   std::vector<double> acc(ctx.dim, 0.0);
   for (int64_t j = 0; rowMax != kNegInf && j < ctx.size.seqKv; ++j) {

@@ -18,6 +18,7 @@
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/EndianStream.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -126,14 +127,19 @@ llvm::Expected<HostTensor> attnc::readNpy(StringRef path, ElementType type) {
   if (!shape)
     return shape.takeError();
 
-  HostTensor tensor(type, *shape);
-  size_t width = d == "<f8" ? 8 : d == "<f4" ? 4 : 2;
+  // The header's dims are checked against the bytes present before anything is allocated:
+  // a product that overflows, or that the file does not hold, is an error, not an allocation.
+  int64_t width = d == "<f8" ? 8 : d == "<f4" ? 4 : 2, needed = width;
+  for (int64_t dim : *shape)
+    if (llvm::MulOverflow(needed, dim, needed))
+      return npyError(path, "shape " + shapeString(*shape) + " of '" + d +
+                                "' elements overflows 64-bit sizes");
   StringRef payload = bytes.drop_front(offset + headerLen);
-  if (payload.size() != tensor.numElements() * width)
+  if (payload.size() != uint64_t(needed))
     return npyError(path, "holds " + llvm::Twine(payload.size()) +
-                              " data bytes but shape " + tensor.shapeString() +
-                              " needs " +
-                              llvm::Twine(tensor.numElements() * width));
+                              " data bytes but shape " + shapeString(*shape) +
+                              " needs " + llvm::Twine(needed));
+  HostTensor tensor(type, *shape);
   for (int64_t i = 0, e = tensor.numElements(); i < e; ++i)
     tensor.data[i] = roundTo(type, decodeElement(d, payload.data() + i * width));
   return tensor;

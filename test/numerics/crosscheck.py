@@ -110,19 +110,27 @@ def mask_mod_keep(name, heads, sq, skv):
     raise ValueError(name)
 
 
+def f32(x):
+    """x rounded to float32 (kept in float64): a mod region's f32 op rounds its result."""
+    return np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
 def apply_score_mod(name, s, heads):
-    """s: [batch, heads, sq, skv] scaled scores."""
+    """s: [batch, heads, sq, skv] scaled scores. Each op of the region is evaluated in float64
+    on its operands and its result rounded to float32, as the region's f32 arithmetic is (the
+    reference evaluator and the kernels alike)."""
     h = np.arange(heads)[None, :, None, None]
     i = np.arange(s.shape[2])[None, None, :, None]
     j = np.arange(s.shape[3])[None, None, None, :]
     if name is None:
         return s
     if name == "softcap5":
-        return 5.0 * np.tanh(s / 5.0)
+        return f32(f32(np.tanh(f32(s / 5.0))) * 5.0)
     if name == "alibi":
-        return s + 2.0 ** (-8.0 * (h + 1) / heads) * (j - i)
+        slope = f32(np.exp2(f32(f32(h + 1) * f32(-8.0 / heads))))
+        return f32(s + f32(slope * f32(j - i)))
     if name == "relative_bias":
-        return s + 0.5 * np.sin(0.125 * (j - i))
+        return f32(s + f32(f32(np.sin(f32(f32(j - i) * 0.125))) * 0.5))
     raise ValueError(name)
 
 
