@@ -70,8 +70,10 @@ def cpu_flags():
 flags = cpu_flags()
 if "ATTNC_LIT_CPU_FLAGS" in os.environ:
     flags = set(os.environ["ATTNC_LIT_CPU_FLAGS"].split()) & flags
-    config.environment["ATTNC_CPU_FEATURES"] = ",".join(
-        sorted(f.replace("avx512_bf16", "avx512bf16") for f in flags))
+    runtime_names = {"avx2", "fma", "bmi2", "f16c", "avx512f", "avx512bw", "avx512cd",
+                     "avx512dq", "avx512vl", "avx512bf16"}  # lib/Runtime/CpuFeatures.cpp
+    config.environment["ATTNC_CPU_FEATURES"] = ",".join(sorted(
+        runtime_names & {f.replace("avx512_bf16", "avx512bf16") for f in flags})) or "none"
 if "avx512f" in flags:
     config.available_features.add("avx512")
     if "avx512_bf16" in flags:

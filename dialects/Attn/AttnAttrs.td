@@ -74,7 +74,8 @@ def Attn_CausalMaskAttr : Attn_MaskAttr<"CausalMask", "causal"> {
     Example: `mask = #attn.causal<bottom_right>`
   }];
   let parameters = (ins EnumParameter<Attn_Alignment>:$alignment);
-  let assemblyFormat = "`<` $alignment `>`";
+  // custom: a misspelt alignment is one error, not one more for the parameter.
+  let assemblyFormat = "`<` custom<Alignment>($alignment) `>`";
 }
 
 def Attn_SlidingWindowMaskAttr : Attn_MaskAttr<"SlidingWindowMask", "sliding_window"> {
@@ -171,7 +172,9 @@ class Attn_ComposedMaskAttr<string name, string attrMnemonic, string op>
     : Attn_MaskAttr<name, attrMnemonic> {
   let summary = "keeps a position when " # op # " of the masks keep it";
   let parameters = (ins ArrayRefParameter<"::mlir::Attribute", "masks">:$masks);
-  let assemblyFormat = "`<` `[` $masks `]` `>`";
+  // A custom list directive: a mistake inside a nested mask is reported once, where it is,
+  // not again by each enclosing `and` / `or` ("failed to parse ... parameter 'masks'").
+  let assemblyFormat = "`<` `[` custom<MaskList>($masks) `]` `>`";
   let genVerifyDecl = 1;
 }
 

@@ -165,10 +165,64 @@ static std::optional<TuningEntry> readEntry(const json::Value &v, Reader &r,
   return e;
 }
 
-llvm::Expected<TuningDb> TuningDb::load(llvm::StringRef path) {
+/// A tuning DB nests four levels (root, entries, an entry, its candidates); llvm::json's
+/// parser recurses once per level, so a hostile file nesting thousands deep would overflow the
+/// stack: anything nesting deeper than this is refused before parsing.
+static constexpr int kMaxDbNesting = 32;
+/// Far above any DB attnc-tune writes (about 1 KB per candidate), and a bound on what a path
+/// like /dev/zero could make the reader hold.
+static constexpr uint64_t kMaxDbBytes = 256ull << 20;
+
+/// The byte offset where `text` first nests JSON arrays and objects deeper than `limit`, if
+/// it does (brackets inside strings do not count).
+static std::optional<size_t> tooDeep(llvm::StringRef text, int limit) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if ((c == '[' || c == '{') && ++depth > limit)
+      return i;
+    else if (c == ']' || c == '}')
+      --depth;
+  }
+  return std::nullopt;
+}
+
+/// The DB's bytes: a regular file of at most kMaxDbBytes.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readDbFile(llvm::StringRef path) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return error("cannot read tuning DB " + path + ": " + ec.message());
+  if (!llvm::sys::fs::is_regular_file(status))
+    return error("tuning DB " + path + " is not a regular file");
+  if (status.getSize() > kMaxDbBytes)
+    return error(llvm::formatv("tuning DB {0} is {1} bytes; a tuning DB is at most {2}", path,
+                               status.getSize(), kMaxDbBytes));
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return error("cannot read tuning DB " + path + ": " + buffer.getError().message());
+  return std::move(*buffer);
+}
+
+llvm::Expected<TuningDb> TuningDb::load(llvm::StringRef path) {
+  auto buffer = readDbFile(path);
+  if (!buffer)
+    return buffer.takeError();
+  if (std::optional<size_t> at = tooDeep((*buffer)->getBuffer(), kMaxDbNesting))
+    return error(llvm::formatv("tuning DB {0} nests arrays and objects more than {1} deep "
+                               "(at byte {2}); it is not an attnc tuning DB",
+                               path, kMaxDbNesting, *at));
   llvm::Expected<json::Value> value = json::parse((*buffer)->getBuffer());
   if (!value)
     return error("tuning DB " + path + " is not valid JSON (truncated or corrupt?): " +

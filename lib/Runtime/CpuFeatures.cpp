@@ -101,34 +101,53 @@ uint64_t detect() {
 uint64_t detect() { return 0; }
 #endif
 
-/// ATTNC_CPU_FEATURES's list, or what the CPU says.
-uint64_t fromEnvironmentOrCpu() {
+/// What the CPU has, from ATTNC_CPU_FEATURES's list or the CPU itself, and the names in the
+/// list that are no feature attnc knows ("none" and empty items name nothing).
+struct Features {
+  uint64_t bits = 0;
+  std::string unknown;
+};
+
+Features fromEnvironmentOrCpu() {
   const char *list = std::getenv("ATTNC_CPU_FEATURES");
   if (!list)
-    return detect();
-  uint64_t f = 0;
+    return {detect(), ""};
+  Features f;
   std::string text(list);
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find(',', start);
     std::string name = text.substr(start, end == std::string::npos ? std::string::npos
                                                                     : end - start);
+    bool known = name.empty() || name == "none";
     for (const FeatureName &n : kNames)
       if (name == n.name)
-        f |= n.bit;
+        f.bits |= n.bit, known = true;
+    if (!known)
+      f.unknown += (f.unknown.empty() ? "'" : ", '") + name + "'";
     if (end == std::string::npos)
       break;
     start = end + 1;
   }
   // Never more than the CPU has: the variable describes a smaller CPU.
-  return f & detect();
+  f.bits &= detect();
+  return f;
+}
+
+const Features &features() {
+  static const Features f = fromEnvironmentOrCpu();
+  return f;
 }
 
 } // namespace
 
-uint64_t attnc::rt::cpuFeatures() {
-  static const uint64_t features = fromEnvironmentOrCpu();
-  return features;
+uint64_t attnc::rt::cpuFeatures() { return features().bits; }
+
+std::string attnc::rt::cpuFeaturesError() {
+  if (features().unknown.empty())
+    return "";
+  return "ATTNC_CPU_FEATURES names " + features().unknown + ", which attnc does not know; " +
+         "it takes a comma-separated list of " + featureNames(~uint64_t(0)) + ", or none";
 }
 
 std::string attnc::rt::featureNames(uint64_t mask) {

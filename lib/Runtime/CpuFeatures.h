@@ -16,6 +16,9 @@ namespace attnc::rt {
 /// attnc_cpu_features(): detected once, or ATTNC_CPU_FEATURES's list.
 uint64_t cpuFeatures();
 
+/// Why ATTNC_CPU_FEATURES cannot be used (it names features attnc does not know), or "".
+std::string cpuFeaturesError();
+
 /// "avx512f, avx512bw" for the attnc_cpu_feature bits of `mask`.
 std::string featureNames(uint64_t mask);
 

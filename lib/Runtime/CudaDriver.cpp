@@ -47,6 +47,17 @@ struct Driver {
                                    int, int);
 };
 
+/// "what failed with NAME (description)" for a driver error; a code the driver has no name
+/// for (cuGetErrorName then gives NULL) by its number.
+std::string driverError(const Driver &d, const char *what, CUresult rc) {
+  const char *name = nullptr, *text = nullptr;
+  d.errorName(rc, &name);
+  d.errorString(rc, &text);
+  if (!name)
+    return cat(what, " failed with CUresult ", rc, ", which the driver has no name for");
+  return cat(what, " failed with ", name, " (", text ? text : "no description", ")");
+}
+
 /// The driver's entry points, loaded once; "" or why not.
 const Driver *driver(std::string &error) {
   static Driver d;
@@ -70,24 +81,14 @@ const Driver *driver(std::string &error) {
         !get(d.launchKernel, "cuLaunchKernel"))
       return std::string("libcuda.so.1 lacks a driver API function attnc needs");
     get(d.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
-    if (CUresult rc = d.init(0)) {
-      const char *name = "?";
-      d.errorName(rc, &name);
-      return cat("cuInit failed with ", name, " (", rc, "): no usable CUDA device");
-    }
+    if (CUresult rc = d.init(0))
+      return driverError(d, "cuInit", rc) + ": no usable CUDA device";
     return std::string();
   }();
   error = failure;
   return failure.empty() ? &d : nullptr;
 }
 
-/// "what failed with NAME (description)" for a driver error.
-std::string driverError(const Driver &d, const char *what, CUresult rc) {
-  const char *name = "?", *text = "?";
-  d.errorName(rc, &name);
-  d.errorString(rc, &text);
-  return cat(what, " failed with ", name, " (", text, ")");
-}
 
 /// The kernel `function` of cubin `image` in context `ctx`, loaded once per
 /// (context, image, function), with its dynamic shared memory limit raised to
@@ -187,10 +188,9 @@ void *attnc::rt::cudaPrimaryContext(int64_t device, std::string &error) {
     return nullptr;
   }
   void *ctx = nullptr;
-  const char *name = "?";
   if (CUresult rc = d->deviceGet(&handle, int(device)))
-    d->errorName(rc, &name), error = cat("cuDeviceGet(", device, ") failed with ", name);
+    error = driverError(*d, cat("cuDeviceGet(", device, ")").c_str(), rc);
   else if (CUresult rc = d->primaryCtxRetain(&ctx, handle))
-    d->errorName(rc, &name), error = cat("cuDevicePrimaryCtxRetain failed with ", name);
+    error = driverError(*d, "cuDevicePrimaryCtxRetain", rc);
   return contexts[device] = ctx;
 }

@@ -42,6 +42,10 @@ attnc_rt_select_variant(const attnc_variant *variants, int32_t count, const char
                      " names none of its variants (", variantList(variants, count), ")"));
     return nullptr;
   }
+  if (std::string bad = cpuFeaturesError(); !bad.empty()) {
+    setLastError(cat("kernel '", kernel, "': ", bad));
+    return nullptr;
+  }
   uint64_t have = cpuFeatures();
   for (int32_t i = 0; i < count; ++i)
     if ((uint64_t(variants[i].cpu_needs) & ~have) == 0)

@@ -322,12 +322,13 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
                 cat(name, " has byte_offset ", x.byte_offset,
                     ", which is not a multiple of the element size (",
                     elemBytes, " bytes)"));
-  // data + byte_offset must not wrap around the address space (a byte_offset
-  // near 2^64 would otherwise point before the buffer).
+  // data + byte_offset must stay in the lower half of the address space: it must not wrap
+  // (a byte_offset near 2^64 would point before the buffer), and the upper half is the
+  // operating system's on every 64-bit target (x86-64, AArch64), never a process's memory.
   uintptr_t begin = reinterpret_cast<uintptr_t>(x.data);
-  if (x.byte_offset > UINTPTR_MAX - begin)
+  if (x.byte_offset > uintptr_t(INTPTR_MAX) - begin)
     return fail(ATTNC_ERR_STRIDE, cat(name, "'s data + byte_offset ", x.byte_offset,
-                                      " wraps around the end of the address space"));
+                                      " lies past the end of a process's address space"));
   char *base = static_cast<char *>(x.data) + x.byte_offset;
   if (reinterpret_cast<uintptr_t>(base) % elemBytes != 0)
     return fail(ATTNC_ERR_STRIDE,
@@ -355,7 +356,8 @@ attnc_status Validator::checkStrides(int id, TensorView &view) {
                       " and strides ", formatDims(st, n),
                       ", which reach beyond what an int64 byte offset can "
                       "address"));
-  if (uintptr_t(last + 1) * elemBytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(base))
+  if (uintptr_t(last + 1) * elemBytes >
+      uintptr_t(INTPTR_MAX) - reinterpret_cast<uintptr_t>(base))
     return fail(ATTNC_ERR_STRIDE, cat(name, "'s elements reach past the end of the address "
                                       "space"));
   view.base = base;
@@ -499,6 +501,10 @@ attnc_status attnc::rt::validateLaunch(const attnc_kernel_desc *desc,
     message =
         cat("kernel '", kernelName(*desc), "': malformed descriptor: ", bad);
     return ATTNC_ERR_ABI;
+  }
+  if (std::string bad = cpuFeaturesError(); !bad.empty()) {
+    message = cat("kernel '", kernelName(*desc), "': ", bad);
+    return ATTNC_ERR_CPU;
   }
   uint64_t missing = uint64_t(desc->cpu_needs) & ~cpuFeatures();
   if (missing) {

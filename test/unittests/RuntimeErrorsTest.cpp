@@ -123,8 +123,12 @@ const ErrorCase kErrors[] = {
      ATTNC_ERR_ALIAS, "lse has shape [2, 4, 5] and strides [20, 2, 1], which map different "
      "elements to one address"},
     {"ByteOffsetWraps", [](Problem &p) { p.q.dl.byte_offset = UINT64_MAX - 3; },
-     ATTNC_ERR_STRIDE, "kernel 'fake': q's data + byte_offset 18446744073709551612 wraps "
-     "around the end of the address space"},
+     ATTNC_ERR_STRIDE, "kernel 'fake': q's data + byte_offset 18446744073709551612 lies "
+     "past the end of a process's address space"},
+    // 2^63 added to a valid pointer does not wrap, but lands in the operating system's half.
+    {"ByteOffsetUpperHalf", [](Problem &p) { p.q.dl.byte_offset = uint64_t(1) << 63; },
+     ATTNC_ERR_STRIDE, "kernel 'fake': q's data + byte_offset 9223372036854775808 lies "
+     "past the end of a process's address space"},
     {"HugeSeqOfZeroStrides", [](Problem &p) {
        for (Tensor *x : {&p.q, &p.out}) {
          x->shape[2] = int64_t(1) << 62;

@@ -14,6 +14,8 @@
 
 #include "RuntimeTestSupport.h"
 
+#include <chrono>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -266,6 +268,37 @@ TEST_F(Runtime, ConcurrentCallers) {
   for (std::thread &t : callers)
     t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+std::atomic<bool> gPoolHeld{false}, gSingleDone{false};
+
+/// A tile function that holds its launch (and so the thread pool) until a
+/// num_threads = 1 launch on another thread has finished; fails after 30 s.
+int32_t holdingTile(attnc_memref *, attnc_memref *, attnc_memref *, attnc_memref *,
+                    attnc_memref *, attnc_memref_i64 *, int64_t, int64_t, int64_t) {
+  gPoolHeld = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!gSingleDone)
+    if (std::chrono::steady_clock::now() > deadline)
+      return 7;
+    else
+      std::this_thread::yield();
+  return 0;
+}
+
+TEST_F(Runtime, SingleThreadLaunchesDoNotWaitForThePool) {
+  // attnc_runtime.h: launches on the pool take it one at a time, while a
+  // num_threads = 1 launch runs on its caller alone, beside them. Here the
+  // pool launch cannot finish until the single-thread one has.
+  Problem held, single;
+  held.desc.tile = holdingTile;
+  std::thread holder([&] { EXPECT_EQ(held.run(2), ATTNC_OK) << attnc_last_error(); });
+  while (!gPoolHeld)
+    std::this_thread::yield();
+  EXPECT_EQ(single.run(1), ATTNC_OK) << attnc_last_error();
+  gSingleDone = true;
+  holder.join();
+  single.expectOutputs();
 }
 
 std::vector<Problem> *gInner = nullptr;

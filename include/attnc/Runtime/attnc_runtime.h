@@ -96,7 +96,8 @@ enum attnc_cpu_feature {
  * (comma-separated lower-case names: "avx2,fma,bmi2,f16c"; "none" for none),
  * so that the dispatch and the launch checks can be tested as if on another
  * CPU; it can only take features away from the code's point of view, never
- * make unsupported instructions run. */
+ * make unsupported instructions run. A name attnc does not know makes every
+ * launch fail with ATTNC_ERR_CPU, naming it. */
 uint64_t attnc_cpu_features(void);
 
 /* A 1-d MLIR memref descriptor (MLIR's C interface for memref<?xT>). Its
@@ -209,9 +210,12 @@ typedef struct attnc_kernel_desc {
  * not overlap each other or any input (address ranges from shapes and
  * strides; no kernel runs in place).
  *
- * Thread-safe: launches from different threads are serialised, and a tile
- * function may itself launch a kernel (the nested launch runs on its calling
- * thread alone). On ATTNC_ERR_KERNEL, out and lse are partly written. */
+ * Thread-safe. Launches from different threads that use the thread pool
+ * (num_threads other than 1) take it one at a time: each waits for the
+ * previous one to finish. Launches with num_threads = 1 run on their calling
+ * thread alone and run in parallel with any other launch. A tile function may
+ * itself launch a kernel (the nested launch runs on its calling thread
+ * alone). On ATTNC_ERR_KERNEL, out and lse are partly written. */
 int attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
                     const DLTensor *k, const DLTensor *v, DLTensor *out,
                     DLTensor *lse, const attnc_options *opt);

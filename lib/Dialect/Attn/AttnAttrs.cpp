@@ -57,6 +57,36 @@ static void printIndexList(AsmPrinter &printer, ArrayRef<int64_t> values) {
   printer << ']';
 }
 
+/// A causal mask's alignment, one error naming both choices if it is neither.
+static ParseResult parseAlignment(AsmParser &parser, Alignment &alignment) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  std::optional<Alignment> parsed;
+  if (succeeded(parser.parseOptionalKeyword(&keyword)))
+    parsed = symbolizeAlignment(keyword);
+  if (!parsed)
+    return parser.emitError(loc, "expected the alignment, top_left or bottom_right");
+  alignment = *parsed;
+  return success();
+}
+
+static void printAlignment(AsmPrinter &printer, Alignment alignment) {
+  printer << stringifyAlignment(alignment);
+}
+
+/// The masks of an `and` / `or`. A failure inside a nested mask has already
+/// been reported at its location: this adds nothing, so that one mistake is one
+/// error however deep it sits.
+static ParseResult parseMaskList(AsmParser &parser, SmallVector<Attribute> &masks) {
+  return parser.parseCommaSeparatedList([&] {
+    return parser.parseAttribute(masks.emplace_back());
+  });
+}
+
+static void printMaskList(AsmPrinter &printer, ArrayRef<Attribute> masks) {
+  llvm::interleaveComma(masks, printer);
+}
+
 #define GET_ATTRDEF_CLASSES
 #include "Attn/AttnAttrs.cpp.inc"
 #include "Attn/AttnAttrInterfaces.cpp.inc"

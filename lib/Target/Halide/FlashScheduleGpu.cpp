@@ -83,10 +83,18 @@ void attnc::halide::scheduleFlashGpu(const FlashProblem &p, FlashFuncs &f) {
 
   // Bytes: the state, the score and P tiles, then keys and values if they fit.
   int64_t used = 12 * int64_t(D) * BQ + 8 * int64_t(BQ) * B, tile = 4 * int64_t(D) * B;
-  if (used > kSharedBytes)
+  if (used > kSharedBytes) {
+    // The hint must be one the user can follow: with the smallest tiles (8 x 8), does it fit?
+    constexpr int64_t kMinTile = 8;
+    bool smallerFits = 12 * int64_t(D) * kMinTile + 8 * kMinTile * kMinTile <= kSharedBytes;
     throw CompileError("the GPU schedule's state and score tiles need " +
                        std::to_string(used) + " bytes of shared memory, more than " +
-                       std::to_string(kSharedBytes) + "; use a smaller block_q or block_kv");
+                       std::to_string(kSharedBytes) +
+                       (smallerFits ? "; use a smaller block_q or block_kv"
+                                    : "; head_dim " + std::to_string(D) +
+                                          " is past what this schedule holds even with the "
+                                          "smallest tiles: compile it for a CPU target"));
+  }
   int staged = 0;
   for (Func *input : {&f.keys, &f.valuesInPlace}) {
     if (used + tile > kSharedBytes)

@@ -15,6 +15,7 @@
 #include "FlashAlgorithm.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
 #include <map>
@@ -79,10 +80,28 @@ void autoschedule(const std::string &source, const FlashProblem &p, FlashFuncs &
   f.pipeline().apply_autoscheduler(target, {name, params});
 }
 
+/// Halide's errors as exceptions (as its default reporter throws them), and its warnings on
+/// stderr but for the one every f16 / bf16 kernel would print: x86 has no (b)float16
+/// arithmetic, and attnc computes in f32 on purpose (only loads and stores convert).
+class Reporter : public CompileTimeErrorReporter {
+  void warning(const char *message) override {
+    if (!std::strstr(message, "float16 type operation is emulated"))
+      std::fputs(message, stderr);
+  }
+  [[noreturn]] void error(const char *message) override { throw CompileError(message); }
+};
+
+void installReporter() {
+  static Reporter reporter;
+  static const bool installed = (set_custom_compile_time_error_reporter(&reporter), true);
+  (void)installed;
+}
+
 /// Runs `body` on the scheduled pipeline; "" or the Halide error's text.
 template <typename Body>
 std::string withPipeline(const FlashProblem &problem, const HalideTarget &target,
                          const std::string &source, Body body) {
+  installReporter();
   try {
     FlashFuncs f;
     defineFlash(problem, target.gpu ? FlashShape::grid : FlashShape::item, f);
@@ -125,6 +144,7 @@ std::string attnc::halide::compileFlashObject(const FlashProblem &problem,
 
 std::string attnc::halide::compileRuntimeObject(const HalideTarget &target,
                                                 const std::string &path) {
+  installReporter();
   try {
     compile_standalone_runtime(path, Target(target.halideTarget));
     return "";
