@@ -11,7 +11,10 @@ seconds=${1:-60}
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 FUZZ_BUILD=$ATTNC_ASAN_BUILD
 
-build_fuzzers
+attnc_configure_sanitized "$FUZZ_BUILD" address,undefined -DATTNC_FUZZ=ON
+step "fuzz: building the fuzzers"
+"$ATTNC_VENV/bin/cmake" --build "$FUZZ_BUILD" -j "${ATTNC_JOBS:-2}" \
+  --target attnc-spec-fuzzer attnc-runtime-args-fuzzer attnc-kernel-fuzzer
 
 seeds=$FUZZ_BUILD/seeds/spec
 rm -rf "$seeds" && mkdir -p "$seeds"

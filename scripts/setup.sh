@@ -69,11 +69,8 @@ attnc_configure() {
 # attnc_configure_sanitized DIR SANITIZERS [CMAKE-ARG...]: a build of all of attnc
 # under SANITIZERS (address,undefined: build-fuzz/, scripts/fuzz.sh and scripts/sanitize.sh;
 # thread: build-tsan/, scripts/sanitize.sh).
-# At -O1, as libFuzzer advises for fuzzing builds: the sanitizers see the code closer to the
-# source, and it compiles in less time than -O3.
 attnc_configure_sanitized() {
-  attnc_configure "$1" -DATTNC_SANITIZE="$2" "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG" \
-    "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG" "${@:3}"
+  attnc_configure "$1" -DATTNC_SANITIZE="$2" "${@:3}"
 }
 ATTNC_ASAN_BUILD=${ATTNC_ASAN_BUILD:-$ATTNC_ROOT/build-fuzz}
 
@@ -83,31 +80,7 @@ configure_and_build() {
   "$ATTNC_VENV/bin/cmake" --build "$ATTNC_BUILD" -j "${ATTNC_JOBS:-2}"
 }
 
-# build_fuzzers: the libFuzzer targets in the ASan + UBSan build (scripts/fuzz.sh).
-build_fuzzers() {
-  attnc_configure_sanitized "$ATTNC_ASAN_BUILD" address,undefined -DATTNC_FUZZ=ON
-  step "fuzz: building the fuzzers"
-  "$ATTNC_VENV/bin/cmake" --build "$ATTNC_ASAN_BUILD" -j "${ATTNC_JOBS:-2}" \
-    --target attnc-spec-fuzzer attnc-runtime-args-fuzzer attnc-kernel-fuzzer
-}
-
-# Both builds side by side (ATTNC_SETUP_FUZZERS=1, scripts/test.sh): each has long steps that
-# use one core (the precompiled header, the links), which the other fills. The fuzzers'
-# build log is kept in $ATTNC_ASAN_BUILD/build.log and shown if it fails.
-build_both() {
-  mkdir -p "$ATTNC_ASAN_BUILD"
-  build_fuzzers >"$ATTNC_ASAN_BUILD/build.log" 2>&1 &
-  local fuzzers=$!
-  configure_and_build
-  wait "$fuzzers" || { tail -40 "$ATTNC_ASAN_BUILD/build.log"; return 1; }
-  step "fuzz: the fuzzers built alongside (log: $ATTNC_ASAN_BUILD/build.log)"
-}
-
 timed() { local t0=$SECONDS; "$@"; step "$1 took $((SECONDS - t0)) s"; }
 timed install_apt
 timed install_venv
-if [[ ${ATTNC_SETUP_FUZZERS:-0} == 1 ]]; then
-  timed build_both
-else
-  timed configure_and_build
-fi
+timed configure_and_build

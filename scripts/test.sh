@@ -21,8 +21,6 @@ case ${1:-} in
   "") ;;
   *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
 esac
-# The full tier builds the fuzzers alongside the main build (scripts/setup.sh, build_both).
-((quick)) || export ATTNC_SETUP_FUZZERS=1
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 export ATTNC_KERNEL_CACHE=${ATTNC_KERNEL_CACHE-$HOME/.cache/attnc/kernels}
 if [[ -n $ATTNC_KERNEL_CACHE ]]; then
