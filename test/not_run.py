@@ -27,14 +27,6 @@ def test_files(root):
                 yield os.path.join(directory, name)
 
 
-def missing(expression, features, evaluate):
-    """The expression's features absent here (or the expression itself when it is compound)."""
-    names = re.findall(r"[\w.+-]+", expression)
-    if len(names) == 1:
-        return names[0]
-    return expression if not evaluate(expression, features) else None
-
-
 def reasons(path, features, evaluate):
     """('whole test' or 'steps', why) for what of the test lit does not run here."""
     with open(path) as f:
@@ -48,7 +40,7 @@ def reasons(path, features, evaluate):
         for clause in (c.strip() for c in expr.split(",") if c.strip()):
             holds = evaluate(clause, features)
             if kind == "REQUIRES" and not holds:
-                out.append(("whole test", "needs " + missing(clause, features, evaluate)))
+                out.append(("whole test", "needs " + clause))
             elif kind == "UNSUPPORTED" and holds:
                 out.append(("whole test", "unsupported where " + clause + " holds"))
     if out:
