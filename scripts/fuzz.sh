@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Builds attnc's libFuzzer targets (test/fuzz) with clang-22 in the ASan + UBSan build
-# ($ATTNC_ASAN_BUILD, default build-fuzz/) and runs each for SECONDS (default 60) from its seed
-# corpus: every spec under examples/ and test/ for attnc-spec-fuzzer, nothing for
-# attnc-runtime-args-fuzzer and attnc-kernel-fuzzer (any bytes decode to a valid spec); the
-# first two side by side. A crash, leak, sanitizer report, mismatch with the reference or
-# time-out stops the run, leaves the input in $ATTNC_ASAN_BUILD/findings/ and fails. Called by scripts/test.sh with 60;
-# longer runs: scripts/fuzz.sh 3600.
+# ($ATTNC_ASAN_BUILD, default build-fuzz/) and runs each for SECONDS (default 60), two side by
+# side (one per core), from its seed corpus:
+#   attnc-spec-fuzzer, attnc-driver-fuzzer: every spec under examples/ and test/ and every MLIR
+#     stage attnc --emit prints for it (normalized, tiled, loops); the driver's seeds also with
+#     a q .npy and a tuning DB appended (test/fuzz/DriverFuzzer.cpp);
+#   attnc-npy-fuzzer: the .npy files attnc-run writes; attnc-tuning-db-fuzzer: attnc-tune's DBs
+#     (one entry of a benchmark DB) and the tests' hostile ones;
+#   attnc-runtime-args-fuzzer, attnc-kernel-fuzzer: nothing (any bytes decode to a valid input).
+# A crash, leak, sanitizer report, failed check or time-out stops the run, leaves the input in
+# $ATTNC_ASAN_BUILD/findings/ and fails. Called by scripts/test.sh with 40 (three pairs: 2 min);
+# longer runs: scripts/fuzz.sh 600 (30 min).
 set -euo pipefail
 seconds=${1:-60}
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -13,18 +18,19 @@ FUZZ_BUILD=$ATTNC_ASAN_BUILD
 
 attnc_configure_sanitized "$FUZZ_BUILD" address,undefined -DATTNC_FUZZ=ON
 step "fuzz: building the fuzzers"
-"$ATTNC_VENV/bin/cmake" --build "$FUZZ_BUILD" -j "${ATTNC_JOBS:-2}" \
-  --target attnc-spec-fuzzer attnc-runtime-args-fuzzer attnc-kernel-fuzzer
+fuzzers=(attnc-spec-fuzzer attnc-runtime-args-fuzzer attnc-driver-fuzzer attnc-kernel-fuzzer
+         attnc-npy-fuzzer attnc-tuning-db-fuzzer)
+"$ATTNC_VENV/bin/cmake" --build "$FUZZ_BUILD" -j "${ATTNC_JOBS:-2}" --target "${fuzzers[@]}"
 
-seeds=$FUZZ_BUILD/seeds/spec
-rm -rf "$seeds" && mkdir -p "$seeds"
-find "$ATTNC_ROOT/examples" "$ATTNC_ROOT/test" -name '*.mlir' -size -64k \
-  -exec sh -c 'cp "$1" "$2/$(echo "$1" | md5sum | cut -c1-16).mlir"' _ {} "$seeds" \;
-mkdir -p "$FUZZ_BUILD/findings" "$FUZZ_BUILD/seeds/runtime-args" "$FUZZ_BUILD/seeds/kernel"
-# use_sigaltstack=0: see test/lit.cfg.py. verify_asan_link_order=0: -fsanitize=fuzzer puts
+step "fuzz: writing the seed corpora"
+bash "$ATTNC_ROOT/scripts/fuzz-seeds.sh" "$FUZZ_BUILD/seeds"
+mkdir -p "$FUZZ_BUILD/findings"
+# ASan's alternate signal stack stays on (unlike test/lit.cfg.py's tools, the fuzzers start no
+# thread that LLVM's crash handler runs on): a stack overflow is reported with its input
+# instead of a bare SIGSEGV. verify_asan_link_order=0: -fsanitize=fuzzer puts
 # libstdc++ ahead of the shared ASan runtime among a fuzzer's libraries, which ASan's start-up
 # check refuses although the runtime is loaded before main either way.
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:use_sigaltstack=0:verify_asan_link_order=0
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 run_fuzzer() { # NAME SEED-DIR [LIBFUZZER-FLAG...]
   local corpus=$FUZZ_BUILD/corpus/$1 log=$FUZZ_BUILD/findings/$1.log
@@ -33,21 +39,26 @@ run_fuzzer() { # NAME SEED-DIR [LIBFUZZER-FLAG...]
   if ! "$FUZZ_BUILD/bin/$1" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix="$FUZZ_BUILD/findings/$1-" "${@:3}" "$corpus" "$2" \
       >"$log" 2>&1; then
-    grep -E -A30 '==[0-9]+==ERROR|runtime error|ALARM|out-of-memory|^attnc-kernel-fuzzer:' "$log" | head -60
+    grep -E -A30 '==[0-9]+==ERROR|runtime error|ALARM|out-of-memory|^attnc-[a-z-]+-fuzzer:' "$log" | head -60
     step "fuzz: $1 found a problem (input in $FUZZ_BUILD/findings/, log $log)"
     return 1
   fi
   grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' "$log"
 }
-# Each fuzzer is one process on one core: the first two run side by side on the two cores,
-# each for its full SECONDS.
-run_fuzzer attnc-spec-fuzzer "$seeds" &
-spec_pid=$!
-status=0
-run_fuzzer attnc-runtime-args-fuzzer "$FUZZ_BUILD/seeds/runtime-args" || status=1
-wait "$spec_pid" || status=1
-((status == 0)) || exit 1
-# A few executions a second (each input is compiled at -O3 and linked): full-length inputs
+# Each fuzzer is one process on one core: two run side by side, each for its full SECONDS.
+# The kernel fuzzer compiles and links each input at -O3 (a few a second): full-length inputs
 # from the start (-len_control=0), so that specs are varied within a minute.
-run_fuzzer attnc-kernel-fuzzer "$FUZZ_BUILD/seeds/kernel" -len_control=0 -max_len=256
+pair() { # NAME SEEDS FLAGS NAME SEEDS FLAGS (FLAGS split into words; may be empty)
+  local status=0
+  run_fuzzer "$1" "$2" $3 &
+  local first=$!
+  run_fuzzer "$4" "$5" $6 || status=1
+  wait "$first" || status=1
+  return $status
+}
+seeds=$FUZZ_BUILD/seeds
+pair attnc-spec-fuzzer "$seeds/spec" "" attnc-runtime-args-fuzzer "$seeds/empty" ""
+pair attnc-driver-fuzzer "$seeds/driver" "" attnc-kernel-fuzzer "$seeds/empty" \
+  "-len_control=0 -max_len=256"
+pair attnc-npy-fuzzer "$seeds/npy" "" attnc-tuning-db-fuzzer "$seeds/tuning-db" ""
 step "fuzz: no findings"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: install what is missing, build, run every test (lit suite and unit
-# tests through ctest), then a bounded run of each fuzzer (scripts/fuzz.sh, 60 s each; set
-# ATTNC_FUZZ_SECONDS to change it), and end with what the suite did not run on this machine.
+# tests through ctest), then a bounded run of each fuzzer (scripts/fuzz.sh: 40 s each, two at a
+# time; ATTNC_FUZZ_SECONDS changes it), and end with what the suite did not run on this machine.
 # ATTNC_SANITIZE_SUITE=1 adds scripts/sanitize.sh (the whole suite under ASan + UBSan and the
 # runtime under TSan, about 13 minutes more).
 #
@@ -48,7 +48,7 @@ fi
 "$ATTNC_VENV/bin/ctest" --test-dir "$ATTNC_BUILD" --output-on-failure -V
 step "tests took $((SECONDS - t0)) s"
 t0=$SECONDS
-bash "$ATTNC_ROOT/scripts/fuzz.sh" "${ATTNC_FUZZ_SECONDS:-60}"
+bash "$ATTNC_ROOT/scripts/fuzz.sh" "${ATTNC_FUZZ_SECONDS:-40}"
 step "fuzzing took $((SECONDS - t0)) s"
 if [[ ${ATTNC_SANITIZE_SUITE:-0} == 1 ]]; then
   t0=$SECONDS
