@@ -20,8 +20,7 @@ cp "$here"/test/fuzz/* "$work/src/test/fuzz/"
  attnc_configure_sanitized "$work/build" address,undefined -DATTNC_FUZZ=ON
  "$ATTNC_VENV/bin/cmake" --build "$work/build" -j "${ATTNC_JOBS:-2}" --target "$@")
 bash "$here/scripts/fuzz-seeds.sh" "$work/seeds"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+attnc_fuzz_env
 declare -A seeds=([attnc-spec-fuzzer]=spec [attnc-driver-fuzzer]=driver [attnc-npy-fuzzer]=npy
                   [attnc-tuning-db-fuzzer]=tuning-db)
 for fuzzer in "$@"; do

@@ -22,7 +22,7 @@ find "$dir/spec" -size +64k -delete
 cp "$dir"/spec/* "$dir/driver/"
 # A DB of one entry and its first candidates: the benchmark DBs are 0.3-0.5 MB.
 for db in "$ATTNC_ROOT"/benchmarks/tuning/*.json; do
-  /usr/bin/python3 - "$db" "$dir/tuning-db/$(basename "$db")" <<'PY'
+  "$ATTNC_VENV/bin/python" - "$db" "$dir/tuning-db/$(basename "$db")" <<'PY'
 import json, sys
 db = json.load(open(sys.argv[1]))
 db["entries"] = db["entries"][:1]
@@ -35,7 +35,8 @@ cp "$ATTNC_ROOT"/test/tools/attnc-tune/Inputs/*.json "$dir/tuning-db/"
 # q, k, v, out, lse of specs in each dtype, and the driver's spec + .npy + DB seeds.
 for spec in examples/causal_gqa.mlir examples/cuda_causal_gqa_bf16.mlir \
     benchmarks/tuning/dense_d64.mlir test/tools/attnc-tune/Inputs/small.mlir; do
-  name=$(basename "$spec" .mlir) work=$dir/work/$(basename "$spec" .mlir)
+  name=$(basename "$spec" .mlir)
+  work=$dir/work/$name
   "$run" "$ATTNC_ROOT/$spec" --reference --batch 1 --seq-q 5 --seq-kv 7 -o "$work" >/dev/null
   for f in "$work"/*.npy; do cp "$f" "$dir/npy/$name-$(basename "$f")"; done
   { cat "$ATTNC_ROOT/$spec"; printf '\n//--- npy\n'; cat "$work/q.npy"

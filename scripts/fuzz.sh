@@ -25,13 +25,7 @@ fuzzers=(attnc-spec-fuzzer attnc-runtime-args-fuzzer attnc-driver-fuzzer attnc-k
 step "fuzz: writing the seed corpora"
 bash "$ATTNC_ROOT/scripts/fuzz-seeds.sh" "$FUZZ_BUILD/seeds"
 mkdir -p "$FUZZ_BUILD/findings"
-# ASan's alternate signal stack stays on (unlike test/lit.cfg.py's tools, the fuzzers start no
-# thread that LLVM's crash handler runs on): a stack overflow is reported with its input
-# instead of a bare SIGSEGV. verify_asan_link_order=0: -fsanitize=fuzzer puts
-# libstdc++ ahead of the shared ASan runtime among a fuzzer's libraries, which ASan's start-up
-# check refuses although the runtime is loaded before main either way.
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+attnc_fuzz_env
 run_fuzzer() { # NAME SEED-DIR [LIBFUZZER-FLAG...]
   local corpus=$FUZZ_BUILD/corpus/$1 log=$FUZZ_BUILD/findings/$1.log
   mkdir -p "$corpus"

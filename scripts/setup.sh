@@ -73,6 +73,16 @@ attnc_configure_sanitized() {
   attnc_configure "$1" -DATTNC_SANITIZE="$2" "${@:3}"
 }
 ATTNC_ASAN_BUILD=${ATTNC_ASAN_BUILD:-$ATTNC_ROOT/build-fuzz}
+# attnc_fuzz_env: the sanitizer options the fuzzers run under (scripts/fuzz.sh, fuzz-at.sh).
+# ASan's alternate signal stack stays on (unlike test/lit.cfg.py's tools, the fuzzers start no
+# thread that LLVM's crash handler runs on): a stack overflow is reported with its input
+# instead of a bare SIGSEGV. verify_asan_link_order=0: -fsanitize=fuzzer puts libstdc++ ahead
+# of the shared ASan runtime among a fuzzer's libraries, which ASan's start-up check refuses
+# although the runtime is loaded before main either way.
+attnc_fuzz_env() {
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+}
 
 configure_and_build() {
   attnc_configure "$ATTNC_BUILD"
