@@ -13,8 +13,8 @@
 // shared counter balances that without the runtime having to know it.
 //
 // The library is linked statically into kernels, including shared objects,
-// and its C++ internals are built with hidden visibility; only the two C
-// entry points below are exported. Two kernel libraries in one process thus
+// and its C++ internals are built with hidden visibility; only the C API of
+// attnc_runtime.h is exported. Two kernel libraries in one process thus
 // share the first-loaded copy of the C API (and its error message) but never
 // mix each other's C++ internals.
 //
@@ -256,7 +256,12 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
   job.items = checked.items;
   unsigned participants = participantsFor(opt, job.items);
   job.participants = participants;
-  runOnThreads(participants, runItems, &job);
+  if (int rc = runOnThreads(participants, runItems, &job)) {
+    setError(cat("kernel '", kernelName(*desc), "': the parallel-for given to "
+                 "attnc_set_parallel_for returned ", rc, "; out and lse are partly written")
+                 .c_str());
+    return ATTNC_ERR_KERNEL;
+  }
   if (job.failed.load()) {
     setError(kernelFailure(job).c_str());
     return ATTNC_ERR_KERNEL;

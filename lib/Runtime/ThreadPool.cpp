@@ -5,24 +5,33 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Workers sleep on a condition variable and wake when the job generation
-// changes; the first `wanted` of them join the job. The pool only grows, and
-// it is never destroyed: a static destructor would have to stop threads that
-// may sit in another library's code at exit, and an idle worker costs nothing.
+// Jobs from any number of calling threads run at once. A job asks for up to
+// `participants - 1` helpers and waits on a list of open jobs; an idle worker
+// joins the oldest job that still wants helpers. Helpers are best effort: a
+// job whose helpers are busy elsewhere runs with fewer, since its task claims
+// work items itself (Launch.cpp) and its caller always takes part. When the
+// caller's own share returns, the job is closed (no helper joins it after
+// that) and the caller waits only for the helpers that joined. The pool only
+// grows, to the most helpers any one job asked for, and it is never destroyed:
+// a static destructor would have to stop threads that may sit in another
+// library's code at exit, and an idle worker costs nothing.
 //
 // fork(): the child inherits the pool's memory but none of its threads, so a
 // launch in the child would wait forever for workers that do not exist.
-// pthread_atfork handlers make fork wait for a running job, and give the child
-// a fresh pool (the parent's copy is leaked on purpose: its mutexes and
-// condition variables may describe threads the child does not have).
+// pthread_atfork handlers make fork wait until no job is running, and give
+// the child a fresh pool (the parent's copy is leaked on purpose: its mutex
+// and condition variables may describe threads the child does not have).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ThreadPool.h"
 
+#include "attnc/Runtime/attnc_runtime.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -35,102 +44,106 @@ using namespace attnc::rt;
 namespace {
 
 /// True on pool workers, and on a caller while it runs its share of a job: a
-/// job started from there (a kernel that launches a kernel) must not wait for
-/// the job mutex that its own job holds.
+/// job started from there (a kernel that launches a kernel) runs on its
+/// calling thread alone, so that a worker never waits for other workers.
 thread_local bool tlsInTask = false;
+
+/// One call of runOnThreads; it lives on its caller's stack, and the caller
+/// returns only when no worker refers to it any more.
+struct Job {
+  Task task;
+  void *ctx;
+  unsigned slots;   // helpers it still takes; listed in Pool::open while > 0
+  unsigned joined;  // helpers that joined
+  unsigned running; // of those, how many have not returned
+  std::condition_variable done; // running reached 0
+};
 
 class Pool {
 public:
   unsigned run(unsigned participants, Task task, void *ctx);
 
-  // pthread_atfork: hold both mutexes across fork so that no job is half way
-  // through, then let the parent carry on.
+  // pthread_atfork: wait until no job runs, and hold the mutex across fork so
+  // that none starts; then let the parent carry on.
   void lockForFork() {
-    jobMutex.lock();
-    stateMutex.lock();
+    std::unique_lock<std::mutex> lock(mutex);
+    idle.wait(lock, [&] { return jobs == 0; });
+    lock.release();
   }
-  void unlockAfterFork() {
-    stateMutex.unlock();
-    jobMutex.unlock();
-  }
+  void unlockAfterFork() { mutex.unlock(); }
 
 private:
-  unsigned grow(unsigned count);
-  void workerLoop(unsigned index, uint64_t seen);
+  void grow(unsigned count);
+  void workerLoop();
 
-  std::mutex jobMutex;              // held for a whole job: one job at a time
-  std::mutex stateMutex;            // guards the fields below
-  std::condition_variable wake;     // workers: the generation changed
-  std::condition_variable done;     // the caller: running reached 0
-  std::vector<std::thread> workers; // touched only with jobMutex held
-  uint64_t generation = 0;          // bumped once per job that uses workers
-  unsigned wanted = 0;              // workers [0, wanted) join the current job
-  unsigned running = 0;             // of those, how many have not finished
-  Task task = nullptr;
-  void *ctx = nullptr;
+  std::mutex mutex;                 // guards everything below
+  std::condition_variable wake;     // workers: a job was opened
+  std::condition_variable idle;     // fork: `jobs` reached 0
+  std::vector<std::thread> workers;
+  std::deque<Job *> open;           // jobs that still take helpers, oldest first
+  unsigned jobs = 0;                // jobs between start and finish
 };
 
 } // namespace
 
-void Pool::workerLoop(unsigned index, uint64_t seen) {
+void Pool::workerLoop() {
   tlsInTask = true;
-  std::unique_lock<std::mutex> lock(stateMutex);
+  std::unique_lock<std::mutex> lock(mutex);
   for (;;) {
-    wake.wait(lock, [&] { return generation != seen; });
-    // A worker not wanted for a job may sleep through several generations;
-    // it only ever needs to know about the current one.
-    seen = generation;
-    if (index >= wanted)
-      continue;
-    Task t = task;
-    void *c = ctx;
+    wake.wait(lock, [&] { return !open.empty(); });
+    Job *job = open.front();
+    if (--job->slots == 0)
+      open.pop_front();
+    ++job->joined;
+    ++job->running;
     lock.unlock();
-    t(c);
+    job->task(job->ctx);
     lock.lock();
-    if (--running == 0)
-      done.notify_one();
+    // Notified under the mutex: the caller cannot see running == 0 and free
+    // the job before this returns.
+    if (--job->running == 0)
+      job->done.notify_one();
   }
 }
 
-/// Grows the pool to `count` workers if it can; returns how many it has.
-/// Called with jobMutex held, so `generation` cannot change underneath: a new
-/// worker starts at the current generation and wakes for the next job.
-unsigned Pool::grow(unsigned count) {
+/// Grows the pool to `count` workers if it can. Called with the mutex held;
+/// a new worker blocks on it until the caller has opened its job.
+void Pool::grow(unsigned count) {
   try {
     workers.reserve(count);
     while (workers.size() < count)
-      workers.emplace_back(&Pool::workerLoop, this,
-                           static_cast<unsigned>(workers.size()), generation);
+      workers.emplace_back(&Pool::workerLoop, this);
   } catch (const std::exception &) {
     // Out of threads or memory: run the job with the workers there are.
   }
-  return static_cast<unsigned>(workers.size());
 }
 
 unsigned Pool::run(unsigned participants, Task t, void *c) {
-  std::lock_guard<std::mutex> job(jobMutex);
-  unsigned helpers = std::min(grow(participants - 1), participants - 1);
-  if (helpers > 0) {
-    {
-      std::lock_guard<std::mutex> lock(stateMutex);
-      task = t;
-      ctx = c;
-      wanted = helpers;
-      running = helpers;
-      ++generation;
-    }
-    wake.notify_all();
+  Job job{t, c, 0, 0, 0, {}};
+  bool helped; // job.slots itself is the workers' to change once it is open
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    grow(participants - 1);
+    job.slots = std::min<unsigned>(workers.size(), participants - 1);
+    ++jobs;
+    helped = job.slots > 0;
+    if (helped)
+      open.push_back(&job);
   }
+  if (helped)
+    wake.notify_all();
   tlsInTask = true;
   t(c);
   tlsInTask = false;
-  if (helpers > 0) {
-    // Waiting under stateMutex also makes the workers' writes to the
-    // tensors visible to the caller once this returns.
-    std::unique_lock<std::mutex> lock(stateMutex);
-    done.wait(lock, [&] { return running == 0; });
-  }
-  return helpers + 1;
+  // Waiting under the mutex also makes the helpers' writes to the tensors
+  // visible to the caller once this returns.
+  std::unique_lock<std::mutex> lock(mutex);
+  if (job.slots > 0)
+    open.erase(std::find(open.begin(), open.end(), &job));
+  job.done.wait(lock, [&] { return job.running == 0; });
+  if (--jobs == 0)
+    idle.notify_all();
+  return job.joined + 1;
 }
 
 // The pool is reached through a plain pointer so that the fork child handler
@@ -151,12 +164,60 @@ static Pool &pool() {
   return *gPool;
 }
 
-unsigned attnc::rt::runOnThreads(unsigned participants, Task task, void *ctx) {
+namespace {
+
+/// The host's parallel-for (attnc_set_parallel_for), copied by each launch.
+struct HostParallelFor {
+  attnc_parallel_for_fn fn = nullptr;
+  void *user = nullptr;
+};
+std::mutex gHostMutex;
+HostParallelFor gHost;
+
+HostParallelFor hostParallelFor() {
+  std::lock_guard<std::mutex> lock(gHostMutex);
+  return gHost;
+}
+
+struct HostCall {
+  Task task;
+  void *ctx;
+};
+
+/// One participant on a host thread, marked as in a task so that a kernel it
+/// launches runs there alone.
+void hostBody(void *closure, int32_t) {
+  auto *call = static_cast<HostCall *>(closure);
+  bool outer = tlsInTask;
+  tlsInTask = true;
+  call->task(call->ctx);
+  tlsInTask = outer;
+}
+
+} // namespace
+
+int attnc::rt::runOnThreads(unsigned participants, Task task, void *ctx) {
   if (participants <= 1 || tlsInTask) {
     task(ctx);
-    return 1;
+    return 0;
   }
-  return pool().run(participants, task, ctx);
+  HostParallelFor host = hostParallelFor();
+  if (!host.fn) {
+    pool().run(participants, task, ctx);
+    return 0;
+  }
+  HostCall call{task, ctx};
+  if (int rc = host.fn(host.user, int32_t(participants), hostBody, &call))
+    return rc;
+  // Whatever no call took (a loop that ran fewer calls than asked) runs here.
+  hostBody(&call, 0);
+  return 0;
+}
+
+extern "C" __attribute__((visibility("default"))) void
+attnc_set_parallel_for(attnc_parallel_for_fn fn, void *user) {
+  std::lock_guard<std::mutex> lock(gHostMutex);
+  gHost = {fn, fn ? user : nullptr};
 }
 
 unsigned attnc::rt::defaultParticipants() {

@@ -9,7 +9,8 @@
 // for the life of the process, so a launch pays for a wake-up, not for thread
 // creation. A job runs a task on the calling thread plus some pool workers;
 // the task itself pulls work from wherever it likes (Launch.cpp uses an
-// atomic counter), which keeps the pool ignorant of work items.
+// atomic counter), which keeps the pool ignorant of work items. A host with a
+// pool of its own lends it instead (attnc_set_parallel_for).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,16 +22,19 @@ namespace attnc::rt {
 /// A job body; every participant calls it once with the same `ctx`.
 using Task = void (*)(void *ctx);
 
-/// Runs `task(ctx)` on the calling thread and on up to `participants - 1` pool
-/// workers at once, and returns when all of them have returned. Returns how
-/// many threads took part: fewer than asked only when the pool could not
-/// start enough threads, or when called from inside a running task (nested
-/// jobs run on the calling thread alone instead of deadlocking).
+/// Runs `task(ctx)` on the calling thread and on up to `participants - 1`
+/// other threads at once, and returns when all of them have returned. A task
+/// claims its work itself and returns when none is left, so it must be
+/// correct however many threads take part, including one.
 ///
-/// Jobs from different calling threads are serialised on one mutex: the pool
-/// is sized for one job at a time, and a second job would only compete for
-/// the same cores.
-unsigned runOnThreads(unsigned participants, Task task, void *ctx);
+/// The other threads are the host's when it set a parallel-for
+/// (attnc_set_parallel_for), else pool workers. Pool workers are best effort:
+/// jobs from different calling threads run at once and share the workers, so
+/// a job whose workers are busy elsewhere runs with fewer. A job started from
+/// inside a running task runs on its calling thread alone instead of waiting
+/// for workers. Returns 0, or the host parallel-for's non-zero return (the
+/// work is then partly done).
+int runOnThreads(unsigned participants, Task task, void *ctx);
 
 /// The number of participants a job gets when the user asks for "all cores":
 /// std::thread::hardware_concurrency(), or 1 when that is unknown.

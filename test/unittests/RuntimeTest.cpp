@@ -7,14 +7,15 @@
 //
 // Launches that succeed, on the fake kernel of RuntimeTestSupport.h: every
 // layout and dtype, strides and offsets, the descriptor's layout, empty
-// launches, grid kernels, threads, concurrency and fork. The refused calls
-// are RuntimeErrorsTest.cpp's.
+// launches, grid kernels, threads, concurrency, the host's parallel-for and
+// fork. The refused calls are RuntimeErrorsTest.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestSupport.h"
 
 #include <chrono>
+#include <climits>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -270,37 +271,6 @@ TEST_F(Runtime, ConcurrentCallers) {
   EXPECT_EQ(failures.load(), 0);
 }
 
-std::atomic<bool> gPoolHeld{false}, gSingleDone{false};
-
-/// A tile function that holds its launch (and so the thread pool) until a
-/// num_threads = 1 launch on another thread has finished; fails after 30 s.
-int32_t holdingTile(attnc_memref *, attnc_memref *, attnc_memref *, attnc_memref *,
-                    attnc_memref *, attnc_memref_i64 *, int64_t, int64_t, int64_t) {
-  gPoolHeld = true;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!gSingleDone)
-    if (std::chrono::steady_clock::now() > deadline)
-      return 7;
-    else
-      std::this_thread::yield();
-  return 0;
-}
-
-TEST_F(Runtime, SingleThreadLaunchesDoNotWaitForThePool) {
-  // attnc_runtime.h: launches on the pool take it one at a time, while a
-  // num_threads = 1 launch runs on its caller alone, beside them. Here the
-  // pool launch cannot finish until the single-thread one has.
-  Problem held, single;
-  held.desc.tile = holdingTile;
-  std::thread holder([&] { EXPECT_EQ(held.run(2), ATTNC_OK) << attnc_last_error(); });
-  while (!gPoolHeld)
-    std::this_thread::yield();
-  EXPECT_EQ(single.run(1), ATTNC_OK) << attnc_last_error();
-  gSingleDone = true;
-  holder.join();
-  single.expectOutputs();
-}
-
 std::vector<Problem> *gInner = nullptr;
 
 /// A tile function that launches a whole kernel of its own, one per head.
@@ -321,6 +291,152 @@ TEST_F(Runtime, KernelMayLaunchAKernel) {
   outer.desc.block_q = int32_t(dims.seqQ); // one item per head
   // Nested launches run on the calling thread instead of deadlocking.
   ASSERT_EQ(outer.run(2), ATTNC_OK) << attnc_last_error();
+  for (Problem &p : inner)
+    p.expectOutputs();
+}
+
+std::atomic<bool> gFirstStarted{false}, gSecondStarted{false};
+
+/// Holds a launch until a tile of the other launch has started (`mine` is
+/// this launch's flag); fails after 30 s.
+int32_t meet(std::atomic<bool> &mine, const std::atomic<bool> &other) {
+  mine = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!other)
+    if (std::chrono::steady_clock::now() > deadline)
+      return 7;
+    else
+      std::this_thread::yield();
+  return 0;
+}
+
+int32_t firstTile(attnc_memref *, attnc_memref *, attnc_memref *, attnc_memref *,
+                  attnc_memref *, attnc_memref_i64 *, int64_t, int64_t, int64_t) {
+  return meet(gFirstStarted, gSecondStarted);
+}
+
+int32_t secondTile(attnc_memref *, attnc_memref *, attnc_memref *, attnc_memref *,
+                   attnc_memref *, attnc_memref_i64 *, int64_t, int64_t, int64_t) {
+  return meet(gSecondStarted, gFirstStarted);
+}
+
+/// The second launch's num_threads.
+class AtOnce : public Runtime, public ::testing::WithParamInterface<int> {};
+
+TEST_P(AtOnce, LaunchesFromTwoThreadsRunAtOnce) {
+  // Neither launch can finish before a tile of the other has started, so
+  // this passes only if a launch on the pool (num_threads 2) does not wait
+  // for another launch on it, nor for a single-thread one.
+  gFirstStarted = gSecondStarted = false;
+  Problem first, second;
+  first.desc.tile = firstTile;
+  second.desc.tile = secondTile;
+  std::thread other([&] { EXPECT_EQ(first.run(2), ATTNC_OK) << attnc_last_error(); });
+  EXPECT_EQ(second.run(GetParam()), ATTNC_OK) << attnc_last_error();
+  other.join();
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, AtOnce, ::testing::Values(1, 2, 0),
+                         [](const auto &c) {
+                           return c.param ? std::to_string(c.param) : "AllCores";
+                         });
+
+/// A host's parallel-for (attnc_set_parallel_for) on std::threads: call 0 on
+/// the caller, the others on threads of their own; or it runs only the first
+/// `limit` calls, or fails with `rc`.
+struct HostLoop {
+  std::atomic<int> calls{0};
+  int32_t lastCount = 0;
+  int32_t limit = INT32_MAX;
+  int rc = 0;
+};
+
+int hostLoop(void *user, int32_t count, void (*body)(void *, int32_t), void *closure) {
+  auto &host = *static_cast<HostLoop *>(user);
+  ++host.calls;
+  host.lastCount = count;
+  if (host.rc)
+    return host.rc;
+  int32_t run = std::min(count, host.limit);
+  std::vector<std::thread> threads;
+  for (int32_t i = 1; i < run; ++i)
+    threads.emplace_back(body, closure, i);
+  if (run > 0)
+    body(closure, 0);
+  for (std::thread &t : threads)
+    t.join();
+  return 0;
+}
+
+/// Sets `host` as the parallel-for for a test's lifetime.
+class HostParallelFor : public Runtime {
+protected:
+  HostLoop host;
+  void SetUp() override {
+    Runtime::SetUp();
+    attnc_set_parallel_for(hostLoop, &host);
+  }
+  void TearDown() override { attnc_set_parallel_for(nullptr, nullptr); }
+};
+
+TEST_F(HostParallelFor, RunsTheLaunchOnTheHostsThreads) {
+  Problem p;
+  ASSERT_EQ(p.run(3), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(host.calls, 1);
+  EXPECT_EQ(host.lastCount, 3);
+  p.expectOutputs();
+  p.expectEachItemOnce();
+  EXPECT_LE(gThreads.size(), 3u);
+}
+
+TEST_F(HostParallelFor, NotForSingleThreadLaunches) {
+  Problem p;
+  ASSERT_EQ(p.run(1), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(host.calls, 0);
+  p.expectOutputs();
+}
+
+TEST_F(HostParallelFor, WorkNoCallTookRunsOnTheCaller) {
+  // A loop that runs fewer calls than asked (here none) is slower, not wrong.
+  host.limit = 0;
+  Problem p;
+  ASSERT_EQ(p.run(4), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(host.calls, 1);
+  p.expectOutputs();
+  p.expectEachItemOnce();
+  ASSERT_EQ(gThreads.size(), 1u);
+  EXPECT_EQ(*gThreads.begin(), std::this_thread::get_id());
+}
+
+TEST_F(HostParallelFor, ItsFailureIsAKernelError) {
+  host.rc = 5;
+  Problem p;
+  EXPECT_EQ(p.run(2), ATTNC_ERR_KERNEL);
+  EXPECT_NE(std::string(attnc_last_error()).find("attnc_set_parallel_for returned 5"),
+            std::string::npos)
+      << attnc_last_error();
+}
+
+TEST_F(HostParallelFor, NullGoesBackToThePool) {
+  attnc_set_parallel_for(nullptr, &host);
+  Problem p;
+  ASSERT_EQ(p.run(2), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(host.calls, 0);
+  p.expectOutputs();
+}
+
+TEST_F(HostParallelFor, KernelMayLaunchAKernelFromAHostThread) {
+  std::vector<Problem> inner(4);
+  gInner = &inner;
+  Dims dims;
+  dims.batch = 1;
+  dims.heads = dims.kvHeads = 4;
+  Problem outer(0, dims);
+  outer.desc.tile = nestingTile;
+  outer.desc.block_q = int32_t(dims.seqQ); // one item per head
+  // The nested launches run on their host thread alone: one loop call each.
+  ASSERT_EQ(outer.run(2), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(host.calls, 1);
   for (Problem &p : inner)
     p.expectOutputs();
 }

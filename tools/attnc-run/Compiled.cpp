@@ -14,6 +14,7 @@
 
 #include "Compiled.h"
 
+#include "Callers.h"
 #include "PeakProbe.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -48,6 +49,9 @@ attnc::runCompiled(AttentionSpecOpInterface op, const HostTensor &q, const HostT
   llvm::Expected<LoadedKernel> kernel = loadKernel(o.soPath, name, /*global=*/true);
   if (!kernel)
     return kernel.takeError();
+  if (o.hostParallelFor)
+    if (llvm::Error err = useHostParallelFor(*kernel))
+      return std::move(err);
   KernelTensors tensors(op, q, k, v);
   int threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 
@@ -100,6 +104,10 @@ attnc::runCompiled(AttentionSpecOpInterface op, const HostTensor &q, const HostT
                                 "kernel working memory (growth of peak RSS during "
                                 "the runs) {1:f1} MiB\n",
                                 tensors.megabytes(), peakRssMegabytes() - rssBefore);
+  if (o.callers > 1)
+    if (llvm::Error err =
+            runConcurrentCallers(op, *kernel, q, k, v, o.threads, o.callers, o.repeat))
+      return std::move(err);
   CompiledOutputs result;
   if (op.hasOutput(OutputKind::out))
     result.out = tensors.out->toHost();

@@ -19,6 +19,8 @@ struct CompiledOptions {
   int threads = 0;  // 0: all cores
   int repeat = 5;
   bool measurePeak = true;
+  int callers = 1;             // > 1: also call from this many threads at once
+  bool hostParallelFor = false; // helpers through attnc_set_parallel_for
 };
 
 struct CompiledOutputs {

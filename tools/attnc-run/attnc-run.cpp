@@ -92,6 +92,8 @@ static cl::opt<int> repeat("repeat", cl::desc("With --so: timed runs"), cl::init
 // (defaultTolerance).
 static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance (default per dtype: f32 2e-5, f16 4e-3, bf16 2e-2)"), cl::cat(compiledCat));
 static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance (default per dtype: f32 2e-6, f16 1e-3, bf16 8e-3, for inputs in [-1, 1); larger inputs scale it: out's by max |v| max |q| max |k|, lse's by max |q| max |k|)"), cl::cat(compiledCat));
+static cl::opt<int> callers("callers", cl::desc("With --so: then call the kernel from this many threads at once (each --num-threads), --repeat rounds: time against the same calls one after another, and require bit-identical outputs"), cl::init(1), cl::cat(compiledCat));
+static cl::opt<bool> hostParallelFor("host-parallel-for", cl::desc("With --so: run the kernel's helper threads through attnc_set_parallel_for, on attnc-run's own threads, as a host with a thread pool does"), cl::cat(compiledCat));
 static cl::opt<bool> noPeak("no-peak", cl::desc("With --so: skip the FMA peak probe"), cl::cat(compiledCat));
 
 namespace {
@@ -253,6 +255,8 @@ llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in)
   options.threads = threads;
   options.repeat = repeat;
   options.measurePeak = !noPeak;
+  options.callers = callers;
+  options.hostParallelFor = hostParallelFor;
   double pairs = ref ? double(ref->keptPairs) : keptPairsOfMask(op, in);
   llvm::Expected<CompiledOutputs> got = runCompiled(op, in.q, in.k, in.v, pairs, options);
   if (!got)
@@ -409,6 +413,11 @@ int main(int argc, char **argv) {
   if (repeat < 1 || repeat > 100000) {
     llvm::WithColor::error(llvm::errs(), "attnc-run")
         << "--repeat must be in [1, 100000], got " << repeat << "\n";
+    return 1;
+  }
+  if (callers < 1 || callers > kMaxThreads) {
+    llvm::WithColor::error(llvm::errs(), "attnc-run")
+        << "--callers must be in [1, " << kMaxThreads << "], got " << callers << "\n";
     return 1;
   }
   // A negative or NaN tolerance fails every element: a mistake, not a check.

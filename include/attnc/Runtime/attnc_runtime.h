@@ -42,7 +42,8 @@ typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
    * = all cores (std::thread::hardware_concurrency()). Capped at 256, and
    * never more than work items. The helper threads come from a process-wide
-   * pool that is created on first use and kept. */
+   * pool that is created on first use and kept, or from the host's
+   * parallel-for (attnc_set_parallel_for). */
   int32_t num_threads;
   /* Kernels on kDLCUDA tensors: the CUstream to run on; NULL = the default
    * stream of the tensors' device's primary context. The call returns once
@@ -210,15 +211,41 @@ typedef struct attnc_kernel_desc {
  * not overlap each other or any input (address ranges from shapes and
  * strides; no kernel runs in place).
  *
- * Thread-safe. Launches from different threads that use the thread pool
- * (num_threads other than 1) take it one at a time: each waits for the
- * previous one to finish. Launches with num_threads = 1 run on their calling
- * thread alone and run in parallel with any other launch. A tile function may
- * itself launch a kernel (the nested launch runs on its calling thread
- * alone). On ATTNC_ERR_KERNEL, out and lse are partly written. */
+ * Thread-safe, and launches from different threads run at once, each with
+ * its own split of the work: a launch with num_threads = 1 runs on its
+ * calling thread alone; one with more threads runs on its caller plus helper
+ * threads (the runtime's pool, or the host's parallel-for: see
+ * attnc_set_parallel_for). The pool's helpers are shared by the launches
+ * running at once, so a launch whose helpers are busy with another runs with
+ * fewer; results do not depend on how many threads took part. A tile
+ * function may itself launch a kernel (the nested launch runs on its calling
+ * thread alone). On ATTNC_ERR_KERNEL, out and lse are partly written. */
 int attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
                     const DLTensor *k, const DLTensor *v, DLTensor *out,
                     DLTensor *lse, const attnc_options *opt);
+
+/* A host's parallel loop, for attnc_set_parallel_for: calls
+ * body(closure, i) once for each i in [0, count), on any threads (the calling
+ * one included), at once or one after another, and returns only after every
+ * call has returned: 0, or non-zero if it could not run them. */
+typedef int (*attnc_parallel_for_fn)(void *user, int32_t count,
+                                     void (*body)(void *closure, int32_t index),
+                                     void *closure);
+
+/* Runs the helper threads of every later launch with num_threads other than 1
+ * through `fn` (given `user` back) instead of the runtime's own pool: for a
+ * host with a pool of its own (PyTorch's intra-op pool, a server's workers),
+ * so that kernels and host share its threads instead of oversubscribing the
+ * cores. count is the launch's thread count (num_threads; for 0, all cores;
+ * never more than its work items). Each body call takes work items until
+ * none are left, so any split of the calls over threads gives the same
+ * results, and when fn returns 0 the caller runs whatever no call took. When
+ * fn returns non-zero the launch returns ATTNC_ERR_KERNEL. fn = NULL goes
+ * back to the runtime's pool. Process-wide (for each copy of the runtime: a
+ * kernel library loaded with RTLD_LOCAL has its own) and thread-safe; a
+ * launch uses the setting it found when it started. As Halide's
+ * halide_set_custom_do_par_for. */
+void attnc_set_parallel_for(attnc_parallel_for_fn fn, void *user);
 
 /* A kernel's exported entry point. */
 typedef int (*attnc_entry_fn)(const DLTensor *q, const DLTensor *k, const DLTensor *v,
