@@ -70,8 +70,9 @@ std::string hostCpu() {
 }
 
 /// Whether `token` is an option left out of the key: -o (the same kernel
-/// written to another file is the same entry) and --kernel-cache (where the
-/// cache is does not change what is in it); `takesNext` when its value is the
+/// written to another file is the same entry), --kernel-cache (where the
+/// cache is does not change what is in it) and --jobs (the object is the same
+/// however many threads compiled it); `takesNext` when its value is the
 /// next token. LLVM's parser takes -o FILE, -o=FILE, --o FILE and --o=FILE;
 /// it refuses -oFILE, which is therefore kept as it is: dropping every token
 /// that starts with -o would drop -opt-bisect-limit=N too.
@@ -80,7 +81,7 @@ bool isOmittedOption(llvm::StringRef token, bool &takesNext) {
   if (!name.consume_front("--") && !name.consume_front("-"))
     return false;
   llvm::StringRef option = name.split('=').first;
-  if (option != "o" && option != "kernel-cache")
+  if (option != "o" && option != "kernel-cache" && option != "jobs")
     return false;
   takesNext = !name.contains('=');
   return true;

@@ -17,6 +17,7 @@
 
 #include "Driver.h"
 #include "KernelCache.h"
+#include "ParallelKernels.h"
 
 #include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
 #include "attnc/Conversion/Pipelines.h"
@@ -115,6 +116,10 @@ cl::opt<Stage> emit(
                clEnumValN(Stage::obj, "obj", "object file and C header (default)"),
                clEnumValN(Stage::so, "so", "shared object for attnc-run")),
     cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
+cl::opt<unsigned> jobs("jobs",
+                       cl::desc("Threads compiling the kernels of a spec (0: one per core); "
+                                "MLIR's and LLVM's debugging options compile on one"),
+                       cl::init(0), cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
 // Test instrumentation, never part of a production build: hidden from --help.
 cl::opt<bool> countTiles("count-tiles",
                          cl::desc("Instrument: count visited KV tiles in <kernel>_tiles_visited"),
@@ -146,6 +151,17 @@ llvm::Error cachedOutput(StringRef path, llvm::function_ref<llvm::Error()> write
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// --jobs, or 1 when an option of MLIR or LLVM is given: their printing,
+/// timing and debugging options assume one pass manager at a time.
+unsigned compileJobs() {
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    if (option->getNumOccurrences() && !llvm::is_contained(option->Categories, &attncCat))
+      return 1;
+  }
+  return jobs;
 }
 
 /// A failure whose diagnostic has been printed already: main adds nothing.
@@ -315,8 +331,9 @@ llvm::Error writeObjectFile(ModuleOp module, const attnc::CpuTarget &target, Str
 }
 
 /// The mlir backend's object: each kernel compiled on its own (its own MLIR
-/// and LLVM module, freed before the next), so compile memory is one kernel's
-/// whatever the spec's size, then the parts merged in spec order.
+/// and LLVM module, freed before the next), on --jobs threads, so compile
+/// memory is one kernel's a thread whatever the spec's size, then the parts
+/// merged in spec order.
 llvm::Error writeKernelwiseObject(ModuleOp module, const attnc::Selection &selection,
                                   StringRef path) {
   SmallVector<attn::KernelOp> kernels(module.getOps<attn::KernelOp>());
@@ -326,18 +343,20 @@ llvm::Error writeKernelwiseObject(ModuleOp module, const attnc::Selection &selec
     return writeObjectFile(module, selection.cpu, path);
   }
   ObjectParts parts;
-  for (attn::KernelOp kernel : kernels) {
-    OwningOpRef<ModuleOp> single = ModuleOp::create(module.getLoc());
-    (*single)->setAttrs(module->getAttrDictionary());
-    single->getBody()->push_back(kernel->clone());
-    if (llvm::Error err = runPipeline(*single, selection, attnc::PipelineStage::llvmDialect))
-      return err;
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < kernels.size(); ++i) {
     llvm::Expected<std::string> part = parts.add();
     if (!part)
       return part.takeError();
-    if (llvm::Error err = writeObjectFile(*single, selection.cpu, *part))
-      return err;
+    paths.push_back(*part);
   }
+  auto compileOne = [&](ModuleOp single, size_t index) -> llvm::Error {
+    if (llvm::Error err = runPipeline(single, selection, attnc::PipelineStage::llvmDialect))
+      return err;
+    return writeObjectFile(single, selection.cpu, paths[index]);
+  };
+  if (llvm::Error err = attnc::compileKernels(module, compileJobs(), compileOne))
+    return err;
   return parts.merge(path);
 }
 
