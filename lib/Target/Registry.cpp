@@ -21,6 +21,7 @@
 #include "attnc/Target/Halide/FlashPipeline.h"
 #include "attnc/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <numeric>
 
@@ -34,55 +35,69 @@ static constexpr llvm::StringLiteral kCpuTargets[] = {
     "x86-64-avx512", "x86-64-avx512-bf16", "x86-64-avx2", "x86-64", "aarch64-neon",
     "aarch64-sve256", "aarch64-sve512", "host"};
 
-/// The Halide backend takes the tile sizes (the CPU tunables of those names and
-/// ranges; the hand schedule's register blocks are fixed for now) and the
-/// schedule's source.
-static llvm::ArrayRef<Tunable> halideTunables() {
+/// `cpuTunables()`'s entry `name`, for a table of another backend or target.
+static Tunable cpuTunable(llvm::StringRef name) {
+  return *llvm::find_if(cpuTunables(), [&](const Tunable &t) { return t.name == name; });
+}
+
+/// A copy of `t` with its own automatic value and meaning (if given).
+static Tunable retold(Tunable t, llvm::StringRef automatic, llvm::StringRef meaning = "") {
+  t.automatic = automatic;
+  if (!meaning.empty())
+    t.meaning = meaning;
+  return t;
+}
+
+/// The tunable that picks where the Halide schedule comes from.
+static Tunable halideSource() {
   static const std::vector<llvm::StringRef> sources(std::begin(halide::kScheduleSources),
                                                     std::end(halide::kScheduleSources));
-  static const Tunable blockQ = [] {
-    Tunable t = cpuTunables()[0];
-    t.automatic = "64, or 32 for head_dim > 128, rounded down to whole register blocks: 48 "
-                  "with 16 vector registers; on cuda-* and opencl 16, or 8";
-    return t;
-  }();
-  static const Tunable blockKv = [] {
-    Tunable t = cpuTunables()[1];
-    t.meaning = "keys per KV tile (attn.flash block_kv; 32 on cuda-* and opencl)";
-    return t;
-  }();
-  static const Tunable unroll = [] {
-    Tunable t = *llvm::find_if(cpuTunables(), [](const Tunable &c) { return c.name == "unroll"; });
-    t.meaning = "steps of the Q K^T (head_dim) and P V (keys) loops per loop iteration (the "
-                "CPU hand schedule)";
-    return t;
-  }();
+  return {"source", 0, 0, int64_t(sources.size()) - 1, false,
+          "where the schedule comes from: the hand-written one, or a Halide autoscheduler", "",
+          sources};
+}
+
+/// The Halide backend on a CPU: the CPU tile sizes (its hand schedule's
+/// register blocks are fixed), the unroll of that schedule, and its source.
+static llvm::ArrayRef<Tunable> halideCpuTunables() {
   static const Tunable tunables[] = {
-      blockQ, blockKv, unroll,
-      {"source", 0, 0, int64_t(sources.size()) - 1, false,
-       "where the schedule comes from: the hand-written one, or a Halide autoscheduler", "",
-       sources}};
+      cpuTunable("block_q"), cpuTunable("block_kv"),
+      retold(cpuTunable("unroll"), cpuTunable("unroll").automatic,
+             "steps of the Q K^T (head_dim) and P V (keys) loops per loop iteration (the "
+             "CPU hand schedule)"),
+      halideSource()};
   return tunables;
 }
 
-/// The mlir backend's CUDA kernels: the CPU tunables, with block_kv chosen by
-/// dtype unless set (attn-tile-flash's tensor-core rule).
+/// The Halide backend on a GPU (cuda-*, opencl): a tile is a block whose
+/// softmax state sits in shared memory (attn-tile-flash's gpu rule).
+static llvm::ArrayRef<Tunable> halideGpuTunables() {
+  static const Tunable tunables[] = {
+      retold(cpuTunable("block_q"), "16, or 8 for head_dim > 128",
+             "query rows per tile = per GPU block (attn.flash block_q)"),
+      cpuTunable("block_kv"), halideSource()};
+  return tunables;
+}
+
+/// The mlir backend's CUDA kernels: tile sizes only (the warp layout follows
+/// from them), block_kv chosen by dtype unless set (attn-tile-flash's
+/// tensor-core rule).
 static llvm::ArrayRef<Tunable> cudaTunables() {
-  static const std::vector<Tunable> tunables = [] {
-    // Not unroll and softmax: facts of the CPU loops.
-    std::vector<Tunable> t;
-    llvm::copy_if(cpuTunables(), std::back_inserter(t), [](const Tunable &c) {
-      return c.name != "unroll" && c.name != "softmax";
-    });
-    t[1].defaultValue = 0;
-    t[1].automatic = "64, or 32 for f32 (TF32: its scores and P take twice the registers)";
-    return t;
-  }();
+  static const Tunable tunables[] = {
+      retold(cpuTunable("block_q"), "64, or 32 for head_dim > 128",
+             "query rows per tile = per CTA (attn.flash block_q)"),
+      [] {
+        Tunable t = retold(cpuTunable("block_kv"),
+                           "64, or 32 for f32 (TF32: its scores and P take twice the "
+                           "registers)");
+        t.defaultValue = 0;
+        return t;
+      }()};
   return tunables;
 }
 
 llvm::ArrayRef<Tunable> attnc::tunablesOf(llvm::StringRef backend) {
-  return backend == "halide" ? halideTunables() : cpuTunables();
+  return backend == "halide" ? halideCpuTunables() : cpuTunables();
 }
 
 std::vector<TargetEntry> attnc::listTargets() {
@@ -126,14 +141,27 @@ static llvm::Error setGpuDefaults(Selection &selection) {
 }
 
 /// `selection` with the --schedule assignments applied; tile sizes step by
-/// `step` (the vector width on a CPU, the MMA's k = 16 on cuda-sm80).
+/// `step` (the vector width on a CPU, the MMA's k = 16 on the CUDA targets).
 static llvm::Expected<Selection> withSchedule(Selection selection,
                                               llvm::ArrayRef<std::string> schedule,
-                                              int64_t step) {
+                                              int64_t step, llvm::StringRef meaning = "") {
+  selection.tileStep = step;
+  selection.tileStepMeaning = meaning.str();
   for (const std::string &assignment : schedule)
-    if (llvm::Error err = selection.schedule.set(assignment, step))
+    if (llvm::Error err = selection.schedule.set(assignment, step, meaning))
       return std::move(err);
   return selection;
+}
+
+llvm::Error attnc::printTargetTunables(llvm::StringRef backend, llvm::StringRef target,
+                                       llvm::raw_ostream &os) {
+  llvm::Expected<Selection> selection = select(backend, target, {});
+  if (!selection)
+    return selection.takeError();
+  os << "tunables of the " << backend << " backend for " << target
+     << " (--schedule name=value):\n";
+  printTunables(selection->schedule, selection->tileStep, selection->tileStepMeaning, os);
+  return llvm::Error::success();
 }
 
 llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef target,
@@ -149,14 +177,16 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
     // A GPU target's host code (argument checks, the launch) is AVX2's.
     Selection selection{backend.str(),
                         llvm::cantFail(lookupCpuTarget(gpu ? "x86-64-avx2" : target)),
-                        Schedule(halideTunables())};
+                        Schedule(gpu ? halideGpuTunables() : halideCpuTunables())};
     if (gpu) {
       selection.gpuTarget = target.str();
       if (llvm::Error err = setGpuDefaults(selection))
         return std::move(err);
     }
     int64_t width = selection.cpu.vectorWidth;
-    return withSchedule(std::move(selection), schedule, width);
+    std::string meaning =
+        gpu ? llvm::formatv("{0} (the f32 lanes of the host code's AVX2)", width).str() : "";
+    return withSchedule(std::move(selection), schedule, width, meaning);
   }
   if (backend != "mlir")
     return error("unknown backend '" + backend + "'; expected mlir or halide");
@@ -169,7 +199,8 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
     if (cuda->name == "cuda-sm90a")
       if (llvm::Error err = selection.schedule.set("block_q=128", 16))
         return std::move(err);
-    return withSchedule(std::move(selection), schedule, 16);
+    return withSchedule(std::move(selection), schedule, 16,
+                        "16 (the k of the tensor-core MMA)");
   }
   llvm::Expected<CpuTarget> cpu = lookupCpuTarget(target);
   if (!cpu) {

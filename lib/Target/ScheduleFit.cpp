@@ -41,13 +41,13 @@ static std::string registerMisfit(const Selection &s) {
 }
 
 std::string attnc::scheduleMisfit(const Selection &s, int64_t headDim) {
+  if (!s.gpuTarget.empty())
+    return ""; // the GPU schedule checks its shared memory when it compiles
   if (s.backend == "mlir") {
     std::string registers = registerMisfit(s);
     if (!registers.empty())
       return registers;
   }
-  if (!s.gpuTarget.empty())
-    return ""; // the GPU schedule checks its shared memory when it compiles
   // Per work item and KV tile: K and V tiles, the query tile, its output
   // accumulator and the score tile, in f32.
   int64_t blockQ = resolvedBlockQ(s, headDim);

@@ -28,14 +28,22 @@ const Tunable *Schedule::find(llvm::StringRef name) const {
   return llvm::find_if(tunables, [&](const Tunable &x) { return x.name == name; });
 }
 
-llvm::Error Schedule::set(llvm::StringRef assignment, int64_t vectorWidth) {
+/// What tile sizes are multiples of, in words.
+static std::string stepText(int64_t step, llvm::StringRef stepMeaning) {
+  if (!stepMeaning.empty())
+    return stepMeaning.str();
+  return llvm::formatv("the target's vector width ({0} f32 lanes)", step).str();
+}
+
+llvm::Error Schedule::set(llvm::StringRef assignment, int64_t step,
+                          llvm::StringRef stepMeaning) {
   auto [name, text] = assignment.split('=');
   name = name.trim();
   text = text.trim();
   const Tunable *t = find(name);
   if (t == tunables.end())
     return error("unknown tunable '" + name + "' in --schedule " + assignment +
-                 "; this backend has " + names(tunables));
+                 "; this target has " + names(tunables));
   if (!t->choices.empty()) {
     const llvm::StringRef *choice = llvm::find(t->choices, text);
     if (choice == t->choices.end())
@@ -55,10 +63,9 @@ llvm::Error Schedule::set(llvm::StringRef assignment, int64_t vectorWidth) {
       return error(llvm::formatv("--schedule {0}: {1} must be in [{2}, {3}]{4}, got {5}",
                                  assignment, name, t->min, t->max,
                                  t->automatic.empty() ? "" : " or auto", value));
-    if (t->multipleOfVectorWidth && value % vectorWidth != 0)
-      return error(llvm::formatv("--schedule {0}: {1} must be a multiple of the "
-                                 "target's vector width ({2} f32 lanes), got {3}",
-                                 assignment, name, vectorWidth, value));
+    if (t->multipleOfVectorWidth && value % step != 0)
+      return error(llvm::formatv("--schedule {0}: {1} must be a multiple of {2}, got {3}",
+                                 assignment, name, stepText(step, stepMeaning), value));
   }
   values[name] = value;
   return llvm::Error::success();
@@ -95,18 +102,23 @@ void Schedule::print(llvm::raw_ostream &os) const {
       " ");
 }
 
-void attnc::printTunables(llvm::ArrayRef<Tunable> tunables, llvm::raw_ostream &os) {
-  for (const Tunable &t : tunables) {
+void attnc::printTunables(const Schedule &schedule, int64_t step,
+                          llvm::StringRef stepMeaning, llvm::raw_ostream &os) {
+  for (const Tunable &t : schedule.declaration()) {
+    int64_t value = schedule.get(t.name);
     if (!t.choices.empty()) {
       os << llvm::formatv("  {0,-15} {1}\n  {2,-15} default {3}; one of {4}\n", t.name,
-                          t.meaning, "", t.choices[t.defaultValue], llvm::join(t.choices, ", "));
+                          t.meaning, "", t.choices[value], llvm::join(t.choices, ", "));
       continue;
     }
-    std::string def = t.defaultValue == 0 && !t.automatic.empty()
-                          ? "auto (" + t.automatic.str() + ")"
-                          : std::to_string(t.defaultValue);
+    std::string def = value == 0 && !t.automatic.empty() ? "auto (" + t.automatic.str() + ")"
+                                                         : std::to_string(value);
+    if (schedule.isExplicit(t.name))
+      def += " on this target";
     os << llvm::formatv("  {0,-15} {1}\n  {2,-15} default {3}; range [{4}, {5}]{6}\n",
                         t.name, t.meaning, "", def, t.min, t.max,
-                        t.multipleOfVectorWidth ? ", a multiple of the vector width" : "");
+                        t.multipleOfVectorWidth
+                            ? ", a multiple of " + stepText(step, stepMeaning)
+                            : std::string());
   }
 }

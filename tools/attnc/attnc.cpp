@@ -99,7 +99,8 @@ cl::opt<bool> listTargets("list-targets",
                                    "can run each"),
                           cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
 cl::opt<bool> listTunables("list-tunables",
-                           cl::desc("List the backend's tunables: default, range, meaning"),
+                           cl::desc("List the tunables of --backend for --target: default, "
+                                    "range, meaning"),
                            cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
 cl::opt<Stage> emit(
     "emit", cl::desc("Stage to write"), cl::init(Stage::obj),
@@ -371,7 +372,8 @@ halideProblems(ModuleOp module, const attnc::Selection &selection) {
     FailureOr<attnc::halide::FlashProblem> problem = attn::flashProblemFromOp(kernel);
     if (failed(problem))
       return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
-    problem->unroll = selection.schedule.get("unroll");
+    // The CPU hand schedule's unroll; the GPU schedules have none (0).
+    problem->unroll = selection.schedule.declares("unroll") ? selection.schedule.get("unroll") : 0;
     problems.push_back(std::move(*problem));
   }
   return problems;
@@ -587,6 +589,16 @@ llvm::Error compileMultiTarget(ModuleOp module, ArrayRef<StringRef> targets,
       *spec, argv0);
 }
 
+/// --list-tunables: the table of each target in `targets` (comma-separated).
+llvm::Error listTunablesOf(StringRef targets) {
+  SmallVector<StringRef> names;
+  targets.split(names, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef target : names)
+    if (llvm::Error err = attnc::printTargetTunables(backendName, target, llvm::outs()))
+      return err;
+  return llvm::Error::success();
+}
+
 llvm::Error compile(ModuleOp module, const char *argv0) {
   SmallVector<StringRef> targets;
   StringRef(targetName).split(targets, ',', -1, /*KeepEmpty=*/false);
@@ -745,11 +757,8 @@ int main(int argc, char **argv) {
   if (listTargets || listTunables) {
     if (listTargets)
       printTargets(llvm::outs(), argv[0]);
-    if (listTunables) {
-      llvm::outs() << "tunables of the " << backendName
-                   << " backend (--schedule name=value):\n";
-      attnc::printTunables(attnc::tunablesOf(backendName), llvm::outs());
-    }
+    if (listTunables)
+      return exitStatus(listTunablesOf(targetName));
     return 0;
   }
   if (specFile.empty()) {

@@ -45,12 +45,22 @@ struct Selection {
   std::string gpuTarget;
   /// Test instrumentation of the CPU lowering (count visited KV tiles).
   bool countTiles = false;
+  /// Explicit tile sizes are multiples of this (`tileStepMeaning` says why;
+  /// "": the CPU target's vector width).
+  int64_t tileStep = 1;
+  std::string tileStepMeaning;
 };
 
 /// Looks up the backend and target and applies `name=value` schedule
 /// assignments; errors name what would be valid.
 llvm::Expected<Selection> select(llvm::StringRef backend, llvm::StringRef target,
                                  llvm::ArrayRef<std::string> schedule);
+
+/// `attnc --list-tunables`: the tunables `select(backend, target, ...)` takes,
+/// with that target's defaults and tile step; an unknown backend or target
+/// is the error `select` gives.
+llvm::Error printTargetTunables(llvm::StringRef backend, llvm::StringRef target,
+                                llvm::raw_ostream &os);
 
 /// Why `selection`'s schedule is not worth compiling for head_dim `headDim`
 /// (a register block that must spill, a tile working set beyond the L2), as

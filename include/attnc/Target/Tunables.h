@@ -49,8 +49,10 @@ public:
   explicit Schedule(llvm::ArrayRef<Tunable> tunables) : tunables(tunables) {}
 
   /// Applies `name=value`; an unknown name, a malformed or out-of-range value
-  /// is an error naming what would be valid.
-  llvm::Error set(llvm::StringRef assignment, int64_t vectorWidth);
+  /// is an error naming what would be valid. Tile sizes must be multiples of
+  /// `step`, which `stepMeaning` names ("" : the target's vector width).
+  llvm::Error set(llvm::StringRef assignment, int64_t step,
+                  llvm::StringRef stepMeaning = "");
   int64_t get(llvm::StringRef name) const;
   /// The value of `name`, or `automatic` where it is chosen automatically (0).
   int64_t getOr(llvm::StringRef name, int64_t automatic) const {
@@ -60,6 +62,8 @@ public:
   /// The name of an enumerated tunable's value.
   llvm::StringRef getChoice(llvm::StringRef name) const;
   bool isExplicit(llvm::StringRef name) const { return values.count(name); }
+  /// Whether this schedule (its target's table) has `name`.
+  bool declares(llvm::StringRef name) const { return find(name) != tunables.end(); }
   llvm::ArrayRef<Tunable> declaration() const { return tunables; }
   /// "block_q=auto block_kv=64 ..." (auto where chosen automatically).
   void print(llvm::raw_ostream &os) const;
@@ -73,7 +77,11 @@ private:
 };
 
 /// One table of name, default, range and meaning per tunable.
-void printTunables(llvm::ArrayRef<Tunable> tunables, llvm::raw_ostream &os);
+/// The table `attnc --list-tunables` prints: each tunable of `schedule` with
+/// its meaning, its default (the schedule's value where the target presets
+/// one) and its range, tile sizes in multiples of `step` (`stepMeaning`).
+void printTunables(const Schedule &schedule, int64_t step, llvm::StringRef stepMeaning,
+                   llvm::raw_ostream &os);
 
 } // namespace attnc
 
