@@ -5,12 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// mlir-opt for attnc: runs any registered pass or pipeline on any stage. Used
-// by the lit suite and by people reading the pipeline.
+// mlir-opt for attnc: runs any registered pass or pipeline on any stage, and
+// attnc's own (--attnc-pipeline="target=... until=..."). Used by the lit
+// suite and by people reading or bisecting the pipeline.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/InitAll.h"
+#include "attnc/Target/Registry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/thread.h"
 
@@ -18,6 +20,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   attnc::registerAllDialects(registry);
   attnc::registerAllPasses();
+  attnc::registerAttncPipeline();
   // MLIR's parser recurses per nested attribute; attnc and attnc-run refuse
   // deep specs before parsing (NestingLimit.h), while this developer tool,
   // which takes any MLIR, parses on a thread with a 1 GiB stack (reserved,

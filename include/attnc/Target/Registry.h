@@ -80,6 +80,10 @@ enum class PipelineStage { normalized, tiled, loops, llvmDialect };
 void buildPipeline(mlir::OpPassManager &pm, const Selection &selection,
                    PipelineStage until);
 
+/// Registers `attnc-pipeline` for attnc-opt: buildPipeline for the options'
+/// backend, target, schedule and last stage (lib/Target/PipelineRegistration.cpp).
+void registerAttncPipeline();
+
 } // namespace attnc
 
 #endif // ATTNC_TARGET_REGISTRY_H
