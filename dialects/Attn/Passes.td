@@ -36,24 +36,31 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
     Replaces the `attn.attention` of every kernel by an `attn.flash` with the same
     (normalized) parameters and regions and the tile sizes `block_q` x `block_kv`: the
     target-neutral Flash form every backend lowers. Nothing target-specific is decided
-    here; the tile sizes are the backend's tunables (`attnc --schedule`), passed as options.
+    here: the tile sizes are the backend's tunables (`attnc --schedule`), and the sizes
+    left automatic follow a rule given as numbers (block_q by head_dim, block_kv by element
+    size), which the registry fills in per target (lib/Target/Registry.cpp).
 
     Preconditions: `attn-normalize` has run. Rejects the `weights` output, which only the
     untiled reference computes.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",
-           "Query rows per tile (0: 64, or 32 for head_dim > 128; with gpu, 16 or 8)">,
+           "Query rows per tile (0: automatic, auto-block-q or auto-block-q-large-head)">,
+    Option<"blockKv", "block-kv", "int64_t", /*default=*/"0",
+           "Keys per KV tile (0: automatic, auto-block-kv or auto-block-kv-f32)">,
+    Option<"autoBlockQ", "auto-block-q", "int64_t", /*default=*/"64",
+           "The automatic block_q for head_dim <= 128">,
+    Option<"autoBlockQLargeHead", "auto-block-q-large-head", "int64_t", /*default=*/"32",
+           "The automatic block_q for head_dim > 128">,
     Option<"blockQMultiple", "block-q-multiple", "int64_t", /*default=*/"1",
            "The automatic block_q rounded down to a multiple of this where it is larger "
            "(a CPU backend's register block rows: whole blocks per tile)">,
-    Option<"gpu", "gpu", "bool", /*default=*/"false",
-           "The automatic block_q of a GPU backend (its state in shared memory)">,
-    Option<"blockKv", "block-kv", "int64_t", /*default=*/"::mlir::attn::kDefaultBlockKv",
-           "Keys per KV tile (default 64; 0: 64, or with tensor-cores 32 for f32)">,
-    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
-           "The automatic block_kv of the CUDA tensor-core kernels: 32 keys for f32, whose "
-           "TF32 scores and P take twice the registers of 16-bit ones">
+    Option<"autoBlockKv", "auto-block-kv", "int64_t", /*default=*/"::mlir::attn::kDefaultBlockKv",
+           "The automatic block_kv for 16-bit elements">,
+    Option<"autoBlockKvF32", "auto-block-kv-f32", "int64_t",
+           /*default=*/"::mlir::attn::kDefaultBlockKv",
+           "The automatic block_kv for f32 (the CUDA tensor-core kernels: 32, as TF32 scores "
+           "and P take twice the registers of 16-bit ones)">
   ];
 }
 

@@ -195,12 +195,13 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
     Selection selection{backend.str(), llvm::cantFail(lookupCpuTarget("x86-64")),
                         Schedule(cudaTunables())};
     selection.gpuTarget = cuda->name.str();
-    // wgmma: one warpgroup per 64 query rows, two of them per CTA.
-    if (cuda->name == "cuda-sm90a")
-      if (llvm::Error err = selection.schedule.set("block_q=128", 16))
+    int64_t step = cuda->mmaK;
+    if (cuda->defaultBlockQ)
+      if (llvm::Error err = selection.schedule.set(
+              "block_q=" + std::to_string(cuda->defaultBlockQ), step))
         return std::move(err);
-    return withSchedule(std::move(selection), schedule, 16,
-                        "16 (the k of the tensor-core MMA)");
+    return withSchedule(std::move(selection), schedule, step,
+                        llvm::formatv("{0} (the k of the tensor-core MMA)", step).str());
   }
   llvm::Expected<CpuTarget> cpu = lookupCpuTarget(target);
   if (!cpu) {
@@ -215,12 +216,6 @@ llvm::Expected<Selection> attnc::select(llvm::StringRef backend, llvm::StringRef
   }
   return withSchedule({backend.str(), *cpu, Schedule(cpuTunables())}, schedule,
                       cpu->vectorWidth);
-}
-
-/// The Halide GPU schedule keeps its softmax state in shared memory: the
-/// tiler's GPU rule for block_q. Every other schedule takes the CPU rule.
-static bool gpuTileRule(const Selection &s) {
-  return s.backend == "halide" && !s.gpuTarget.empty();
 }
 
 /// The CPU kernels' automatic block_q is a whole number of both register
@@ -238,20 +233,28 @@ static int64_t blockQMultiple(const Selection &s) {
   return std::lcm(rowVectors * s.cpu.vectorWidth, pvRows);
 }
 
-int64_t attnc::resolvedBlockQ(const Selection &s, int64_t headDim) {
-  return mlir::attn::resolveBlockQ(s.schedule.get("block_q"), headDim, gpuTileRule(s),
-                                   blockQMultiple(s));
+/// How attn-tile-flash sizes what the schedule leaves automatic on this
+/// target. The Halide GPU schedule keeps its softmax state in shared memory:
+/// fewer query rows. The mlir backend's CUDA kernels take half the keys in
+/// f32 (TF32 scores and P take twice the registers of 16-bit ones).
+static mlir::attn::TileRule tileRule(const Selection &s) {
+  mlir::attn::TileRule rule;
+  if (s.backend == "halide" && !s.gpuTarget.empty()) {
+    rule.blockQ = 16;
+    rule.blockQLargeHead = 8;
+  }
+  if (s.backend == "mlir" && lookupMlirCudaTarget(s.gpuTarget))
+    rule.blockKvF32 = mlir::attn::kDefaultBlockKv / 2;
+  rule.blockQMultiple = blockQMultiple(s);
+  return rule;
 }
 
-/// The mlir backend's CUDA kernels choose their block_kv by dtype (the
-/// tiler's tensor-core rule) unless --schedule sets it.
-static bool tensorCoreTileRule(const Selection &s) {
-  return s.backend == "mlir" && !s.gpuTarget.empty();
+int64_t attnc::resolvedBlockQ(const Selection &s, int64_t headDim) {
+  return mlir::attn::resolveBlockQ(s.schedule.get("block_q"), headDim, tileRule(s));
 }
 
 int64_t attnc::resolvedBlockKv(const Selection &s, int64_t elemBytes) {
-  return mlir::attn::resolveBlockKv(s.schedule.get("block_kv"), elemBytes,
-                                    tensorCoreTileRule(s));
+  return mlir::attn::resolveBlockKv(s.schedule.get("block_kv"), elemBytes, tileRule(s));
 }
 
 void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
@@ -259,12 +262,15 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   pm.addPass(mlir::attn::createAttnNormalizePass());
   if (until == PipelineStage::normalized)
     return;
+  mlir::attn::TileRule rule = tileRule(s);
   mlir::attn::AttnTileFlashPassOptions tiling;
   tiling.blockQ = s.schedule.get("block_q");
-  tiling.blockQMultiple = blockQMultiple(s);
   tiling.blockKv = s.schedule.get("block_kv");
-  tiling.gpu = gpuTileRule(s);
-  tiling.tensorCores = tensorCoreTileRule(s);
+  tiling.autoBlockQ = rule.blockQ;
+  tiling.autoBlockQLargeHead = rule.blockQLargeHead;
+  tiling.blockQMultiple = rule.blockQMultiple;
+  tiling.autoBlockKv = rule.blockKv;
+  tiling.autoBlockKvF32 = rule.blockKvF32;
   pm.addPass(mlir::attn::createAttnTileFlashPass(tiling));
   if (until == PipelineStage::tiled)
     return;

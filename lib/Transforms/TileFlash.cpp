@@ -14,6 +14,8 @@
 #include "attnc/Transforms/Passes.h"
 #include "attnc/Transforms/TileSizes.h"
 
+#include <algorithm>
+
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILEFLASHPASS
 #include "Attn/Passes.h.inc"
@@ -22,17 +24,10 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-int64_t mlir::attn::defaultBlockQ(int64_t headDim, bool gpu) {
-  if (gpu)
-    return headDim > 128 ? 8 : 16;
-  return headDim > 128 ? 32 : 64;
-}
-
 namespace {
 
 /// attn.flash with `op`'s parameters, tile sizes, and its regions moved over.
-LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockQMultiple, int64_t blockKv,
-                   bool gpu, bool tensorCores) {
+LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, const TileRule &rule) {
   if (!op.getScaleAttr() || !op.getNumKvHeadsAttr() || isa<CausalMaskAttr>(op.getMask()))
     return op.emitOpError("expects a normalized spec; run attn-normalize first");
   if (op.hasOutput(OutputKind::weights))
@@ -43,9 +38,9 @@ LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockQMultiple, int64
       FlashOp::create(b, op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
                       op.getHeadDimAttr(), op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(),
                       op.getScaleAttr(), op.getMaxSeqAttr(), op.getOutputsAttr(),
-                      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), gpu, blockQMultiple)),
+                      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), rule)),
                       b.getI64IntegerAttr(resolveBlockKv(
-                          blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, tensorCores)));
+                          blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, rule)));
   flash.getScoreMod().takeBody(op.getScoreMod());
   flash.getMaskMod().takeBody(op.getMaskMod());
   op.erase();
@@ -58,15 +53,19 @@ struct AttnTileFlashPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (blockQ < 0 || blockKv < 0 || blockQMultiple < 1) {
-      module.emitError("attn-tile-flash: block-q must be >= 0 (0: by head_dim), "
-                       "block-kv >= 0 (0: by dtype) and block-q-multiple >= 1, got ")
-          << int64_t(blockQ) << ", " << int64_t(blockKv) << " and " << int64_t(blockQMultiple);
+    TileRule rule{autoBlockQ, autoBlockQLargeHead, blockQMultiple, autoBlockKv, autoBlockKvF32};
+    int64_t leastRule = std::min({rule.blockQ, rule.blockQLargeHead, rule.blockQMultiple,
+                                  rule.blockKv, rule.blockKvF32});
+    if (blockQ < 0 || blockKv < 0 || leastRule < 1) {
+      module.emitError("attn-tile-flash: block-q and block-kv must be >= 0 (0: automatic), "
+                       "the automatic sizes and block-q-multiple >= 1; got block-q ")
+          << int64_t(blockQ) << ", block-kv " << int64_t(blockKv) << " and a rule value of "
+          << leastRule;
       return signalPassFailure();
     }
     for (KernelOp kernel : module.getOps<KernelOp>())
       if (AttentionOp op = kernel.getAttention())
-        if (failed(tile(op, blockQ, blockQMultiple, blockKv, gpu, tensorCores)))
+        if (failed(tile(op, blockQ, blockKv, rule)))
           return signalPassFailure();
   }
 };

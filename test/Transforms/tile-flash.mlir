@@ -10,13 +10,19 @@
 // CHECK-NOT: vector
 // CHECK-NOT: scf.
 // SIZES: block_q = 16, block_kv = 48}
-// block_kv 0 is the automatic one: 64, and with the tensor-core rule 32 for f32 (TF32 scores
-// and P take twice the registers of 16-bit ones); 16-bit kernels keep 64.
+// block_kv 0 is the automatic one: auto-block-kv (64) for 16-bit elements and auto-block-kv-f32
+// for f32 (the registry's rule for the CUDA tensor-core kernels: 32, as TF32 scores and P take
+// twice the registers of 16-bit ones).
 // RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-kv=0" --verify-diagnostics | FileCheck %s --check-prefix=AUTO
-// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-kv=0 tensor-cores=true" --verify-diagnostics | FileCheck %s --check-prefix=TC
-// RUN: sed -e 's/dtype = f32/dtype = bf16/' %s | attnc-opt --split-input-file --attn-normalize --attn-tile-flash="block-kv=0 tensor-cores=true" --verify-diagnostics | FileCheck %s --check-prefix=TC16
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-kv=0 auto-block-kv-f32=32" --verify-diagnostics | FileCheck %s --check-prefix=TC
+// RUN: sed -e 's/dtype = f32/dtype = bf16/' %s | attnc-opt --split-input-file --attn-normalize --attn-tile-flash="block-kv=0 auto-block-kv-f32=32" --verify-diagnostics | FileCheck %s --check-prefix=TC16
 // An explicit block_kv stays as it is under the rule.
-// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-kv=48 tensor-cores=true" --verify-diagnostics | FileCheck %s --check-prefix=KV48
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="block-kv=48 auto-block-kv-f32=32" --verify-diagnostics | FileCheck %s --check-prefix=KV48
+// The automatic block_q by head_dim, as numbers (the registry's rule for the Halide GPU
+// schedule, whose state sits in shared memory: 16, or 8 for head_dim > 128).
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash="auto-block-q=16 auto-block-q-large-head=8" --verify-diagnostics | FileCheck %s --check-prefix=RULEQ
+// RULEQ: head_dim = 64, {{.*}}block_q = 16, block_kv = 64}
+// RULEQ: head_dim = 256, {{.*}}block_q = 8, block_kv = 64}
 // AUTO: dtype = f32, {{.*}}block_q = 64, block_kv = 64}
 // TC: dtype = f32, {{.*}}block_q = 64, block_kv = 32}
 // TC16: dtype = bf16, {{.*}}block_q = 64, block_kv = 64}

@@ -167,17 +167,18 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           countKeptPairs(op.getMask(), o.seqQ, o.seqKv));
   os << "\n";
   const attnc::CpuTarget &cpu = o.selection.cpu;
-  if (o.selection.backend == "mlir" && !o.selection.gpuTarget.empty()) {
-    bool hopper = o.selection.gpuTarget == "cuda-sm90a";
-    MmaKernelShape shape =
-        MmaKernelShape::of(hopper ? MmaKind::wgmma : MmaKind::sync, blockQ, blockKv,
-                           op.getDim(), op.getDtype().getIntOrFloatBitWidth() / 8);
+  if (const attnc::CudaTarget *cuda = o.selection.backend == "mlir"
+                                          ? attnc::lookupMlirCudaTarget(o.selection.gpuTarget)
+                                          : nullptr) {
+    MmaKernelShape shape = MmaKernelShape::of(*cuda, blockQ, blockKv, op.getDim(),
+                                              op.getDtype().getIntOrFloatBitWidth() / 8);
     os << llvm::formatv("schedule: mlir backend, {0} ({6} tensor cores): block_q {1}, "
                         "block_kv {2}; {3} CTAs (batch x heads x query tiles) of {4} "
-                        "threads, {5} bytes of dynamic shared memory each\n",
-                        o.selection.gpuTarget, blockQ, blockKv, perHead * map.qTiles,
-                        shape.threads, shape.sharedBytes,
-                        hopper ? "wgmma + TMA" : "mma.sync");
+                        "threads, {5} bytes of dynamic shared memory each (at most {7}), "
+                        "up to {8} registers a thread\n",
+                        cuda->name, blockQ, blockKv, perHead * map.qTiles, shape.threads,
+                        shape.sharedBytes, cuda->mmaName, cuda->maxSharedBytes,
+                        cuda->registerBudget(shape.threads));
   } else {
     os << llvm::formatv("schedule: {0} backend, {1} ({2} f32 lanes, {3} vector registers): "
                         "block_q {4}, block_kv {5}; {6} work items (batch x heads x query "

@@ -16,34 +16,36 @@ namespace mlir::attn {
 /// backends' block_kv default).
 inline constexpr int64_t kDefaultBlockKv = 64;
 
-/// Query rows per tile when none is chosen: smaller for large heads so a
-/// tile's working set (block_q x head_dim accumulators) stays small. On a GPU
-/// (the Halide GPU schedule) a tile is a block whose state sits in shared
-/// memory: fewer rows.
-int64_t defaultBlockQ(int64_t headDim, bool gpu);
+/// How attn-tile-flash chooses the sizes a schedule leaves automatic, as plain
+/// numbers: the backend's registry fills them in per target (lib/Target), so
+/// the tiler itself knows no target. The defaults are the CPU kernels'.
+struct TileRule {
+  /// Query rows per tile for head_dim <= 128 and above: a tile's working set
+  /// (block_q x head_dim accumulators) stays small for large heads.
+  int64_t blockQ = 64, blockQLargeHead = 32;
+  /// An automatic block_q larger than this is rounded down to a multiple of
+  /// it (a CPU backend's register block rows: whole blocks per tile).
+  int64_t blockQMultiple = 1;
+  /// Keys per KV tile for 16-bit elements and for f32 (the CUDA tensor-core
+  /// kernels take half the keys in f32: TF32 scores and P take twice the
+  /// registers of 16-bit ones).
+  int64_t blockKv = kDefaultBlockKv, blockKvF32 = kDefaultBlockKv;
+};
 
-/// Keys per KV tile when none is chosen: kDefaultBlockKv, except for the
-/// CUDA tensor-core kernels' f32 (TF32) tiles, whose scores and P are twice
-/// the registers of 16-bit ones: half as many keys.
-inline int64_t defaultBlockKv(int64_t elemBytes, bool tensorCores) {
-  return tensorCores && elemBytes == 4 ? kDefaultBlockKv / 2 : kDefaultBlockKv;
-}
-
-/// block_kv as asked for, or its default when 0 ("auto").
-inline int64_t resolveBlockKv(int64_t requested, int64_t elemBytes, bool tensorCores) {
-  return requested ? requested : defaultBlockKv(elemBytes, tensorCores);
-}
-
-/// block_q as asked for, or its default when 0 ("auto").
-/// `multiple`: the query rows of the backend's register blocks; an automatic
-/// block_q that is not a whole number of them is rounded down to one (48 for
-/// AVX2's 24-row blocks) unless it is smaller than one block.
-inline int64_t resolveBlockQ(int64_t requested, int64_t headDim, bool gpu,
-                             int64_t multiple = 1) {
+/// block_q as asked for, or the rule's when 0 ("auto").
+inline int64_t resolveBlockQ(int64_t requested, int64_t headDim, const TileRule &rule) {
   if (requested)
     return requested;
-  int64_t automatic = defaultBlockQ(headDim, gpu);
+  int64_t automatic = headDim > 128 ? rule.blockQLargeHead : rule.blockQ;
+  int64_t multiple = rule.blockQMultiple;
   return automatic < multiple ? automatic : automatic - automatic % multiple;
+}
+
+/// block_kv as asked for, or the rule's for the element size when 0 ("auto").
+inline int64_t resolveBlockKv(int64_t requested, int64_t elemBytes, const TileRule &rule) {
+  if (requested)
+    return requested;
+  return elemBytes == 4 ? rule.blockKvF32 : rule.blockKv;
 }
 
 } // namespace mlir::attn

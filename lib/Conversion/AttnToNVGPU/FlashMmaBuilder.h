@@ -57,7 +57,8 @@ struct KvStepResult {
 
 class FlashMmaBuilder {
 public:
-  FlashMmaBuilder(FlashOp op, MmaKind kind, gpu::GPUModuleOp module, ImplicitLocOpBuilder &b);
+  FlashMmaBuilder(FlashOp op, const CudaTarget &target, gpu::GPUModuleOp module,
+                  ImplicitLocOpBuilder &b);
   void build(gpu::GPUFuncOp func);
 
 private:

@@ -48,19 +48,14 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::mma;
 
-MmaKernelShape MmaKernelShape::of(FlashOp op, MmaKind kind) {
-  return of(kind, op.getTileQ(), op.getTileKv(), op.getDim(),
+MmaKernelShape MmaKernelShape::of(FlashOp op, const CudaTarget &target) {
+  return of(target, op.getTileQ(), op.getTileKv(), op.getDim(),
             op.getDtype().getIntOrFloatBitWidth() / 8);
 }
 
-/// Shared memory a CTA may use with the opt-in: sm_80 (A100) 163 KiB, sm_90
-/// (H100, H200) 227 KiB.
-static int64_t maxSharedBytes(MmaKind kind) {
-  return (kind == MmaKind::wgmma ? 227 : 163) * 1024;
-}
-
-MmaKernelShape MmaKernelShape::of(MmaKind kind, int64_t blockQ, int64_t blockKv, int64_t dim,
-                                  int64_t elemBytes) {
+MmaKernelShape MmaKernelShape::of(const CudaTarget &target, int64_t blockQ, int64_t blockKv,
+                                  int64_t dim, int64_t elemBytes) {
+  MmaKind kind = target.mma;
   MmaKernelShape s;
   s.kind = kind;
   s.blockQ = blockQ;
@@ -68,8 +63,9 @@ MmaKernelShape MmaKernelShape::of(MmaKind kind, int64_t blockQ, int64_t blockKv,
   s.dim = dim;
   s.elemBytes = elemBytes;
   s.stages = 2;
-  s.warps = blockQ / 16;
-  s.threads = 32 * s.warps;
+  s.warps = blockQ / 16; // an m16 MMA per warp (wgmma: a warpgroup's four per m64)
+  s.warpSize = target.warpSize;
+  s.threads = s.warpSize * s.warps;
   if (kind == MmaKind::wgmma) {
     // TMA fills whole 64-column blocks (zeros past head_dim).
     s.dimPadded = llvm::alignTo(dim, 64);
@@ -81,16 +77,17 @@ MmaKernelShape MmaKernelShape::of(MmaKind kind, int64_t blockQ, int64_t blockKv,
   // 16 bytes of skew per row: the 8 row addresses of an ldmatrix then fall in
   // 8 different 16-byte bank groups instead of all in one.
   s.rowStride = s.dimPadded + s.perChunk();
-  if (s.rows() * s.rowStride * elemBytes > maxSharedBytes(kind))
+  if (s.rows() * s.rowStride * elemBytes > target.maxSharedBytes)
     s.stages = 1;
   s.sharedBytes = s.rows() * s.rowStride * elemBytes;
   return s;
 }
 
-std::string mlir::attn::mmaKernelMisfit(FlashOp op, MmaKind kind) {
+std::string mlir::attn::mmaKernelMisfit(FlashOp op, const CudaTarget &target) {
   Type elem = op.getDtype();
-  MmaKernelShape s = MmaKernelShape::of(op, kind);
-  bool wgmma = kind == MmaKind::wgmma;
+  MmaKernelShape s = MmaKernelShape::of(op, target);
+  bool wgmma = target.mma == MmaKind::wgmma;
+  int64_t group = target.rowsPerMmaGroup;
   if (wgmma && !elem.isBF16() && !elem.isF16())
     return "the wgmma kernel runs bf16 and f16; for f32 use cuda-sm80, whose TF32 kernel "
            "runs on Hopper too";
@@ -99,15 +96,17 @@ std::string mlir::attn::mmaKernelMisfit(FlashOp op, MmaKind kind) {
                  : ("head_dim must be a multiple of " + llvm::Twine(s.perChunk()) +
                     " (cp.async copies 16-byte pieces of rows)")
                        .str();
-  if (wgmma && (s.blockQ % 64 != 0 || s.blockQ > 256))
-    return "block_q must be a multiple of 64 up to 256 (one warpgroup per 64 query rows)";
-  if (!wgmma && (s.blockQ % 16 != 0 || s.blockQ > 256))
-    return "block_q must be a multiple of 16 up to 256 (one warp per 16 query rows)";
-  if (s.blockKv % 16 != 0 || s.blockKv > 256)
-    return "block_kv must be a multiple of 16 up to 256 (the MMA's k = 16)";
-  if (s.sharedBytes > maxSharedBytes(kind))
+  if (s.blockQ % group != 0 || s.blockQ > 256)
+    return ("block_q must be a multiple of " + llvm::Twine(group) + " up to 256 (one " +
+            (wgmma ? "warpgroup" : "warp") + " per " + llvm::Twine(group) + " query rows)")
+        .str();
+  if (s.blockKv % target.mmaK != 0 || s.blockKv > 256)
+    return ("block_kv must be a multiple of " + llvm::Twine(target.mmaK) +
+            " up to 256 (the MMA's k = " + llvm::Twine(target.mmaK) + ")")
+        .str();
+  if (s.sharedBytes > target.maxSharedBytes)
     return ("the tiles need " + llvm::Twine(s.sharedBytes) + " bytes of shared memory, more than " +
-            (wgmma ? "sm_90's " : "sm_80's ") + llvm::Twine(maxSharedBytes(kind)) +
+            target.chip + "'s " + llvm::Twine(target.maxSharedBytes) +
             "; lower block_q or block_kv")
         .str();
   return "";
@@ -127,9 +126,9 @@ SoftmaxState SoftmaxState::unflatten(ValueRange values, int64_t accCount) {
   return s;
 }
 
-FlashMmaBuilder::FlashMmaBuilder(FlashOp op, MmaKind kind, gpu::GPUModuleOp module,
-                                 ImplicitLocOpBuilder &b)
-    : op(op), module(module), b(b), shape(MmaKernelShape::of(op, kind)),
+FlashMmaBuilder::FlashMmaBuilder(FlashOp op, const CudaTarget &target,
+                                 gpu::GPUModuleOp module, ImplicitLocOpBuilder &b)
+    : op(op), module(module), b(b), shape(MmaKernelShape::of(op, target)),
       elemType(op.getDtype()) {}
 
 /// cp.async of rows [first, first + rowCount) of (batch, headIdx) into shared
@@ -260,7 +259,8 @@ void FlashMmaBuilder::bindArguments(gpu::GPUFuncOp func) {
   vS = strides(ATTNC_P_V_STRIDES), outS = strides(ATTNC_P_OUT_STRIDES);
   lseS = strides(ATTNC_P_LSE_STRIDES);
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  warp = div(tid, 32), lane = rem(tid, 32), g = div(lane, 4), t = rem(lane, 4);
+  warp = div(tid, shape.warpSize), lane = rem(tid, shape.warpSize), g = div(lane, 4),
+  t = rem(lane, 4);
   // ldmatrix.x4: lanes 8m .. 8m+7 address the rows of 8 x 8 matrix m.
   Value matrix = div(lane, 8), row8 = rem(lane, 8);
   qRowLane = rem(lane, 16);
@@ -383,8 +383,9 @@ SoftmaxState FlashMmaBuilder::walkKvTiles(Value first, Value end, ValueRange ext
   return SoftmaxState::unflatten(walk.getResults().drop_front(leading), accCount);
 }
 
-gpu::GPUFuncOp mlir::attn::buildMmaFlashKernel(FlashOp op, MmaKind kind,
+gpu::GPUFuncOp mlir::attn::buildMmaFlashKernel(FlashOp op, const CudaTarget &target,
                                                gpu::GPUModuleOp module, StringRef name) {
+  MmaKind kind = target.mma;
   MLIRContext *ctx = op.getContext();
   ImplicitLocOpBuilder b(op.getLoc(), ctx);
   b.setInsertionPointToEnd(module.getBody());
@@ -400,13 +401,13 @@ gpu::GPUFuncOp mlir::attn::buildMmaFlashKernel(FlashOp op, MmaKind kind,
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   if (kind == MmaKind::wgmma)
     func->setAttr(kTensorMapArgsAttr, b.getI64IntegerAttr(3));
-  MmaKernelShape shape = MmaKernelShape::of(op, kind);
+  MmaKernelShape shape = MmaKernelShape::of(op, target);
   // The launch always uses this many threads: lets ptxas budget registers.
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(shape.threads), 1, 1}));
   // One CTA per SM is enough (shared memory bounds occupancy anyway): without
   // this ptxas aims for several and caps registers, spilling accumulators.
   func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
   ImplicitLocOpBuilder body(op.getLoc(), ctx);
-  mma::FlashMmaBuilder(op, kind, module, body).build(func);
+  mma::FlashMmaBuilder(op, target, module, body).build(func);
   return func;
 }

@@ -43,7 +43,8 @@ using namespace mlir::attn;
 
 namespace {
 
-void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, MmaKind kind, StringRef name) {
+void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, const attnc::CudaTarget &target,
+                      StringRef name) {
   MLIRContext *ctx = b.getContext();
   Location loc = op.getLoc();
   Type ptr = LLVM::LLVMPointerType::get(ctx), i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -55,8 +56,8 @@ void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, MmaKind kind, S
   placeholder.setAlignment(64);
   addStringGlobal(b, loc, function, name);
 
-  MmaKernelShape shape = MmaKernelShape::of(op, kind);
-  bool tma = kind == MmaKind::wgmma;
+  MmaKernelShape shape = MmaKernelShape::of(op, target);
+  bool tma = target.mma == MmaKind::wgmma;
   // heads, then kv_heads, head_dim, block_kv (TMA) or the element size,
   // then block_q, threads, shared bytes.
   SmallVector<int64_t> facts{op.getHeads()};
@@ -96,13 +97,13 @@ struct AttnLowerFlashToNVGPUPass
     ModuleOp module = getOperation();
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
-    std::optional<MmaKind> kind = llvm::StringSwitch<std::optional<MmaKind>>(target)
-                                      .Case("cuda-sm80", MmaKind::sync)
-                                      .Case("cuda-sm90a", MmaKind::wgmma)
-                                      .Default(std::nullopt);
-    if (!kind) {
+    const attnc::CudaTarget *cuda = attnc::lookupMlirCudaTarget(target);
+    if (!cuda) {
+      std::string names;
+      for (const attnc::CudaTarget &t : attnc::mlirCudaTargets())
+        names += (names.empty() ? "" : " or ") + t.name.str();
       module.emitError("attn-lower-flash-to-nvgpu: unknown target '")
-          << target << "'; expected cuda-sm80 or cuda-sm90a";
+          << target << "'; expected " << names;
       return signalPassFailure();
     }
     SmallVector<Attribute> kernels;
@@ -112,17 +113,17 @@ struct AttnLowerFlashToNVGPUPass
         kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");
         return signalPassFailure();
       }
-      if (std::string misfit = mmaKernelMisfit(op, *kind); !misfit.empty()) {
+      if (std::string misfit = mmaKernelMisfit(op, *cuda); !misfit.empty()) {
         op.emitOpError("cannot become a ") << target << " tensor-core kernel: " << misfit;
         return signalPassFailure();
       }
       StringRef name = kernel.getSymName();
       auto gpuModule = gpu::GPUModuleOp::create(b, op.getLoc(), (name + "_gpu").str());
-      gpu::GPUFuncOp func = buildMmaFlashKernel(op, *kind, gpuModule, name);
+      gpu::GPUFuncOp func = buildMmaFlashKernel(op, *cuda, gpuModule, name);
       // For --emit=ptx's header: what the launch asks for.
       func->setAttr("attn.dynamic_shared_bytes",
-                    b.getI64IntegerAttr(MmaKernelShape::of(op, *kind).sharedBytes));
-      emitGridFunction(b, module, op, *kind, name);
+                    b.getI64IntegerAttr(MmaKernelShape::of(op, *cuda).sharedBytes));
+      emitGridFunction(b, module, op, *cuda, name);
       kernels.push_back(describeCpuKernel(op, name, kDLCUDA));
       kernel.erase();
     }

@@ -34,10 +34,20 @@
 using namespace mlir;
 
 llvm::ArrayRef<attnc::CudaTarget> attnc::mlirCudaTargets() {
+  // Shared memory per block with the opt-in: sm_80 (A100) 163 KiB, sm_90
+  // (H100, H200) 227 KiB. 64 Ki registers per SM, at most 255 per thread, on both.
   static const CudaTarget targets[] = {
-      {"cuda-sm80", "sm_80", "", "an NVIDIA GPU, sm_80 or newer, and its driver"},
+      {"cuda-sm80", "sm_80", "", "an NVIDIA GPU, sm_80 or newer, and its driver",
+       MmaKind::sync, "mma.sync", /*warpSize=*/32, /*rowsPerMmaGroup=*/16,
+       /*maxSharedBytes=*/163 * 1024, /*registersPerSM=*/65536,
+       /*maxRegistersPerThread=*/255, /*mmaK=*/16, /*defaultBlockQ=*/0},
       // PTX 8.6: LLVM emits TMA loads into shared::cta from that ISA on.
-      {"cuda-sm90a", "sm_90a", "+ptx86", "an NVIDIA Hopper GPU (sm_90: H100, H200), a CUDA 12+ driver"}};
+      // block_q 128: two warpgroups of 64 query rows per CTA.
+      {"cuda-sm90a", "sm_90a", "+ptx86",
+       "an NVIDIA Hopper GPU (sm_90: H100, H200), a CUDA 12+ driver", MmaKind::wgmma,
+       "wgmma + TMA", /*warpSize=*/32, /*rowsPerMmaGroup=*/64,
+       /*maxSharedBytes=*/227 * 1024, /*registersPerSM=*/65536,
+       /*maxRegistersPerThread=*/255, /*mmaK=*/16, /*defaultBlockQ=*/128}};
   return targets;
 }
 

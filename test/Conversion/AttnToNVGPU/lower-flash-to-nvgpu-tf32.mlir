@@ -3,7 +3,7 @@
 // the 16-byte skew), copied 4 elements per cp.async and read by ldmatrix through an i16 view
 // (one f32 per pair); every operand is rounded to TF32 (cvt.rna); m16n8k8 MMAs; P V reads V
 // with plain loads (ldmatrix cannot transpose 32-bit elements).
-// RUN: attnc-opt %s --attn-normalize --attn-tile-flash="block-kv=0 tensor-cores=true" --attn-lower-flash-to-nvgpu | FileCheck %s
+// RUN: attnc-opt %s --attn-normalize --attn-tile-flash="block-kv=0 auto-block-kv-f32=32" --attn-lower-flash-to-nvgpu | FileCheck %s
 
 // CHECK: attn.cpu_kernels = [{block_q = 64 : i64, device_type = 2 : i64, dtype = f32,
 // CHECK: gpu.func @tf32(%{{.*}}: memref<?xf32, 1>, {{.*}}) kernel attributes {attn.dynamic_shared_bytes = 52224 : i64,

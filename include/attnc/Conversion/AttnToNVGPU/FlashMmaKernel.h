@@ -15,17 +15,13 @@
 #define ATTNC_CONVERSION_ATTNTONVGPU_FLASHMMAKERNEL_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Target/CUDA/CudaTarget.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace mlir::attn {
 
-/// Which tensor-core instructions a kernel is built on.
-enum class MmaKind {
-  /// mma.sync m16n8k16 with ldmatrix and cp.async: sm_80 and later.
-  sync,
-  /// wgmma m64nNk16 fed by TMA under mbarriers: sm_90a only.
-  wgmma,
-};
+using attnc::CudaTarget;
+using attnc::MmaKind;
 
 /// How one CTA of the kernel is laid out: one CTA per (query tile, head,
 /// batch), one warp per 16 query rows, and in shared memory the query tile
@@ -45,11 +41,11 @@ struct MmaKernelShape {
   int64_t dimPadded; // head_dim rounded up to 32 bytes, the MMA's k (wgmma: 64)
   int64_t rowStride; // mma.sync: elements per shared-memory row
   int64_t stages;    // KV tiles in flight: 2, or 1 where 2 do not fit
-  int64_t warps, threads, sharedBytes;
+  int64_t warpSize, warps, threads, sharedBytes;
 
-  static MmaKernelShape of(FlashOp op, MmaKind kind);
-  static MmaKernelShape of(MmaKind kind, int64_t blockQ, int64_t blockKv, int64_t dim,
-                           int64_t elemBytes);
+  static MmaKernelShape of(FlashOp op, const CudaTarget &target);
+  static MmaKernelShape of(const CudaTarget &target, int64_t blockQ, int64_t blockKv,
+                           int64_t dim, int64_t elemBytes);
   /// mma.sync: shared-memory rows of the query tile, of K stage s, of V
   /// stage s.
   int64_t queryRow() const { return 0; }
@@ -66,8 +62,8 @@ struct MmaKernelShape {
   int64_t barrierOffset(int64_t i) const { return queryBytes() + 4 * kvTileBytes() + 8 * i; }
 };
 
-/// Why `op` cannot become a kernel of this kind ("" if it can).
-std::string mmaKernelMisfit(FlashOp op, MmaKind kind);
+/// Why `op` cannot become a kernel for `target` ("" if it can).
+std::string mmaKernelMisfit(FlashOp op, const CudaTarget &target);
 
 /// The kernel attribute naming how many of its leading arguments are TMA
 /// descriptors (CUtensorMap, 128 bytes) passed by value as grid constants
@@ -81,8 +77,8 @@ inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "attn.tensor_map_args"
 /// memref<?xf32, 1> (the runtime's flat views; each is 5 kernel parameters,
 /// an MLIR memref descriptor), then the ATTNC_P_COUNT index params of
 /// attnc_runtime.h.
-gpu::GPUFuncOp buildMmaFlashKernel(FlashOp op, MmaKind kind, gpu::GPUModuleOp module,
-                                   StringRef name);
+gpu::GPUFuncOp buildMmaFlashKernel(FlashOp op, const CudaTarget &target,
+                                   gpu::GPUModuleOp module, StringRef name);
 
 } // namespace mlir::attn
 
