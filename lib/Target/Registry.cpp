@@ -100,6 +100,11 @@ llvm::ArrayRef<Tunable> attnc::tunablesOf(llvm::StringRef backend) {
   return backend == "halide" ? halideCpuTunables() : cpuTunables();
 }
 
+llvm::ArrayRef<llvm::StringRef> attnc::backendNames() {
+  static const llvm::StringRef names[] = {"mlir", "halide"};
+  return names;
+}
+
 std::vector<TargetEntry> attnc::listTargets() {
   std::vector<TargetEntry> entries;
   for (llvm::StringRef name : kCpuTargets) {

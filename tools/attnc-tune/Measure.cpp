@@ -7,6 +7,11 @@
 
 #include "Measure.h"
 
+#include "attnc/InitAll.h"
+#include "attnc/Target/Compile.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -29,12 +34,68 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// The first line of `text` that says "error", else its first line.
+static std::string firstErrorLine(llvm::StringRef text) {
+  std::string first = text.split('\n').first.str();
+  for (llvm::StringRef rest = text; !rest.empty();) {
+    auto [line, tail] = rest.split('\n');
+    if (line.contains("error"))
+      return line.str();
+    rest = tail;
+  }
+  return first;
+}
+
+/// Compiles `specPath` to the shared object `so` in process, in a context of
+/// its own; the error is the first error line the compile printed or gave.
+static llvm::Error compileInProcess(llvm::StringRef specPath, const std::string &backend,
+                                    const std::string &target, const std::string &schedule,
+                                    llvm::StringRef so, llvm::StringRef installPrefix) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  // No thread pool: measuring forks, and a forked child must not inherit one.
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  context.printOpOnDiagnostic(false);
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+  auto module = mlir::parseSourceFile<mlir::ModuleOp>(specPath, sourceMgr, &context);
+  llvm::Error err = llvm::Error::success();
+  if (!module) {
+    err = error("cannot parse " + specPath);
+  } else {
+    llvm::SmallVector<llvm::StringRef> assignments;
+    llvm::StringRef(schedule).split(assignments, ',', -1, /*KeepEmpty=*/false);
+    std::vector<std::string> list(assignments.begin(), assignments.end());
+    llvm::Expected<Selection> selection = select(backend, target, list);
+    CompileOutput output;
+    output.path = so.str();
+    output.installPrefix = installPrefix.str();
+    output.specFile = specPath.str();
+    output.jobs = 1;
+    err = selection ? compileSpec(*module, *selection, EmitStage::so, output)
+                    : selection.takeError();
+  }
+  if (!err)
+    return llvm::Error::success();
+  std::string message = llvm::toString(std::move(err));
+  std::string line = firstErrorLine(printed.empty() ? message : printed);
+  return error(line.empty() ? "the compile failed" : line);
+}
+
 llvm::Expected<std::string> Compiler::compile(const std::string &backend,
                                               const std::string &schedule, bool faulty,
                                               unsigned serial) const {
   llvm::SmallString<256> so(workDir), log(workDir);
   llvm::sys::path::append(so, llvm::formatv("candidate-{0}.so", serial));
   llvm::sys::path::append(log, llvm::formatv("candidate-{0}.log", serial));
+  if (attnc.empty()) {
+    if (llvm::Error err = compileInProcess(faulty ? faultySpec : spec, backend, target,
+                                           schedule, so, installPrefix))
+      return std::move(err);
+    return so.str().str();
+  }
   std::string backendArg = "--backend=" + backend, targetArg = "--target=" + target;
   llvm::SmallVector<llvm::StringRef> args{attnc, faulty ? faultySpec : spec, backendArg,
                                           targetArg, "--emit=so", "-o", so};
@@ -47,20 +108,9 @@ llvm::Expected<std::string> Compiler::compile(const std::string &backend,
   int rc = llvm::sys::ExecuteAndWait(attnc, args, std::nullopt, redirects, 0, 0, &message);
   if (rc == 0)
     return so.str().str();
-  // The first line that says "error", else the first line.
   std::string first = message;
-  if (auto text = llvm::MemoryBuffer::getFile(log)) {
-    llvm::StringRef rest = (*text)->getBuffer();
-    first = rest.split('\n').first.str();
-    while (!rest.empty()) {
-      auto [line, tail] = rest.split('\n');
-      if (line.contains("error")) {
-        first = line.str();
-        break;
-      }
-      rest = tail;
-    }
-  }
+  if (auto text = llvm::MemoryBuffer::getFile(log))
+    first = firstErrorLine((*text)->getBuffer());
   return error(first.empty() ? "attnc exited with status " + std::to_string(rc) : first);
 }
 

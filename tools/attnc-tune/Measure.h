@@ -41,9 +41,12 @@ struct Problem {
   double timeoutSeconds = 120;
 };
 
-/// Builds candidates with the attnc executable into `workDir`.
+/// Builds candidates into `workDir`: in process through the library
+/// (attnc/Target/Compile.h), or with the attnc executable `attnc` if set.
 struct Compiler {
   std::string attnc, spec, faultySpec, target, workDir;
+  /// The prefix whose lib/ holds the runtime the shared objects link.
+  std::string installPrefix;
 
   /// The shared object of (backend, schedule), or the compiler's first
   /// error line. `faulty`: from the fault-injection spec (a test hook).

@@ -7,6 +7,8 @@
 
 #include "Report.h"
 
+#include "attnc/Target/Registry.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -80,6 +82,13 @@ static std::map<std::string, std::string> parseSchedule(llvm::StringRef schedule
 
 /// One panel per (backend, tunable): speedup over the default against the
 /// tunable's values; the dashed line is the default (1x).
+/// A backend's dots: one color per backend, in --backend's order.
+static const char *backendColor(llvm::StringRef backend) {
+  static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+  size_t i = llvm::find(backendNames(), backend) - backendNames().begin();
+  return colors[i % std::size(colors)];
+}
+
 static void writeSvg(const TuningEntry &e, const SearchSpace &space, llvm::raw_ostream &os) {
   std::vector<SearchSpace::Dimension> dims = space.dimensions();
   const int panelW = 260, panelH = 180, cols = 3, pad = 40;
@@ -120,7 +129,7 @@ static void writeSvg(const TuningEntry &e, const SearchSpace &space, llvm::raw_o
       os << llvm::formatv("<circle cx='{0:f1}' cy='{1:f1}' r='3' fill='{2}' "
                           "fill-opacity='0.6'/>\n",
                           x0 + w * ((it - d.labels.begin()) + 0.5) / n, y(c.speedup),
-                          c.backend == "mlir" ? "#1f77b4" : "#d62728");
+                          backendColor(c.backend));
     }
   }
   os << "</svg>\n";

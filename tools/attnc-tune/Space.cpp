@@ -63,8 +63,9 @@ llvm::Expected<SearchSpace> SearchSpace::build(llvm::ArrayRef<std::string> backe
   SearchSpace space;
   std::vector<bool> used(restrictions.size(), false);
   for (const std::string &backend : backends) {
-    if (backend != "mlir" && backend != "halide")
-      return error("unknown backend '" + backend + "' in --backends (mlir, halide)");
+    if (!llvm::is_contained(attnc::backendNames(), backend))
+      return error("unknown backend '" + backend + "' in --backends (" +
+                   llvm::join(attnc::backendNames(), ", ") + ")");
     llvm::ArrayRef<Tunable> declaration = tunablesOf(backend);
     std::vector<Domain> list;
     for (const Tunable &t : declaration) {

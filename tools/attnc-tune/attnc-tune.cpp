@@ -30,6 +30,8 @@
 #include "attnc/Target/Registry.h"
 #include "attnc/Tools/HelpOptions.h"
 #include "attnc/Tools/SpecFile.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -65,7 +67,7 @@ cl::opt<std::string> specFile(cl::Positional, cl::desc("SPEC"), cl::cat(searchCa
 cl::opt<std::string> dbFile("db", cl::desc("Tuning DB to write (resumed when it exists)"),
                             cl::value_desc("DB"), cl::cat(searchCat));
 cl::opt<std::string> targetName("target", cl::desc("attnc target to tune for (one this machine runs)"),
-                                cl::init("x86-64-avx512"), cl::cat(searchCat));
+                                cl::init(attnc::kDefaultTarget), cl::cat(searchCat));
 cl::list<std::string> backendNames("backends", cl::desc("Backends to search (default mlir,halide)"),
                                    cl::CommaSeparated, cl::cat(searchCat));
 cl::list<std::string> spaceArgs("space",
@@ -93,8 +95,8 @@ cl::opt<std::string> reportDir("report", cl::desc("Write report.md and candidate
 cl::opt<std::string> workDir("work-dir", cl::desc("Keep candidates' objects and logs here "
                                                   "(default: a temporary directory, removed)"),
                              cl::cat(searchCat));
-cl::opt<std::string> attncPath("attnc", cl::desc("The attnc executable (default: next to "
-                                                 "attnc-tune)"),
+cl::opt<std::string> attncPath("attnc", cl::desc("Build candidates with this attnc executable "
+                                                 "(default: in process, attnc's library)"),
                                cl::cat(searchCat));
 cl::opt<double> timeout("candidate-timeout",
                         cl::desc("Seconds a candidate's check and timing may take"),
@@ -523,7 +525,7 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
                  "tune the spec it was tiled from");
   std::vector<std::string> backends(backendNames.begin(), backendNames.end());
   if (backends.empty())
-    backends = {"mlir", "halide"};
+    backends.assign(attnc::backendNames().begin(), attnc::backendNames().end());
   auto space = SearchSpace::build(backends, cpu->vectorWidth, spaceArgs);
   if (!space)
     return space.takeError();
@@ -557,12 +559,11 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
       llvm::sys::fs::remove_directories(*dir);
   });
   Compiler compiler;
-  compiler.attnc = attncPath.empty()
-                       ? (llvm::sys::path::parent_path(
-                              llvm::sys::fs::getMainExecutable(argv0, (void *)&runTune)) +
-                          "/attnc")
-                             .str()
-                       : attncPath.getValue();
+  compiler.attnc = attncPath;
+  compiler.installPrefix =
+      llvm::sys::path::parent_path(
+          llvm::sys::path::parent_path(llvm::sys::fs::getMainExecutable(argv0, (void *)&runTune)))
+          .str();
   compiler.spec = specFile;
   compiler.target = targetName;
   compiler.workDir = *dir;
@@ -571,7 +572,7 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
     if (llvm::Error err = writeFaultySpec(module, *kernel, compiler.faultySpec))
       return err;
   }
-  auto defaultSo = compiler.compile("mlir", "", false, 0);
+  auto defaultSo = compiler.compile(attnc::backendNames().front().str(), "", false, 0);
   if (!defaultSo)
     return error("the default schedule does not compile: " + llvm::toString(defaultSo.takeError()));
   auto problem = makeProblem(op);
@@ -615,6 +616,10 @@ llvm::Error merge() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // The in-process compiles run attnc's pipeline, which applies MLIR's pass
+  // manager and timing options (hidden here, at their defaults) as attnc does.
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   attnc::showOnlyOptionsIn({&searchCat, &problemCat}, "", nullptr);
   cl::ParseCommandLineOptions(argc, argv,
                               "attnc-tune: search schedules, check every candidate against "

@@ -9,16 +9,12 @@
 #define ATTNC_TOOLS_ATTNC_DRIVER_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Target/Compile.h"
 #include "attnc/Target/Registry.h"
-#include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace attnc {
-
-/// Writes the C header declaring every kernel of a normalized spec module.
-void writeHeader(mlir::ModuleOp normalized, llvm::StringRef specPath,
-                 llvm::raw_ostream &os);
 
 struct ExplainOptions {
   /// Backend, target and schedule the kernels would be built with.
@@ -51,14 +47,6 @@ struct BuildChoice {
 /// As requested, or, with a tuning DB, each kernel's best entry
 /// (TuningDb.h: chooseTuning) with explicit --schedule values applied over it.
 llvm::Expected<BuildChoice> chooseBuild(mlir::ModuleOp module, const BuildRequest &request);
-
-/// Multi-target objects (MultiTarget.cpp): renames `module`'s externally
-/// visible definitions to `<name>.<target>`.
-void suffixDefinitions(llvm::Module &module, llvm::StringRef target);
-/// The object exporting each kernel's entry point, dispatching over the
-/// suffixed variants of `targets` (best first).
-llvm::Error writeDispatcher(llvm::ArrayRef<std::string> kernels,
-                            llvm::ArrayRef<CpuTarget> targets, llvm::StringRef path);
 
 } // namespace attnc
 

@@ -14,7 +14,6 @@
 
 #include "Driver.h"
 
-#include "attnc/Conversion/AttnToNVGPU/FlashMmaKernel.h"
 #include "attnc/Target/Registry.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -166,33 +165,8 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       flopPerPair * perHead *
                           countKeptPairs(op.getMask(), o.seqQ, o.seqKv));
   os << "\n";
-  const attnc::CpuTarget &cpu = o.selection.cpu;
-  if (const attnc::CudaTarget *cuda = o.selection.backend == "mlir"
-                                          ? attnc::lookupMlirCudaTarget(o.selection.gpuTarget)
-                                          : nullptr) {
-    MmaKernelShape shape = MmaKernelShape::of(*cuda, blockQ, blockKv, op.getDim(),
-                                              op.getDtype().getIntOrFloatBitWidth() / 8);
-    os << llvm::formatv("schedule: mlir backend, {0} ({6} tensor cores): block_q {1}, "
-                        "block_kv {2}; {3} CTAs (batch x heads x query tiles) of {4} "
-                        "threads, {5} bytes of dynamic shared memory each (at most {7}), "
-                        "up to {8} registers a thread\n",
-                        cuda->name, blockQ, blockKv, perHead * map.qTiles, shape.threads,
-                        shape.sharedBytes, cuda->mmaName, cuda->maxSharedBytes,
-                        cuda->registerBudget(shape.threads));
-  } else {
-    os << llvm::formatv("schedule: {0} backend, {1} ({2} f32 lanes, {3} vector registers): "
-                        "block_q {4}, block_kv {5}; {6} work items (batch x heads x query "
-                        "tiles) over the caller's threads (default: all cores)\n",
-                        o.selection.backend, cpu.name, cpu.vectorWidth,
-                        cpu.vectorRegisters, blockQ, blockKv, perHead * map.qTiles);
-  }
-  os << "tunables: ";
-  schedule.print(os);
-  if (o.selection.backend == "mlir" && o.selection.gpuTarget.empty())
-    os << " (auto: qk_keys " << cpu.qkKeys() << ", qk_row_vectors " << cpu.qkRowVectors()
-       << ", pv_rows " << cpu.pvRows() << ", pv_vectors " << cpu.pvVectors() << ", unroll "
-       << cpu.loopUnroll() << " on this target)";
-  os << "\n";
+  attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
+                          op.getDtype().getIntOrFloatBitWidth() / 8, perHead * map.qTiles, os);
   if (svg) {
     llvm::raw_string_ostream s(*svg);
     std::string title = ("@" + kernel.getSymName() + ": " + llvm::Twine(map.qTiles) +

@@ -30,6 +30,12 @@ struct TargetEntry {
 
 /// Every known target of every backend.
 std::vector<TargetEntry> listTargets();
+
+/// The target attnc and attnc-tune compile for unless told otherwise.
+inline constexpr const char *kDefaultTarget = "x86-64-avx512";
+
+/// The backends --backend takes, the default first.
+llvm::ArrayRef<llvm::StringRef> backendNames();
 /// Backend names and what each runs on.
 void printBackends(llvm::raw_ostream &os);
 /// The tunables `--schedule` takes for a backend (mlir or halide).
@@ -66,6 +72,13 @@ llvm::Error printTargetTunables(llvm::StringRef backend, llvm::StringRef target,
 /// (a register block that must spill, a tile working set beyond the L2), as
 /// "<reason>: <details>", or "" when it fits. attnc-tune prunes on it.
 std::string scheduleMisfit(const Selection &selection, int64_t headDim);
+
+/// `attnc explain`'s lines for a kernel's schedule on the selection's target:
+/// the layout of its `workItems` tiles and the tunables' values
+/// (ScheduleText.cpp).
+void describeSchedule(const Selection &selection, int64_t blockQ, int64_t blockKv,
+                      int64_t headDim, int64_t elemBytes, int64_t workItems,
+                      llvm::raw_ostream &os);
 
 /// The block_q attn-tile-flash uses for a kernel of `headDim` (the schedule's,
 /// or the automatic one of the selection's backend and target).

@@ -15,8 +15,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Driver.h"
+#include "Emit.h"
 
+#include "attnc/Dialect/Attn/AttnOps.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -25,15 +26,7 @@
 
 using namespace attnc;
 
-static llvm::Error error(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-void attnc::suffixDefinitions(llvm::Module &module, llvm::StringRef target) {
-  for (llvm::GlobalValue &g : module.global_values())
-    if (!g.isDeclaration() && !g.hasLocalLinkage())
-      g.setName(g.getName() + "." + target);
-}
+using namespace attnc::emit;
 
 /// @kernel(q, k, v, out, lse, opt) = attnc_rt_dispatch(variants, n, "kernel", ...).
 static void addDispatcher(llvm::Module &m, llvm::StringRef kernel,
@@ -73,7 +66,9 @@ static void addDispatcher(llvm::Module &m, llvm::StringRef kernel,
   b.CreateRet(call);
 }
 
-llvm::Error attnc::writeDispatcher(llvm::ArrayRef<std::string> kernels,
+/// The object exporting each kernel's entry point, dispatching over the
+/// suffixed variants of `targets` (best first).
+static llvm::Error writeDispatcher(llvm::ArrayRef<std::string> kernels,
                                    llvm::ArrayRef<CpuTarget> targets, llvm::StringRef path) {
   llvm::LLVMContext ctx;
   llvm::Module m("attnc-dispatch", ctx);
@@ -90,4 +85,49 @@ llvm::Error attnc::writeDispatcher(llvm::ArrayRef<std::string> kernels,
     return err;
   out->keep();
   return llvm::Error::success();
+}
+
+llvm::Error attnc::compileMultiTarget(mlir::ModuleOp module, llvm::ArrayRef<Selection> variants,
+                                      EmitStage stage, const CompileOutput &output) {
+  if (stage != EmitStage::obj && stage != EmitStage::so)
+    return error("--emit=obj and --emit=so take several targets; the other stages show one "
+                 "target's code: give one --target");
+  std::vector<CpuTarget> cpus;
+  for (const Selection &variant : variants) {
+    const std::string &target = variant.gpuTarget.empty() ? variant.cpu.name : variant.gpuTarget;
+    if (!variant.cpu.isX86())
+      return error("multi-target objects pick their variant by cpuid: x86-64 targets only, "
+                   "not " + target);
+    if (variant.backend != "mlir" || !variant.gpuTarget.empty())
+      return error("multi-target objects are built by the mlir backend for CPU targets; "
+                   "--backend=" + variant.backend + " --target=" + target +
+                   " takes one target");
+    if (llvm::any_of(cpus, [&](const CpuTarget &c) { return c.name == target; }))
+      return error("--target lists " + target + " twice");
+    cpus.push_back(variant.cpu);
+  }
+  std::vector<std::string> kernels;
+  for (mlir::attn::KernelOp kernel : module.getOps<mlir::attn::KernelOp>())
+    kernels.push_back(kernel.getSymName().str());
+  mlir::OwningOpRef<mlir::ModuleOp> spec = module.clone();
+  auto writeObject = [&](llvm::StringRef objPath) -> llvm::Error {
+    ObjectParts parts;
+    for (const Selection &variant : variants) {
+      mlir::OwningOpRef<mlir::ModuleOp> code = module.clone();
+      if (llvm::Error err = runPipeline(*code, variant, PipelineStage::llvmDialect))
+        return err;
+      llvm::Expected<std::string> path = parts.add();
+      if (!path)
+        return path.takeError();
+      if (llvm::Error err = writeObjectFile(*code, variant.cpu, *path, variant.cpu.name))
+        return err;
+    }
+    llvm::Expected<std::string> path = parts.add();
+    if (!path)
+      return path.takeError();
+    if (llvm::Error err = writeDispatcher(kernels, cpus, *path))
+      return err;
+    return parts.merge(objPath);
+  };
+  return writeOutputs(writeObject, *spec, stage, output);
 }

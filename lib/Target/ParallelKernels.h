@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTNC_TOOLS_ATTNC_PARALLELKERNELS_H
-#define ATTNC_TOOLS_ATTNC_PARALLELKERNELS_H
+#ifndef ATTNC_LIB_TARGET_PARALLELKERNELS_H
+#define ATTNC_LIB_TARGET_PARALLELKERNELS_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -33,4 +33,4 @@ unsigned kernelCompileThreads(unsigned jobs, size_t kernels);
 
 } // namespace attnc
 
-#endif // ATTNC_TOOLS_ATTNC_PARALLELKERNELS_H
+#endif // ATTNC_LIB_TARGET_PARALLELKERNELS_H

@@ -10,7 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Driver.h"
+#include "attnc/Target/Compile.h"
+#include "attnc/Dialect/Attn/AttnOps.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"

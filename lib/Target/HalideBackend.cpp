@@ -1,0 +1,150 @@
+//===- HalideBackend.cpp - the Halide backend's kernels -------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// From the tiled form: each kernel's Halide pipeline (lib/Target/Halide) and
+// the tile functions calling them (the MLIR pipeline with
+// attn-lower-flash-to-halide-call), merged into one object with the Halide
+// runtime object the build wrote, when there is one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backends.h"
+#include "Emit.h"
+
+#include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
+#include "attnc/Target/Halide/FlashPipeline.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace attnc;
+using namespace attnc::emit;
+
+/// The Halide backend's input: each kernel of the tiled form as plain data.
+static llvm::Expected<std::vector<halide::FlashProblem>>
+halideProblems(ModuleOp module, const Selection &selection) {
+  OwningOpRef<ModuleOp> tiled = module.clone();
+  if (llvm::Error err = runPipeline(*tiled, selection, PipelineStage::tiled))
+    return std::move(err);
+  std::vector<halide::FlashProblem> problems;
+  for (attn::KernelOp kernel : tiled->getOps<attn::KernelOp>()) {
+    FailureOr<halide::FlashProblem> problem = attn::flashProblemFromOp(kernel);
+    if (failed(problem))
+      return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
+    // The CPU hand schedule's unroll; the GPU schedules have none (0).
+    problem->unroll =
+        selection.schedule.declares("unroll") ? selection.schedule.get("unroll") : 0;
+    problems.push_back(std::move(*problem));
+  }
+  return problems;
+}
+
+std::string attnc::shippedHalideRuntime(llvm::StringRef target, llvm::StringRef installPrefix) {
+  llvm::SmallString<256> path(installPrefix);
+  llvm::sys::path::append(path, ATTNC_HALIDE_RUNTIME_DIR, target + ".o");
+  return llvm::sys::fs::exists(path) ? path.str().str() : "";
+}
+
+llvm::Error attnc::writeHalideRuntimes(llvm::StringRef dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return error("cannot create " + dir + ": " + ec.message());
+  for (auto names : {llvm::ArrayRef(halide::kHalideCpuTargets),
+                     llvm::ArrayRef(halide::kHalideGpuTargets)})
+    for (llvm::StringRef name : names) {
+      halide::HalideTarget target;
+      if (!halide::lookupHalideTarget(name.str(), target))
+        return error("the Halide backend has no target " + name);
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, name + ".o");
+      std::string message = halide::compileRuntimeObject(target, path.str().str());
+      if (!message.empty())
+        return error("the Halide runtime for " + name + ": " + message);
+    }
+  return llvm::Error::success();
+}
+
+/// The tile functions (the LLVM-dialect `module`) and each problem's Halide
+/// pipeline as objects in temporary files, merged into `objPath` with the
+/// shipped `runtime` object when there is one ("": each pipeline carries its own).
+static llvm::Error writeHalideObject(ModuleOp module, const Selection &selection,
+                                     llvm::ArrayRef<halide::FlashProblem> problems,
+                                     const halide::HalideTarget &target,
+                                     const std::string &source, llvm::StringRef objPath,
+                                     const std::string &runtime) {
+  ObjectParts parts;
+  llvm::Expected<std::string> path = parts.add();
+  if (!path)
+    return path.takeError();
+  if (llvm::Error err = writeObjectFile(module, selection.cpu, *path))
+    return err;
+  if (!runtime.empty())
+    parts.addKept(runtime);
+  for (const halide::FlashProblem &problem : problems) {
+    path = parts.add();
+    if (!path)
+      return path.takeError();
+    std::string message = halide::compileFlashObject(problem, target, source, *path,
+                                                     /*withRuntime=*/runtime.empty());
+    if (!message.empty())
+      return error("kernel '" + problem.name + "': " + message);
+  }
+  return parts.merge(objPath);
+}
+
+llvm::Error HalideBackend::emit(ModuleOp module, const Selection &selection, EmitStage stage,
+                                const CompileOutput &output) const {
+  if (stage == EmitStage::spec || stage == EmitStage::normalized || stage == EmitStage::tiled)
+    return printMlirStage(module, selection, stage, output);
+  if (stage == EmitStage::loops || stage == EmitStage::llvm || stage == EmitStage::assembly)
+    return error("--backend=halide has no --emit=loops / llvm / asm stage; its pipeline "
+                 "is printed by --emit=halide");
+  auto problems = halideProblems(module, selection);
+  if (!problems)
+    return problems.takeError();
+  halide::HalideTarget target;
+  const std::string &name =
+      selection.gpuTarget.empty() ? selection.cpu.name : selection.gpuTarget;
+  if (!halide::lookupHalideTarget(name, target))
+    return error("the Halide backend has no target " + name);
+  std::string source = selection.schedule.getChoice("source").str();
+  // A text stage: each kernel's text from `print`, which sets its message on failure.
+  auto writeEachKernel = [&](auto print) -> llvm::Error {
+    std::string text;
+    for (const halide::FlashProblem &problem : *problems) {
+      std::string message;
+      text += print(problem, message);
+      if (!message.empty())
+        return error("kernel '" + problem.name + "': " + message);
+    }
+    return writeText(output.path, [&](auto &os) { os << text; });
+  };
+  if (stage == EmitStage::ptx) {
+    if (!llvm::StringRef(name).starts_with("cuda"))
+      return error("--emit=ptx needs a CUDA target (cuda-sm80, cuda-sm90)");
+    return produce(output, [&] {
+      return writeEachKernel([&](const auto &problem, std::string &message) {
+        return halide::flashDeviceCode(problem, target, message);
+      });
+    });
+  }
+  if (stage == EmitStage::halide)
+    return writeEachKernel([&](const auto &problem, std::string &message) {
+      return halide::lowerFlashStmt(problem, target, source, message) + "\n";
+    });
+  OwningOpRef<ModuleOp> spec = module.clone();
+  if (llvm::Error err = runPipeline(module, selection, PipelineStage::llvmDialect))
+    return err;
+  std::string runtime = shippedHalideRuntime(name, output.installPrefix);
+  if (output.noteInput)
+    output.noteInput("halide runtime", runtime);
+  return writeOutputs(
+      [&](llvm::StringRef objPath) {
+        return writeHalideObject(module, selection, *problems, target, source, objPath,
+                                 runtime);
+      },
+      *spec, stage, output);
+}
