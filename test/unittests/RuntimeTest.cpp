@@ -280,15 +280,22 @@ int32_t nestingTile(attnc_memref *, attnc_memref *, attnc_memref *,
   return (*gInner)[h].run(2);
 }
 
-TEST_F(Runtime, KernelMayLaunchAKernel) {
-  std::vector<Problem> inner(4);
+/// A kernel of one work item per head, each launching a whole kernel of
+/// its own: inner[h].
+Problem nestingProblem(std::vector<Problem> &inner) {
   gInner = &inner;
   Dims dims;
   dims.batch = 1;
-  dims.heads = dims.kvHeads = 4;
+  dims.heads = dims.kvHeads = int64_t(inner.size());
   Problem outer(0, dims);
   outer.desc.tile = nestingTile;
-  outer.desc.block_q = int32_t(dims.seqQ); // one item per head
+  outer.desc.block_q = int32_t(dims.seqQ);
+  return outer;
+}
+
+TEST_F(Runtime, KernelMayLaunchAKernel) {
+  std::vector<Problem> inner(4);
+  Problem outer = nestingProblem(inner);
   // Nested launches run on the calling thread instead of deadlocking.
   ASSERT_EQ(outer.run(2), ATTNC_OK) << attnc_last_error();
   for (Problem &p : inner)
@@ -427,13 +434,7 @@ TEST_F(HostParallelFor, NullGoesBackToThePool) {
 
 TEST_F(HostParallelFor, KernelMayLaunchAKernelFromAHostThread) {
   std::vector<Problem> inner(4);
-  gInner = &inner;
-  Dims dims;
-  dims.batch = 1;
-  dims.heads = dims.kvHeads = 4;
-  Problem outer(0, dims);
-  outer.desc.tile = nestingTile;
-  outer.desc.block_q = int32_t(dims.seqQ); // one item per head
+  Problem outer = nestingProblem(inner);
   // The nested launches run on their host thread alone: one loop call each.
   ASSERT_EQ(outer.run(2), ATTNC_OK) << attnc_last_error();
   EXPECT_EQ(host.calls, 1);
