@@ -43,10 +43,22 @@ halideProblems(ModuleOp module, const Selection &selection) {
   return problems;
 }
 
-std::string attnc::shippedHalideRuntime(llvm::StringRef target, llvm::StringRef installPrefix) {
+/// The Halide runtime object of `target` under `installPrefix`, or "" when
+/// there is none (then each Halide kernel object carries its own).
+static std::string shippedHalideRuntime(llvm::StringRef target, llvm::StringRef installPrefix) {
   llvm::SmallString<256> path(installPrefix);
   llvm::sys::path::append(path, ATTNC_HALIDE_RUNTIME_DIR, target + ".o");
   return llvm::sys::fs::exists(path) ? path.str().str() : "";
+}
+
+void attnc::printHalideRuntimes(llvm::StringRef installPrefix, llvm::raw_ostream &os) {
+  std::string runtime = shippedHalideRuntime(halide::kHalideCpuTargets[0], installPrefix);
+  if (!runtime.empty())
+    os << "halide runtime objects: " << llvm::sys::path::parent_path(runtime)
+       << " (merged into each --backend=halide object)\n";
+  else
+    os << "halide runtime objects: none next to this attnc (" << ATTNC_HALIDE_RUNTIME_DIR
+       << "); each --backend=halide kernel carries its own\n";
 }
 
 llvm::Error attnc::writeHalideRuntimes(llvm::StringRef dir) {

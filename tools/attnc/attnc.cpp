@@ -18,24 +18,13 @@
 #include "Driver.h"
 #include "KernelCache.h"
 
-#include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
-#include "attnc/Conversion/Pipelines.h"
 #include "attnc/InitAll.h"
-#include "attnc/Target/CPU/CpuTunables.h"
-#include "attnc/Target/CUDA/CudaTarget.h"
 #include "attnc/Target/Compile.h"
-#include "attnc/Target/Halide/FlashPipeline.h"
 #include "attnc/Target/Registry.h"
 #include "attnc/Tools/HelpOptions.h"
 #include "attnc/Tools/SpecFile.h"
-#include "attnc/Transforms/Passes.h"
-#include "attnc/Target/CPU/CpuTarget.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -43,10 +32,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Support/Signals.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace mlir;
@@ -288,14 +273,7 @@ void printTargets(llvm::raw_ostream &os, const char *argv0) {
     os << llvm::formatv("{0,-18} {1,-8} {2,-16} {3,-52} {4}\n", t.name, t.backend,
                         t.device, t.needs, t.runsHere ? "yes" : "no");
   attnc::printBackends(os);
-  std::string runtime =
-      attnc::shippedHalideRuntime(attnc::halide::kHalideCpuTargets[0], installPrefix(argv0));
-  if (!runtime.empty())
-    os << "halide runtime objects: " << llvm::sys::path::parent_path(runtime)
-       << " (merged into each --backend=halide object)\n";
-  else
-    os << "halide runtime objects: none next to this attnc (" << ATTNC_HALIDE_RUNTIME_DIR
-       << "); each --backend=halide kernel carries its own\n";
+  attnc::printHalideRuntimes(installPrefix(argv0), os);
   if (kernelCache.enabled())
     os << "kernel cache: " << kernelCache.directory() << " (build id "
        << attnc::kernelCacheBuildId().take_front(12) << ")\n";

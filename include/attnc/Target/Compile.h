@@ -66,9 +66,9 @@ llvm::Error runPipeline(mlir::ModuleOp module, const Selection &selection, Pipel
 /// Writes the C header declaring every kernel of a normalized spec module.
 void writeHeader(mlir::ModuleOp normalized, llvm::StringRef specPath, llvm::raw_ostream &os);
 
-/// The Halide runtime object of `target` under `installPrefix`, or "" when
-/// there is none (then each Halide kernel object carries its own).
-std::string shippedHalideRuntime(llvm::StringRef target, llvm::StringRef installPrefix);
+/// `attnc --list-targets`' line on the Halide runtime objects under
+/// `installPrefix`: where they are, or that each Halide kernel carries its own.
+void printHalideRuntimes(llvm::StringRef installPrefix, llvm::raw_ostream &os);
 
 /// Writes each Halide target's runtime object into `dir` (the build's step).
 llvm::Error writeHalideRuntimes(llvm::StringRef dir);
