@@ -18,11 +18,7 @@
 #include "ParallelKernels.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
-#include "attnc/InitAll.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "llvm/Support/SourceMgr.h"
+#include "attnc/Tools/SpecFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
@@ -52,17 +48,12 @@ struct KernelResult {
 void worker(llvm::StringRef specText, std::atomic<size_t> &next,
             std::vector<KernelResult> &results, std::atomic<bool> &stop,
             attnc::KernelCompileFn compileOne) {
-  DialectRegistry registry;
-  attnc::registerAllDialects(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.printOpOnDiagnostic(false);
   std::string diagnostics;
   llvm::raw_string_ostream os(diagnostics);
   // Diagnostics print against the spec file itself, which the handler opens
   // by the name in their locations, as the main context's does.
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
-  OwningOpRef<ModuleOp> spec = parseSourceString<ModuleOp>(specText, &context);
+  attnc::SpecFile file(os, /*threading=*/false);
+  OwningOpRef<ModuleOp> spec = file.parseString(specText);
   std::vector<Operation *> kernels;
   if (spec)
     for (attn::KernelOp kernel : spec->getOps<attn::KernelOp>())

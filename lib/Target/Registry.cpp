@@ -40,9 +40,10 @@ static Tunable cpuTunable(llvm::StringRef name) {
   return *llvm::find_if(cpuTunables(), [&](const Tunable &t) { return t.name == name; });
 }
 
-/// A copy of `t` with its own automatic value and meaning (if given).
+/// A copy of `t` with its own automatic value and meaning, where given.
 static Tunable retold(Tunable t, llvm::StringRef automatic, llvm::StringRef meaning = "") {
-  t.automatic = automatic;
+  if (!automatic.empty())
+    t.automatic = automatic;
   if (!meaning.empty())
     t.meaning = meaning;
   return t;
@@ -62,7 +63,7 @@ static Tunable halideSource() {
 static llvm::ArrayRef<Tunable> halideCpuTunables() {
   static const Tunable tunables[] = {
       cpuTunable("block_q"), cpuTunable("block_kv"),
-      retold(cpuTunable("unroll"), cpuTunable("unroll").automatic,
+      retold(cpuTunable("unroll"), /*automatic=*/"",
              "steps of the Q K^T (head_dim) and P V (keys) loops per loop iteration (the "
              "CPU hand schedule)"),
       halideSource()};

@@ -7,11 +7,8 @@
 
 #include "Measure.h"
 
-#include "attnc/InitAll.h"
 #include "attnc/Target/Compile.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
-#include "llvm/Support/SourceMgr.h"
+#include "attnc/Tools/SpecFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -51,16 +48,11 @@ static std::string firstErrorLine(llvm::StringRef text) {
 static llvm::Error compileInProcess(llvm::StringRef specPath, const std::string &backend,
                                     const std::string &target, const std::string &schedule,
                                     llvm::StringRef so, llvm::StringRef installPrefix) {
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  // No thread pool: measuring forks, and a forked child must not inherit one.
-  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
-  context.printOpOnDiagnostic(false);
   std::string printed;
   llvm::raw_string_ostream os(printed);
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
-  auto module = mlir::parseSourceFile<mlir::ModuleOp>(specPath, sourceMgr, &context);
+  // No thread pool: measuring forks, and a forked child must not inherit one.
+  SpecFile file(os, /*threading=*/false);
+  auto module = file.parse(specPath, "attnc-tune");
   llvm::Error err = llvm::Error::success();
   if (!module) {
     err = error("cannot parse " + specPath);

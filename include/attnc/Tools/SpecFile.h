@@ -42,7 +42,12 @@ inline std::string locationText(mlir::Location loc) {
 /// later on the module print against the same source, so they live together.
 class SpecFile {
 public:
-  SpecFile() : context(dialects()), diagnostics(sourceMgr, &context) {
+  /// Diagnostics print to `os`. `threading` off: a context that starts no
+  /// thread pool (one context per compile thread, or a process that forks).
+  explicit SpecFile(llvm::raw_ostream &os = llvm::errs(), bool threading = true)
+      : context(dialects(), threading ? mlir::MLIRContext::Threading::ENABLED
+                                      : mlir::MLIRContext::Threading::DISABLED),
+        diagnostics(sourceMgr, &context, os) {
     // A user's mistake is reported at its line in the spec; the op's generic
     // form ("see current operation") is for compiler developers (attnc-opt).
     context.printOpOnDiagnostic(false);
@@ -70,6 +75,12 @@ public:
       return nullptr;
     }
     return mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  }
+
+  /// A spec from its text (a printed module whose locations name its file,
+  /// which diagnostics then print against); null after printing why.
+  mlir::OwningOpRef<mlir::ModuleOp> parseString(llvm::StringRef text) {
+    return mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   }
 
 private:
