@@ -235,8 +235,11 @@ def AttnEmitCpuEntryPass : Pass<"attn-emit-cpu-entry", "::mlir::ModuleOp"> {
   let summary = "Adds each kernel's C entry point and runtime descriptor (LLVM dialect)";
   let description = [{
     For every kernel listed in the module attribute `attn.cpu_kernels`, adds the constant
-    `attnc_kernel_desc` `<name>_desc` pointing at `_mlir_ciface_<name>_tile`, and the
-    exported entry `int <name>(q, k, v, out, lse, opt)` that forwards to
+    `attnc_kernel_desc` `<name>_desc` with its symbol, tensor and phase tables (kernel
+    interface v2, from `attnc::attentionInterface` in `attnc/Interface`), the phase's
+    function `<name>_item` (or `<name>_device`) that passes the runtime's arrays of views
+    and coordinates to `_mlir_ciface_<name>_tile` (or `_grid`), and the exported entry
+    `int <name>(q, k, v, out, lse, opt)` that forwards to
     `attnc_rt_launch(&<name>_desc, ...)`. Runs after the conversion to the LLVM dialect.
     The descriptor also records the target the code is built for and the CPU features it
     needs (`attnc_cpu_feature` bits), which the runtime checks before running it.

@@ -6,11 +6,12 @@
 //===----------------------------------------------------------------------===//
 //
 // A launch validates everything first (Validate.cpp), so a failed call leaves
-// the tensors untouched; then it hands the tile function flat memref views of
-// the tensors plus a params array of sizes and strides, once per work item
-// (batch, head, query tile). Participants pull short runs of consecutive items
-// from one atomic counter: tiles of a causal kernel differ in cost, and a
-// shared counter balances that without the runtime having to know it.
+// the tensors untouched; then it runs the kernel's phases in order, handing
+// each item function flat memref views of the tensors plus a params array of
+// sizes and strides, once per work item (for attention: batch, head, query
+// tile). Participants pull short runs of consecutive items from one atomic
+// counter: tiles of a causal kernel differ in cost, and a shared counter
+// balances that without the runtime having to know it.
 //
 // The library is linked statically into kernels, including shared objects,
 // and its C++ internals are built with hidden visibility; only the C API of
@@ -32,7 +33,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <exception>
 #include <string>
 
@@ -58,34 +58,33 @@ thread_local const char *tlsTarget = "";
 /// must not make the (never shrinking) pool spawn threads without bound.
 constexpr int64_t kMaxParticipants = 256;
 
-/// Shared by every participant of one launch.
+/// Shared by every participant of one phase of a launch.
 struct Job {
   const attnc_kernel_desc *desc = nullptr;
-  attnc_memref views[NumTensors] = {};
-  int64_t params[ATTNC_P_COUNT] = {};
-  int64_t heads = 0, tiles = 0, items = 0;
+  const attnc_phase_desc *phase = nullptr;
+  const CheckedLaunch *checked = nullptr;
+  attnc_memref views[kMaxArgs] = {};
+  const PhaseItems *shape = nullptr;
+  int64_t items = 0;
   int64_t participants = 1;
   std::atomic<int64_t> next{0};    // the next unclaimed work item
-  std::atomic<bool> failed{false}; // set once a tile returned non-zero
+  std::atomic<bool> failed{false}; // set once an item returned non-zero
   std::atomic<int64_t> failedItem{-1};
   int32_t failedCode = 0; // written by whoever set failedItem
 };
 
-/// The view as the tile function takes it: one layout for every dtype, with
+/// The view as item functions take it: one layout for every dtype, with
 /// offset, size and stride in elements of the tensor's own dtype.
 attnc_memref memrefOf(const TensorView &view) {
   return {view.base, view.base, /*offset=*/0, view.size, /*stride=*/1};
 }
 
-void fillParams(const CheckedLaunch &checked, int64_t *params) {
-  params[ATTNC_P_SEQ_Q] = checked.seqQ;
-  params[ATTNC_P_SEQ_KV] = checked.seqKV;
-  const int base[NumTensors] = {ATTNC_P_Q_STRIDES, ATTNC_P_K_STRIDES,
-                                ATTNC_P_V_STRIDES, ATTNC_P_OUT_STRIDES,
-                                ATTNC_P_LSE_STRIDES};
-  for (int id = 0; id < NumTensors; ++id)
-    std::copy(checked.views[id].strides, checked.views[id].strides + 3,
-              params + base[id]);
+/// Item `item`'s coordinates, the last one varying fastest.
+void coordinates(const PhaseItems &shape, int64_t item, int64_t *index) {
+  for (int c = shape.rank - 1; c >= 0; --c) {
+    index[c] = item % shape.extents[c];
+    item /= shape.extents[c];
+  }
 }
 
 /// Longest run of consecutive items one claim takes.
@@ -106,18 +105,18 @@ std::pair<int64_t, int64_t> claim(Job &job) {
   return {first, n};
 }
 
-/// Runs one work item; false if its tile function failed (recorded in job).
+/// Runs one work item; false if its function failed (recorded in job).
 bool runItem(Job &job, int64_t item) {
-  int64_t tile = item % job.tiles, bh = item / job.tiles;
-  // The tile function takes non-const descriptors (MLIR's C interface);
-  // fresh copies per item keep a misbehaving kernel from skewing others.
-  attnc_memref m[NumTensors];
-  std::copy(job.views, job.views + NumTensors, m);
-  int64_t params[ATTNC_P_COUNT];
-  std::copy(job.params, job.params + ATTNC_P_COUNT, params);
-  attnc_memref_i64 p = {params, params, 0, ATTNC_P_COUNT, 1};
-  int32_t rc = job.desc->tile(&m[Q], &m[K], &m[V], &m[Out], &m[Lse], &p,
-                              bh / job.heads, bh % job.heads, tile);
+  // Item functions take non-const descriptors (MLIR's C interface); fresh
+  // copies per item keep a misbehaving kernel from skewing others.
+  attnc_memref m[kMaxArgs];
+  std::copy(job.views, job.views + job.desc->num_args, m);
+  int64_t params[kMaxParams];
+  std::copy(job.checked->params, job.checked->params + job.desc->num_params, params);
+  attnc_memref_i64 p = {params, params, 0, job.desc->num_params, 1};
+  int64_t index[kMaxRank];
+  coordinates(*job.shape, item, index);
+  int32_t rc = job.phase->item(m, &p, index);
   if (rc == 0)
     return true;
   int64_t none = -1;
@@ -128,8 +127,9 @@ bool runItem(Job &job, int64_t item) {
 }
 
 /// One participant: claims items until none are left or one failed. Items are
-/// numbered ((b * heads) + h) * tiles + q_tile, so neighbouring claims share
-/// a head's k and v in cache.
+/// numbered row-major over the phase's index space (for attention
+/// ((b * heads) + h) * tiles + q_tile), so neighbouring claims share a
+/// head's k and v in cache.
 void runItems(void *ctx) {
   Job &job = *static_cast<Job *>(ctx);
   while (!job.failed.load(std::memory_order_relaxed)) {
@@ -151,7 +151,7 @@ unsigned participantsFor(const attnc_options *opt, int64_t items) {
   return static_cast<unsigned>(std::min(want, items));
 }
 
-/// What a tile function's non-zero return means (HalideTile.cpp for 2, 3 and < 0).
+/// What an item function's non-zero return means (HalideTile.cpp for 2, 3 and < 0).
 const char *failureCause(int32_t code) {
   if (code < 0)
     return "the kernel's Halide pipeline returned this Halide error code, e.g. a score_mod "
@@ -164,107 +164,145 @@ const char *failureCause(int32_t code) {
   return "a score_mod or mask_mod failed, e.g. an integer division by zero";
 }
 
-std::string kernelFailure(const Job &job) {
-  int64_t item = job.failedItem.load();
-  int64_t tile = item % job.tiles, bh = item / job.tiles;
-  int64_t first = tile * job.desc->block_q;
-  int64_t end = std::min(first + job.desc->block_q, job.params[ATTNC_P_SEQ_Q]);
-  return cat("kernel '", kernelName(*job.desc), "' failed with code ",
-             job.failedCode, " on work item (b=", bh / job.heads,
-             ", h=", bh % job.heads, ", q_tile=", tile, ", query rows ", first,
-             "..", end - 1,
-             "): ", failureCause(job.failedCode), "; out and lse are partly written");
-}
-
-/// seq_kv = 0: every row is fully masked, so out = 0 and lse = -inf (the
-/// reference's rule for such rows), written here without running the kernel.
-/// Zero bits are 0 in every kernel dtype.
-void writeMaskedRows(const attnc_kernel_desc &desc, const CheckedLaunch &c) {
-  const int64_t elem = desc.dtype_bits / 8;
-  const TensorView &o = c.views[Out], &l = c.views[Lse];
-  for (int64_t b = 0; b < c.batch; ++b)
-    for (int64_t h = 0; h < desc.num_heads; ++h)
-      for (int64_t s = 0; s < c.seqQ; ++s) {
-        std::memset(static_cast<char *>(o.base) +
-                        (b * o.strides[0] + h * o.strides[1] + s * o.strides[2]) * elem,
-                    0, size_t(desc.head_dim * elem));
-        if (c.hasLse)
-          static_cast<float *>(l.base)[b * l.strides[0] + h * l.strides[1] + s * l.strides[2]] =
-              -std::numeric_limits<float>::infinity();
-      }
-}
-
-/// A grid kernel: one call over the whole tensors, on the caller's thread.
-int launchGrid(const attnc_kernel_desc *desc, Job &job, const CheckedLaunch &checked,
-               const attnc_options *opt) {
-  attnc_memref_i64 p = {job.params, job.params, 0, ATTNC_P_COUNT, 1};
-  attnc_memref *m = job.views;
-  int32_t rc = desc->grid(&m[Q], &m[K], &m[V], &m[Out], &m[Lse], &p, checked.batch,
-                          checked.deviceId, opt ? opt->stream : nullptr);
-  if (rc == 0) {
-    setError("");
-    return ATTNC_OK;
+/// "(b=0, h=1, q_tile=2: seq_q 64..95)": the item's coordinates, and for a
+/// coordinate that divides a symbol (seq_q / block_q) the range it covers.
+std::string itemText(const Job &job, int64_t item) {
+  const attnc_kernel_desc &d = *job.desc;
+  int p = int(job.phase - d.phases);
+  int64_t index[kMaxRank];
+  coordinates(*job.shape, item, index);
+  std::string text = "(", ranges;
+  for (int c = 0; c < job.shape->rank; ++c) {
+    text += cat(c ? ", " : "", indexName(*job.phase, c), "=", index[c]);
+    const Term &t = job.checked->tables.phaseItems[p][c];
+    if (t.divisor < 0)
+      continue;
+    int64_t by = job.checked->symbols[t.divisor], total = job.checked->symbols[t.symbol];
+    ranges += cat(ranges.empty() ? ": " : ", ", d.symbols[t.symbol].name, " ", index[c] * by,
+                  "..", std::min(total, (index[c] + 1) * by) - 1);
   }
+  return text + ranges + ")";
+}
+
+std::string kernelFailure(const Job &job) {
+  return cat("kernel '", kernelName(*job.desc), "' failed with code ", job.failedCode,
+             " on work item ", itemText(job, job.failedItem.load()), " of phase '",
+             job.phase->name, "': ", failureCause(job.failedCode),
+             "; its outputs are partly written");
+}
+
+/// Writes `bits` (of `bytes` bytes) to every element of `view`.
+void fillView(const TensorView &view, uint32_t bits, int bytes) {
+  if (view.size == 0)
+    return;
+  int64_t index[kMaxRank] = {};
+  for (;;) {
+    int64_t at = 0;
+    for (int d = 0; d < view.rank; ++d)
+      at += index[d] * view.strides[d];
+    std::memcpy(static_cast<char *>(view.base) + at * bytes, &bits, size_t(bytes));
+    int d = view.rank - 1;
+    while (d >= 0 && ++index[d] == view.shape[d])
+      index[d--] = 0;
+    if (d < 0)
+      return;
+  }
+}
+
+/// A reduced size of 0 (seq_kv = 0: rows with nothing to attend to): every
+/// output gets its fill value (out = 0, lse = -inf, the reference's rule)
+/// without running the kernel.
+void writeFills(const attnc_kernel_desc &desc, const CheckedLaunch &c) {
+  for (int i = 0; i < desc.num_tensors; ++i) {
+    const attnc_tensor_desc &t = desc.tensors[i];
+    if (!(t.flags & ATTNC_TENSOR_OUTPUT))
+      continue;
+    // -inf in float32, float16 and bfloat16; zero bits are 0 in each.
+    uint32_t negInf = t.dtype_bits == 32 ? 0xFF800000u : t.dtype_code == kDLBfloat ? 0xFF80u
+                                                                                   : 0xFC00u;
+    fillView(c.views[t.arg], t.fill == ATTNC_FILL_NEG_INF ? negInf : 0u, t.dtype_bits / 8);
+  }
+}
+
+/// A device phase: one call over every item, on the caller's thread.
+int runDevicePhase(Job &job, const attnc_options *opt) {
+  const attnc_kernel_desc *desc = job.desc;
+  int64_t params[kMaxParams];
+  std::copy(job.checked->params, job.checked->params + desc->num_params, params);
+  attnc_memref_i64 p = {params, params, 0, desc->num_params, 1};
+  int32_t rc = job.phase->device(job.views, &p, job.shape->extents, job.checked->deviceId,
+                                 opt ? opt->stream : nullptr);
+  if (rc == 0)
+    return ATTNC_OK;
   if (rc == kGridNoDevice) { // nothing ran
     setError(cat("kernel '", kernelName(*desc), "' cannot run: ", gridFailure(rc)).c_str());
     return ATTNC_ERR_DEVICE;
   }
-  setError(cat("kernel '", kernelName(*desc), "' failed with code ", rc, ": ",
-               gridFailure(rc), "; out and lse may be partly written")
+  setError(cat("kernel '", kernelName(*desc), "' failed with code ", rc, " in phase '",
+               job.phase->name, "': ", gridFailure(rc), "; its outputs may be partly written")
                .c_str());
   return ATTNC_ERR_KERNEL;
 }
 
-int launch(const attnc_kernel_desc *desc, const DLTensor *q, const DLTensor *k,
-           const DLTensor *v, DLTensor *out, DLTensor *lse,
-           const attnc_options *opt) {
-  CheckedLaunch checked;
-  std::string message;
-  if (attnc_status status =
-          validateLaunch(desc, q, k, v, out, lse, checked, message)) {
-    setError(message.c_str());
-    return status;
-  }
-  tlsTarget = desc->target ? desc->target : "";
-  // Empty launches, as PyTorch allows them: nothing to compute, or (seq_kv =
-  // 0) rows with nothing to attend to.
-  if (checked.items == 0) {
-    setError("");
-    return ATTNC_OK;
-  }
-  if (checked.seqKV == 0) {
-    if (desc->device_type != kDLCPU) {
-      setError(cat("kernel '", kernelName(*desc), "': k and v have seq_kv = 0, which a ",
-                   deviceName(desc->device_type), " kernel does not take (on the CPU every "
-                   "row gets out = 0 and lse = -inf)")
-                   .c_str());
-      return ATTNC_ERR_SHAPE;
-    }
-    writeMaskedRows(*desc, checked);
-    setError("");
-    return ATTNC_OK;
-  }
-  Job job;
-  job.desc = desc;
-  for (int id = 0; id < NumTensors; ++id)
-    job.views[id] = memrefOf(checked.views[id]);
-  fillParams(checked, job.params);
-  if (desc->grid)
-    return launchGrid(desc, job, checked, opt);
-  job.heads = desc->num_heads;
-  job.tiles = checked.tiles;
-  job.items = checked.items;
-  unsigned participants = participantsFor(opt, job.items);
-  job.participants = participants;
-  if (int rc = runOnThreads(participants, runItems, &job)) {
-    setError(cat("kernel '", kernelName(*desc), "': the parallel-for given to "
-                 "attnc_set_parallel_for returned ", rc, "; out and lse are partly written")
+/// An item phase: its items on the caller's thread and helpers.
+int runItemPhase(Job &job, const attnc_options *opt) {
+  job.participants = participantsFor(opt, job.items);
+  if (int rc = runOnThreads(unsigned(job.participants), runItems, &job)) {
+    setError(cat("kernel '", kernelName(*job.desc), "': the parallel-for given to "
+                 "attnc_set_parallel_for returned ", rc, "; its outputs are partly written")
                  .c_str());
     return ATTNC_ERR_KERNEL;
   }
   if (job.failed.load()) {
     setError(kernelFailure(job).c_str());
     return ATTNC_ERR_KERNEL;
+  }
+  return ATTNC_OK;
+}
+
+int launch(const attnc_kernel_desc *desc, const DLTensor *const *args,
+           const attnc_options *opt) {
+  CheckedLaunch checked;
+  std::string message;
+  if (attnc_status status = validateLaunch(desc, args, checked, message)) {
+    setError(message.c_str());
+    return status;
+  }
+  tlsTarget = desc->target ? desc->target : "";
+  // Empty launches, as PyTorch allows them: nothing to compute, or a
+  // reduced size of 0 (seq_kv = 0: rows with nothing to attend to).
+  if (checked.totalItems == 0) {
+    setError("");
+    return ATTNC_OK;
+  }
+  if (checked.reducedZero >= 0) {
+    const char *sym = desc->symbols[checked.reducedZero].name;
+    if (desc->device_type != kDLCPU) {
+      setError(cat("kernel '", kernelName(*desc), "': ",
+                   desc->tensors[checked.tables.boundBy[checked.reducedZero]].name, " has ",
+                   sym, " = 0, which a ", deviceName(desc->device_type),
+                   " kernel does not take (on the CPU every output gets its fill value: "
+                   "for attention out = 0 and lse = -inf)")
+                   .c_str());
+      return ATTNC_ERR_SHAPE;
+    }
+    writeFills(*desc, checked);
+    setError("");
+    return ATTNC_OK;
+  }
+  for (int p = 0; p < desc->num_phases; ++p) {
+    Job job;
+    job.desc = desc;
+    job.phase = &desc->phases[p];
+    job.checked = &checked;
+    for (int a = 0; a < desc->num_args; ++a)
+      job.views[a] = memrefOf(checked.views[a]);
+    job.shape = &checked.phases[p];
+    job.items = checked.phases[p].items;
+    if (job.items == 0)
+      continue;
+    if (int rc = job.phase->device ? runDevicePhase(job, opt) : runItemPhase(job, opt))
+      return rc;
   }
   setError("");
   return ATTNC_OK;
@@ -282,14 +320,17 @@ extern "C" ATTNC_RT_EXPORT const char *attnc_last_target(void) { return tlsTarge
 
 extern "C" ATTNC_RT_EXPORT uint64_t attnc_cpu_features(void) { return cpuFeatures(); }
 
-extern "C" ATTNC_RT_EXPORT int
-attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
-                const DLTensor *k, const DLTensor *v, DLTensor *out,
-                DLTensor *lse, const attnc_options *opt) {
+extern "C" ATTNC_RT_EXPORT int attnc_rt_run(const attnc_kernel_desc *desc,
+                                            const DLTensor *const *args,
+                                            const attnc_options *opt) {
   // No C++ exception may cross into C callers. Only building a message can
   // throw (std::bad_alloc), so the handlers below must not allocate.
   try {
-    return launch(desc, q, k, v, out, lse, opt);
+    if (!args && desc && desc->abi_version == ATTNC_ABI_VERSION) {
+      setError(cat("kernel '", kernelName(*desc), "': attnc_rt_run's args is NULL").c_str());
+      return ATTNC_ERR_NULL;
+    }
+    return launch(desc, args, opt);
   } catch (const std::exception &e) {
     std::snprintf(tlsError, sizeof(tlsError),
                   "attnc_rt_launch: internal error: %s", e.what());
@@ -297,4 +338,20 @@ attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
     setError("attnc_rt_launch: internal error");
   }
   return ATTNC_ERR_KERNEL;
+}
+
+extern "C" ATTNC_RT_EXPORT int
+attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
+                const DLTensor *k, const DLTensor *v, DLTensor *out,
+                DLTensor *lse, const attnc_options *opt) {
+  const DLTensor *args[] = {q, k, v, out, lse};
+  // An attention kernel's five; another kernel's launch would read past them.
+  if (desc && desc->abi_version == ATTNC_ABI_VERSION && desc->num_args != 5) {
+    setError(cat("kernel '", kernelName(*desc), "' takes ", desc->num_args,
+                 " tensor arguments, not attnc_rt_launch's 5 (q, k, v, out, lse); call "
+                 "attnc_rt_run")
+                 .c_str());
+    return ATTNC_ERR_ABI;
+  }
+  return attnc_rt_run(desc, args, opt);
 }

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Interface/KernelInterface.h"
 #include "attnc/Runtime/attnc_runtime.h"
 
 #include <fuzzer/FuzzedDataProvider.h>
@@ -39,7 +40,7 @@ enum { Q, K, V, Out, Lse, Tensors };
 constexpr int64_t kMaxBytes = 1 << 20; // per tensor allocation
 constexpr int64_t kMaxItems = 1 << 16; // work items of a launch made
 
-const attnc_kernel_desc *gDesc;
+const attnc::AttentionFacts *gFacts;
 /// Whether the fake kernel touches memory: only when every tensor is backed.
 /// Otherwise it checks its indices against the runtime's views alone.
 bool gTouch;
@@ -154,12 +155,12 @@ void makeTensor(FuzzedDataProvider &in, Tensor &x, int ndim, DLDataType dtype) {
 int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref *out,
                  attnc_memref *lse, attnc_memref_i64 *params, int64_t b, int64_t h,
                  int64_t tile) {
-  const attnc_kernel_desc &d = *gDesc;
+  const attnc::AttentionFacts &d = *gFacts;
   const int64_t *p = params->aligned + params->offset;
-  int64_t elem = d.dtype_bits / 8, g = h / (d.num_heads / d.num_kv_heads);
+  int64_t elem = d.dtypeBits / 8, g = h / (d.heads / d.kvHeads);
   auto touch = [&](attnc_memref *m, int64_t bytes, const int64_t *s, int64_t hh, int64_t row,
                    bool write, bool perRow) {
-    for (int64_t c : {int64_t(0), perRow ? int64_t(0) : int64_t(d.head_dim - 1)}) {
+    for (int64_t c : {int64_t(0), perRow ? int64_t(0) : int64_t(d.headDim - 1)}) {
       int64_t i = b * s[0] + hh * s[1] + row * s[2] + c;
       if (i < 0 || i >= m->size)
         __builtin_trap(); // outside the view the runtime built
@@ -171,7 +172,7 @@ int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref
     }
   };
   int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
-  for (int64_t s = tile * d.block_q; s < std::min(seqQ, (tile + 1) * d.block_q); ++s) {
+  for (int64_t s = tile * d.blockQ; s < std::min(seqQ, (tile + 1) * d.blockQ); ++s) {
     touch(q, elem, p + ATTNC_P_Q_STRIDES, h, s, false, false);
     touch(k, elem, p + ATTNC_P_K_STRIDES, g, seqKv - 1, false, false);
     touch(v, elem, p + ATTNC_P_V_STRIDES, g, 0, false, false);
@@ -182,15 +183,22 @@ int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref
   return 0;
 }
 
+/// The phase's item function, as attn-emit-cpu-entry writes it for a compiled kernel.
+int32_t fakeItem(attnc_memref *t, attnc_memref_i64 *params, const int64_t *index) {
+  return fakeTile(&t[0], &t[1], &t[2], &t[3], &t[4], params, index[0], index[1], index[2]);
+}
+
 bool overlaps(const Tensor &a, const Tensor &b) { return a.lo <= b.hi && b.lo <= a.hi; }
 
 /// With ATTNC_FUZZ_DEBUG set: the launch, for reproducing a finding by hand.
-void describe(const attnc_kernel_desc &d, Tensor (&x)[Tensors], DLTensor *const (&t)[Tensors]) {
+void describe(const attnc::AttentionFacts &d, Tensor (&x)[Tensors],
+              DLTensor *const (&t)[Tensors]) {
   if (!std::getenv("ATTNC_FUZZ_DEBUG"))
     return;
-  std::fprintf(stderr, "desc: heads %d/%d dim %d dtype %d/%d layout %d outputs %d block_q %d "
-               "max_seq %lld\n", d.num_heads, d.num_kv_heads, d.head_dim, d.dtype_code,
-               d.dtype_bits, d.layout, d.outputs, d.block_q, (long long)d.max_seq_q);
+  std::fprintf(stderr, "facts: heads %lld/%lld dim %lld dtype %d/%d layout %d outputs %d "
+               "block_q %lld max_seq %lld\n", (long long)d.heads, (long long)d.kvHeads,
+               (long long)d.headDim, d.dtypeCode, d.dtypeBits, d.layout, d.outputs,
+               (long long)d.blockQ, (long long)d.maxSeqQ);
   static const char *names[] = {"q", "k", "v", "out", "lse"};
   for (int i = 0; i < Tensors; ++i) {
     const DLTensor &u = x[i].t;
@@ -213,22 +221,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   attnc_kernel_desc desc{};
   desc.abi_version = in.ConsumeIntegralInRange(0, 31) == 0 ? 3 : ATTNC_ABI_VERSION;
   desc.device_type = kDLCPU;
-  desc.num_kv_heads = in.ConsumeIntegralInRange(1, 4);
-  desc.num_heads = desc.num_kv_heads * in.ConsumeIntegralInRange(1, 3);
-  desc.head_dim = in.ConsumeIntegralInRange(1, 16);
+  // The facts become the descriptor's tables as attn-emit-cpu-entry makes them.
+  attnc::AttentionFacts facts;
+  facts.kvHeads = in.ConsumeIntegralInRange(1, 4);
+  facts.heads = facts.kvHeads * in.ConsumeIntegralInRange(1, 3);
+  facts.headDim = in.ConsumeIntegralInRange(1, 16);
   int dtype = in.ConsumeIntegralInRange(0, 2);
   DLDataType type = {uint8_t(dtype == 2 ? kDLBfloat : kDLFloat), uint8_t(dtype ? 16 : 32), 1};
-  desc.dtype_code = type.code;
-  desc.dtype_bits = type.bits;
-  desc.layout = in.ConsumeIntegralInRange(0, 1);
-  desc.outputs = in.ConsumeBool() ? 3 : 1;
-  desc.block_q = in.ConsumeIntegralInRange(1, 16);
-  desc.max_seq_q = in.ConsumeIntegralInRange(0, 3) == 0 ? in.ConsumeIntegralInRange(1, 9) : 0;
-  desc.max_seq_kv = desc.max_seq_q;
+  facts.dtypeCode = type.code;
+  facts.dtypeBits = type.bits;
+  facts.layout = in.ConsumeIntegralInRange(0, 1);
+  facts.outputs = in.ConsumeBool() ? 3 : 1;
+  facts.blockQ = in.ConsumeIntegralInRange(1, 16);
+  facts.maxSeqQ = in.ConsumeIntegralInRange(0, 3) == 0 ? in.ConsumeIntegralInRange(1, 9) : 0;
+  facts.maxSeqKv = facts.maxSeqQ;
+  attnc::InterfaceTables tables(attnc::attentionInterface(facts));
+  tables.fill(desc, fakeItem, nullptr);
   desc.name = "fuzz";
   desc.target = "fuzz";
-  desc.tile = fakeTile;
-  gDesc = &desc;
+  gFacts = &facts;
 
   Tensor x[Tensors];
   for (int i = Q; i <= Out; ++i)
@@ -250,11 +261,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // The work a launch would be, from q's shape (the runtime checks the others
   // against it): not made when huge, which only hostile lengths give.
   if (x[Q].t.ndim == 4) {
-    int seqDim = desc.layout == 0 ? 2 : 1;
+    int seqDim = facts.layout == 0 ? 2 : 1;
     int64_t batch = x[Q].shape[0], seq = x[Q].shape[seqDim];
     if (batch > 0 && seq > 0 &&
-        (batch > kMaxItems || seq > kMaxItems * desc.block_q ||
-         batch * desc.num_heads * ((seq + desc.block_q - 1) / desc.block_q) > kMaxItems))
+        (batch > kMaxItems || seq > kMaxItems * facts.blockQ ||
+         batch * facts.heads * ((seq + facts.blockQ - 1) / facts.blockQ) > kMaxItems))
       return 0;
   }
   // The runtime itself writes the outputs of a launch with seq_kv = 0, so
@@ -265,14 +276,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   DLTensor *t[Tensors];
   for (int i = 0; i < Tensors; ++i)
     t[i] = in.ConsumeIntegralInRange(0, 31) == 0 ? nullptr : &x[i].t;
-  describe(desc, x, t);
+  describe(facts, x, t);
   attnc_options opt{};
   opt.num_threads = in.ConsumeIntegralInRange(-2, 3);
   int rc = attnc_rt_launch(&desc, t[Q], t[K], t[V], t[Out], t[Lse], &opt);
   if (rc < ATTNC_OK || rc > ATTNC_ERR_CPU || (rc != ATTNC_OK && !*attnc_last_error()))
     __builtin_trap(); // an undefined status, or an error without a message
   if (rc == ATTNC_OK && gTouch) {
-    bool lse = desc.outputs & 2;
+    bool lse = facts.outputs & 2;
     for (int i = Q; i <= V; ++i)
       if (overlaps(x[Out], x[i]) || (lse && t[Lse] && overlaps(x[Lse], x[i])))
         __builtin_trap(); // an output accepted on top of an input

@@ -49,11 +49,14 @@ def include_dirs(work, halide_include):
 
 def cross_runtime(cxx, work, includes):
     """libattnc_runtime.a for the target: lib/Runtime/*.cpp with the flags of its CMake
-    target (C++17, PIC, hidden internals)."""
+    target (C++17, PIC, hidden internals); built again when a source or header of the
+    runtime is newer than it (a work directory outlives an edit of the runtime)."""
     lib = os.path.join(work, "libattnc_runtime.a")
-    if os.path.exists(lib):
-        return lib
     src = os.path.join(ROOT, "lib", "Runtime")
+    sources = [os.path.join(d, f) for d in (src, os.path.join(ROOT, "include", "attnc", "Runtime"))
+               for f in os.listdir(d)]
+    if os.path.exists(lib) and os.path.getmtime(lib) >= max(map(os.path.getmtime, sources)):
+        return lib
     objects = []
     for name in sorted(f for f in os.listdir(src) if f.endswith(".cpp")):
         obj = os.path.join(work, "runtime-" + name[:-4] + ".o")

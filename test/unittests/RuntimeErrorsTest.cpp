@@ -33,7 +33,8 @@ const ErrorCase kErrors[] = {
     {"NullData", [](Problem &p) { p.v.dl.data = nullptr; }, ATTNC_ERR_NULL,
      "kernel 'fake': v has NULL data; a tensor with elements must point at them"},
     {"LseMissing", [](Problem &p) { p.drop[4] = true; }, ATTNC_ERR_NULL,
-     "kernel 'fake': lse is NULL, but this kernel outputs the log-sum-exp"},
+     "kernel 'fake': lse is NULL, but this kernel outputs lse and needs a float32 CPU "
+     "tensor for it (batch, heads, seq_q)"},
     {"Dtype", [](Problem &p) { p.q.dl.dtype.bits = 16; }, ATTNC_ERR_DTYPE,
      "q has dtype float16 but needs float32 (kDLFloat, 32 bits, 1 lane)"},
     {"DtypeBfloat", [](Problem &p) { p.v.dl.dtype = {kDLBfloat, 16, 1}; },
@@ -69,11 +70,10 @@ const ErrorCase kErrors[] = {
     // A feature bit no CPU has (bit 40 is none of attnc_cpu_feature's).
     {"CpuNeeds", [](Problem &p) { p.desc.cpu_needs = int64_t(1) << 40; p.desc.target = "t"; },
      ATTNC_ERR_CPU, "kernel 'fake' was built for t, whose code needs "},
-    {"MaxSeqQ", [](Problem &p) { p.desc.max_seq_q = 4; }, ATTNC_ERR_LIMIT,
+    {"MaxSeqQ", [](Problem &p) { p.facts.maxSeqQ = 4; }, ATTNC_ERR_LIMIT,
      "q has seq_q = 5 but the kernel was compiled for at most max_seq_q = 4"},
-    {"MaxSeqKV", [](Problem &p) { p.desc.max_seq_kv = 2; }, ATTNC_ERR_LIMIT,
-     "k and v have seq_kv = 3 but the kernel was compiled for at most "
-     "max_seq_kv = 2"},
+    {"MaxSeqKV", [](Problem &p) { p.facts.maxSeqKv = 2; }, ATTNC_ERR_LIMIT,
+     "k has seq_kv = 3 but the kernel was compiled for at most max_seq_kv = 2"},
     {"HeadDimStride", [](Problem &p) { p.q = Tensor({2, 4, 5, 4}, {160, 40, 8, 2}); },
      ATTNC_ERR_STRIDE, "q has strides [160, 40, 8, 2] but its last dimension "
      "(head_dim) must have stride 1"},
@@ -85,26 +85,28 @@ const ErrorCase kErrors[] = {
      "q has byte_offset 2, which is not a multiple of the element size (4 bytes)"},
     {"Abi", [](Problem &p) { p.desc.abi_version = ATTNC_ABI_VERSION + 1; },
      ATTNC_ERR_ABI, "attnc_rt_launch: the kernel was built for runtime ABI "
-     "version 5 but this runtime implements version 4"},
+     "version 6 but this runtime implements version 5"},
     {"AbiVersion2", [](Problem &p) { p.desc.abi_version = 2; }, ATTNC_ERR_ABI,
      "the kernel was built for runtime ABI version 2 but this runtime "
-     "implements version 4; rebuild the kernel with a matching attnc"},
+     "implements version 5; rebuild the kernel with a matching attnc"},
     // Of several mistakes, the most basic category is reported.
     {"FirstCategoryWins", [](Problem &p) { p.q.dl.device = {kDLCUDA, 0};
                                            p.q.dl.byte_offset = 2; },
      ATTNC_ERR_DEVICE, "q is on device kDLCUDA"},
     {"NullDesc", [](Problem &p) { p.dropDesc = true; }, ATTNC_ERR_ABI,
      "attnc_rt_launch: the kernel descriptor is NULL"},
-    {"MalformedDesc", [](Problem &p) { p.desc.block_q = 0; }, ATTNC_ERR_ABI,
-     "kernel 'fake': malformed descriptor: head_dim = 4 and block_q = 0 must be >= 1"},
+    {"MalformedDesc", [](Problem &p) { p.facts.blockQ = 0; }, ATTNC_ERR_ABI,
+     "kernel 'fake': malformed descriptor: block_q = 0 must be fixed and >= 1: it divides "
+     "seq_q into the work items of phase 'attention'"},
     {"CudaDesc", [](Problem &p) { p.desc.device_type = kDLCUDA; }, ATTNC_ERR_ABI,
      "kernel 'fake': malformed descriptor: device_type = kDLCUDA (2), but this "
-     "runtime only launches kDLCPU (1) kernels, and grid kernels on kDLCUDA (2)"},
-    {"TileAndGrid", [](Problem &p) { p.desc.grid = fakeGrid; }, ATTNC_ERR_ABI,
-     "kernel 'fake': malformed descriptor: it must have one of a tile function "
-     "and a grid function"},
-    {"NeitherTileNorGrid", [](Problem &p) { p.desc.tile = nullptr; }, ATTNC_ERR_ABI,
-     "malformed descriptor: it must have one of a tile function and a grid function"},
+     "runtime only launches kDLCPU (1) kernels, and device phases on kDLCUDA (2)"},
+    {"TileAndGrid", [](Problem &p) { p.device = deviceOf<fakeGrid>; }, ATTNC_ERR_ABI,
+     "kernel 'fake': malformed descriptor: phase 'attention' must have one of an item "
+     "function and a device function"},
+    {"NeitherTileNorGrid", [](Problem &p) { p.item = nullptr; }, ATTNC_ERR_ABI,
+     "malformed descriptor: phase 'attention' must have one of an item function and a "
+     "device function"},
     // Outputs that would alias (issue 15's hostile calls): checked from shapes and strides.
     {"OutOverlapsK", [](Problem &p) { p.out.dl.data = p.k.dl.data; }, ATTNC_ERR_ALIAS,
      "kernel 'fake': out overlaps k in memory (their address ranges intersect); outputs must "
@@ -136,19 +138,19 @@ const ErrorCase kErrors[] = {
          x->dl.strides = x->strides.data();
        }
        p.lse.shape[2] = int64_t(1) << 62; },
-     ATTNC_ERR_LIMIT, "kernel 'fake': seq_q = 4611686018427387904 and seq_kv = 3 must be at "
+     ATTNC_ERR_LIMIT, "kernel 'fake': q has seq_q = 4611686018427387904, which must be at "
      "most 2^32 (4294967296)"},
     // A kernel runs on one device.
     {"CudaDevicesDiffer", [](Problem &p) { p.makeCudaGrid(); p.v.dl.device.device_id = 1; },
      ATTNC_ERR_DEVICE, "kernel 'fake': v is on kDLCUDA device 1 but q on device 0; "
      "a kernel runs on one device, with every tensor there"},
-    {"Float64Desc", [](Problem &p) { p.desc.dtype_bits = 64; }, ATTNC_ERR_ABI,
-     "kernel 'fake': malformed descriptor: dtype_code = 2 and dtype_bits = 64, "
+    {"Float64Desc", [](Problem &p) { p.facts.dtypeBits = 64; }, ATTNC_ERR_ABI,
+     "kernel 'fake': malformed descriptor: tensor q has dtype_code = 2 and dtype_bits = 64, "
      "but this runtime only runs float32 (kDLFloat = 2, 32 bits), float16 "
-     "(kDLFloat = 2, 16 bits) and bfloat16 (kDLBfloat = 4, 16 bits) kernels"},
+     "(kDLFloat = 2, 16 bits) and bfloat16 (kDLBfloat = 4, 16 bits) tensors"},
     // Code and bits are checked as a pair.
-    {"Bfloat32Desc", [](Problem &p) { p.desc.dtype_code = kDLBfloat; },
-     ATTNC_ERR_ABI, "malformed descriptor: dtype_code = 4 and dtype_bits = 32, "
+    {"Bfloat32Desc", [](Problem &p) { p.facts.dtypeCode = kDLBfloat; },
+     ATTNC_ERR_ABI, "malformed descriptor: tensor q has dtype_code = 4 and dtype_bits = 32, "
      "but this runtime only runs float32"},
     // A float32 tensor whose data is 2 bytes off alignment.
     {"MisalignedData", [](Problem &p) { p.q.dl.data = p.q.element(0) + 2; },
@@ -159,8 +161,8 @@ const ErrorCase kErrors[] = {
      "kernel 'fake': k is NULL; pass a bfloat16 CPU tensor (bhsd: batch, "
      "kv_heads, seq_kv, head_dim)", 0, kBF16},
     {"Bf16LseMissing", [](Problem &p) { p.drop[4] = true; }, ATTNC_ERR_NULL,
-     "kernel 'fake': lse is NULL, but this kernel outputs the log-sum-exp and "
-     "needs a float32 tensor for it (batch, heads, seq_q)", 0, kBF16},
+     "kernel 'fake': lse is NULL, but this kernel outputs lse and needs a float32 CPU "
+     "tensor for it (batch, heads, seq_q)", 0, kBF16},
     {"Bf16KernelFloat32Input", [](Problem &p) { p.q.dl.dtype = kF32; },
      ATTNC_ERR_DTYPE, "kernel 'fake': q has dtype float32 but needs bfloat16 "
      "(kDLBfloat, 16 bits, 1 lane)", 0, kBF16},
@@ -212,8 +214,9 @@ TEST_F(Runtime, ErrorKernelFailure) {
   gFailAt = {1, 2, 1};
   EXPECT_EQ(p.run(1), ATTNC_ERR_KERNEL);
   EXPECT_STREQ(attnc_last_error(), "kernel 'fake' failed with code 7 on work item "
-               "(b=1, h=2, q_tile=1, query rows 2..3): a score_mod or mask_mod failed, "
-               "e.g. an integer division by zero; out and lse are partly written");
+               "(b=1, h=2, q_tile=1: seq_q 2..3) of phase 'attention': a score_mod or "
+               "mask_mod failed, e.g. an integer division by zero; its outputs are partly "
+               "written");
   // One thread claims items in order and stops at the failing one.
   EXPECT_EQ(int64_t(gVisits.size()), (1 * 4 + 2) * 3 + 1 + 1);
   EXPECT_EQ(p.run(0), ATTNC_ERR_KERNEL);
@@ -226,9 +229,10 @@ TEST_F(Runtime, GridKernelFailure) {
   EXPECT_EQ(p.run(), ATTNC_ERR_KERNEL);
   gGridCode = 0;
   EXPECT_STREQ(attnc_last_error(),
-               "kernel 'fake' failed with code -1: the kernel's Halide pipeline returned this "
-               "Halide error code, e.g. a score_mod or mask_mod dividing by zero, or a failed "
-               "device call (its message went to stderr); out and lse may be partly written");
+               "kernel 'fake' failed with code -1 in phase 'attention': the kernel's Halide "
+               "pipeline returned this Halide error code, e.g. a score_mod or mask_mod dividing "
+               "by zero, or a failed device call (its message went to stderr); its outputs may "
+               "be partly written");
 }
 
 TEST_F(Runtime, ErrorIsPerThreadAndClearedBySuccess) {

@@ -115,26 +115,44 @@ TEST_F(Runtime, LseNotRequestedIsIgnored) {
   p.expectOutputs();
 }
 
-// attn-emit-cpu-entry lays the descriptor out from kKernelDescFields as an
-// LLVM struct: natural alignment, i32 = 4 bytes, i64 and ptr = 8 (x86-64).
-// The C compiler lays out the struct generated from the same list; the two
-// must put every field at the same offset.
-TEST(KernelDesc, TableMatchesTheCStruct) {
-  const size_t offsets[] = {
-#define FIELD_OFFSET(type, field) offsetof(attnc_kernel_desc, field),
-      ATTNC_KERNEL_DESC_FIELDS(FIELD_OFFSET)
-#undef FIELD_OFFSET
-  };
-  ASSERT_EQ(std::size(attnc::kKernelDescFields), std::size(offsets));
+// attn-emit-cpu-entry lays the descriptor and its tables' entries out from
+// kKernelDescFields (kSymbolDescFields, ...) as LLVM structs: natural
+// alignment, i32 = 4 bytes, i64 and ptr = 8 (x86-64). The C compiler lays
+// out the structs generated from the same lists; the two must put every
+// field at the same offset.
+template <size_t N>
+static void expectLayout(const attnc::DescField (&fields)[N], const size_t (&offsets)[N],
+                         size_t size) {
   size_t offset = 0;
-  for (size_t i = 0; i < std::size(offsets); ++i) {
-    const attnc::DescField &f = attnc::kKernelDescFields[i];
+  for (size_t i = 0; i < N; ++i) {
+    const attnc::DescField &f = fields[i];
     size_t bytes = f.kind == attnc::DescFieldKind::I32 ? 4 : 8;
     offset = (offset + bytes - 1) / bytes * bytes;
     EXPECT_EQ(offsets[i], offset) << f.name;
     offset += bytes;
   }
-  EXPECT_EQ(sizeof(attnc_kernel_desc), (offset + 7) / 8 * 8);
+  EXPECT_EQ(size, (offset + 7) / 8 * 8);
+}
+
+TEST(KernelDesc, TablesMatchTheCStructs) {
+#define FIELD_OFFSET(type, field) offsetof(STRUCT, field),
+#define STRUCT attnc_kernel_desc
+  const size_t desc[] = {ATTNC_KERNEL_DESC_FIELDS(FIELD_OFFSET)};
+#undef STRUCT
+#define STRUCT attnc_symbol_desc
+  const size_t symbol[] = {ATTNC_SYMBOL_DESC_FIELDS(FIELD_OFFSET)};
+#undef STRUCT
+#define STRUCT attnc_tensor_desc
+  const size_t tensor[] = {ATTNC_TENSOR_DESC_FIELDS(FIELD_OFFSET)};
+#undef STRUCT
+#define STRUCT attnc_phase_desc
+  const size_t phase[] = {ATTNC_PHASE_DESC_FIELDS(FIELD_OFFSET)};
+#undef STRUCT
+#undef FIELD_OFFSET
+  expectLayout(attnc::kKernelDescFields, desc, sizeof(attnc_kernel_desc));
+  expectLayout(attnc::kSymbolDescFields, symbol, sizeof(attnc_symbol_desc));
+  expectLayout(attnc::kTensorDescFields, tensor, sizeof(attnc_tensor_desc));
+  expectLayout(attnc::kPhaseDescFields, phase, sizeof(attnc_phase_desc));
   // The runtime reads abi_version before trusting anything else.
   EXPECT_STREQ(attnc::kKernelDescFields[0].name, "abi_version");
   EXPECT_EQ(offsetof(attnc_kernel_desc, abi_version), 0u);
@@ -190,8 +208,9 @@ TEST_F(Runtime, EmptyKeysGiveZeroOutAndMinusInfinityLse) {
   // Not on a CUDA kernel: its outputs are device memory.
   p.makeCudaGrid();
   EXPECT_EQ(p.run(), ATTNC_ERR_SHAPE);
-  EXPECT_STREQ(attnc_last_error(), "kernel 'fake': k and v have seq_kv = 0, which a kDLCUDA "
-               "kernel does not take (on the CPU every row gets out = 0 and lse = -inf)");
+  EXPECT_STREQ(attnc_last_error(), "kernel 'fake': k has seq_kv = 0, which a kDLCUDA kernel "
+               "does not take (on the CPU every output gets its fill value: for attention "
+               "out = 0 and lse = -inf)");
 }
 
 // PyTorch's empty tensors may have no storage: NULL data is refused only on a
@@ -254,7 +273,7 @@ TEST_F(Runtime, NeverMoreThreadsThanItems) {
 }
 
 TEST_F(Runtime, ConcurrentCallers) {
-  // The problems outlive every caller: the fake tile reads the last-set gDesc.
+  // The problems outlive every caller: the fake tile reads the last-set gFacts.
   std::vector<Problem> problems(4);
   std::vector<std::thread> callers;
   std::atomic<int> failures{0};
@@ -288,8 +307,8 @@ Problem nestingProblem(std::vector<Problem> &inner) {
   dims.batch = 1;
   dims.heads = dims.kvHeads = int64_t(inner.size());
   Problem outer(0, dims);
-  outer.desc.tile = nestingTile;
-  outer.desc.block_q = int32_t(dims.seqQ);
+  outer.item = itemOf<nestingTile>;
+  outer.facts.blockQ = dims.seqQ;
   return outer;
 }
 
@@ -336,8 +355,8 @@ TEST_P(AtOnce, LaunchesFromTwoThreadsRunAtOnce) {
   // for another launch on it, nor for a single-thread one.
   gFirstStarted = gSecondStarted = false;
   Problem first, second;
-  first.desc.tile = firstTile;
-  second.desc.tile = secondTile;
+  first.item = itemOf<firstTile>;
+  second.item = itemOf<secondTile>;
   std::thread other([&] { EXPECT_EQ(first.run(2), ATTNC_OK) << attnc_last_error(); });
   EXPECT_EQ(second.run(GetParam()), ATTNC_OK) << attnc_last_error();
   other.join();

@@ -21,6 +21,7 @@
 #ifndef ATTNC_TEST_UNITTESTS_RUNTIMETESTSUPPORT_H
 #define ATTNC_TEST_UNITTESTS_RUNTIMETESTSUPPORT_H
 
+#include "attnc/Interface/KernelInterface.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Runtime/ElementCodec.h"
 #include "attnc/Runtime/KernelDescFields.h"
@@ -34,6 +35,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -66,7 +68,7 @@ inline std::map<std::array<int64_t, 3>, int> gVisits; // (b, h, q_tile) -> count
 inline std::set<std::thread::id> gThreads;
 inline attnc_memref gViews[5];
 inline std::atomic<int> gBad{0};                        // broken memref invariants
-inline std::atomic<const attnc_kernel_desc *> gDesc{nullptr};
+inline std::atomic<const AttentionFacts *> gFacts{nullptr}; // the running Problem's
 inline std::array<int64_t, 3> gFailAt = {-1, -1, -1};   // this item returns 7
 
 /// The flat index of element (i0, i1, i2, d) of `m`, given the element strides
@@ -82,8 +84,8 @@ inline int64_t flatIndex(const attnc_memref &m, const int64_t *strides, int64_t 
 inline int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v,
                  attnc_memref *out, attnc_memref *lse, attnc_memref_i64 *params,
                  int64_t b, int64_t h, int64_t tile) {
-  const attnc_kernel_desc &d = *gDesc.load();
-  DLDataType type = {uint8_t(d.dtype_code), uint8_t(d.dtype_bits), 1};
+  const AttentionFacts &d = *gFacts.load();
+  DLDataType type = {uint8_t(d.dtypeCode), uint8_t(d.dtypeBits), 1};
   {
     std::lock_guard<std::mutex> lock(gMutex);
     ++gVisits[{b, h, tile}];
@@ -100,9 +102,9 @@ inline int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v,
     return 7;
   const int64_t *p = params->aligned + params->offset;
   int64_t sq = p[ATTNC_P_SEQ_Q], skv = p[ATTNC_P_SEQ_KV];
-  int64_t g = h / (d.num_heads / d.num_kv_heads);
-  for (int64_t s = tile * d.block_q; s < std::min(sq, (tile + 1) * d.block_q); ++s) {
-    for (int64_t c = 0; c < d.head_dim; ++c) {
+  int64_t g = h / (d.heads / d.kvHeads);
+  for (int64_t s = tile * d.blockQ; s < std::min(sq, (tile + 1) * d.blockQ); ++s) {
+    for (int64_t c = 0; c < d.headDim; ++c) {
       float qv = loadElement(
           type, q->aligned, flatIndex(*q, p + ATTNC_P_Q_STRIDES, b, h, s, c));
       float kv = loadElement(
@@ -136,14 +138,28 @@ inline int32_t fakeGrid(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc
   gGridStream = stream;
   if (gGridCode)
     return gGridCode;
-  const attnc_kernel_desc &d = *gDesc.load();
+  const AttentionFacts &d = *gFacts.load();
   int64_t seqQ = params->aligned[ATTNC_P_SEQ_Q];
   for (int64_t b = 0; b < batch; ++b)
-    for (int64_t h = 0; h < d.num_heads; ++h)
-      for (int64_t t = 0; t * d.block_q < seqQ; ++t)
+    for (int64_t h = 0; h < d.heads; ++h)
+      for (int64_t t = 0; t * d.blockQ < seqQ; ++t)
         if (int32_t rc = fakeTile(q, k, v, out, lse, params, b, h, t))
           return rc;
   return 0;
+}
+
+/// A tile function as a phase's item function (what attn-emit-cpu-entry
+/// writes for a compiled kernel): the views one by one, the coordinates.
+template <attnc_tile_fn Tile>
+int32_t itemOf(attnc_memref *t, attnc_memref_i64 *params, const int64_t *index) {
+  return Tile(&t[0], &t[1], &t[2], &t[3], &t[4], params, index[0], index[1], index[2]);
+}
+
+/// A grid function as a device phase's function: the outermost extent is batch.
+template <attnc_grid_fn Grid>
+int32_t deviceOf(attnc_memref *t, attnc_memref_i64 *params, const int64_t *extents,
+                 int64_t deviceId, void *stream) {
+  return Grid(&t[0], &t[1], &t[2], &t[3], &t[4], params, extents[0], deviceId, stream);
 }
 
 /// A CPU DLTensor of `dtype` over its own storage, every element initially
@@ -225,25 +241,29 @@ struct Dims {
 /// (exact in float).
 struct Problem {
   Dims n;
+  /// The kernel's facts, which run() turns into the descriptor's tables as
+  /// attn-emit-cpu-entry does (attnc::attentionInterface).
+  AttentionFacts facts;
   attnc_kernel_desc desc = {};
+  attnc_item_fn item = itemOf<fakeTile>; // every phase's functions
+  attnc_device_fn device = nullptr;
+  std::unique_ptr<InterfaceTables> tables;
   Tensor q, k, v, out, lse;
 
   Problem(int layout = 0, Dims dims = {}, bool withLse = true,
           DLDataType dtype = kF32)
       : n(dims) {
-    // By field name, as attn-emit-cpu-entry fills it.
+    facts.heads = n.heads;
+    facts.kvHeads = n.kvHeads;
+    facts.headDim = n.dim;
+    facts.dtypeCode = dtype.code;
+    facts.dtypeBits = dtype.bits;
+    facts.layout = layout;
+    facts.outputs = withLse ? 3 : 1;
+    facts.blockQ = n.blockQ;
     desc.abi_version = ATTNC_ABI_VERSION;
     desc.device_type = kDLCPU;
-    desc.num_heads = int32_t(n.heads);
-    desc.num_kv_heads = int32_t(n.kvHeads);
-    desc.head_dim = int32_t(n.dim);
-    desc.dtype_code = dtype.code;
-    desc.dtype_bits = dtype.bits;
-    desc.layout = layout;
-    desc.outputs = withLse ? 3 : 1;
-    desc.block_q = int32_t(n.blockQ);
     desc.name = "fake";
-    desc.tile = fakeTile;
     q = tensor(n.heads, n.seqQ);
     k = tensor(n.kvHeads, n.seqKV);
     v = tensor(n.kvHeads, n.seqKV);
@@ -252,7 +272,7 @@ struct Problem {
     fill();
   }
   DLDataType dtype() const {
-    return {uint8_t(desc.dtype_code), uint8_t(desc.dtype_bits), 1};
+    return {uint8_t(facts.dtypeCode), uint8_t(facts.dtypeBits), 1};
   }
   /// A q / k / v / out tensor in the kernel's layout and dtype.
   Tensor tensor(int64_t heads, int64_t seq, std::vector<int64_t> strides = {},
@@ -260,14 +280,14 @@ struct Problem {
     return Tensor(shape(heads, seq), std::move(strides), offset, dtype());
   }
   std::vector<int64_t> shape(int64_t heads, int64_t seq) const {
-    if (desc.layout == 1)
+    if (facts.layout == 1)
       return {n.batch, seq, heads, n.dim};
     return {n.batch, heads, seq, n.dim};
   }
   /// The index of element (b, h, s, d) of a 4-d tensor in the descriptor's
   /// layout.
   std::array<int64_t, 4> at(int64_t b, int64_t h, int64_t s, int64_t d) const {
-    return desc.layout == 1 ? std::array<int64_t, 4>{b, s, h, d}
+    return facts.layout == 1 ? std::array<int64_t, 4>{b, s, h, d}
                             : std::array<int64_t, 4>{b, h, s, d};
   }
   void fill() {
@@ -286,15 +306,22 @@ struct Problem {
   /// A grid kernel on CUDA tensors (the fakes only look at host memory).
   void makeCudaGrid() {
     desc.device_type = kDLCUDA;
-    desc.tile = nullptr;
-    desc.grid = fakeGrid;
+    facts.onDevice = true;
+    item = nullptr;
+    device = deviceOf<fakeGrid>;
     for (Tensor *t : {&q, &k, &v, &out, &lse})
       t->dl.device = {kDLCUDA, 0};
   }
   bool drop[5] = {}; // pass q, k, v, out, lse as NULL
   bool dropDesc = false;
+  /// Lays out the tables from `facts` into `desc`.
+  void describe() {
+    tables = std::make_unique<InterfaceTables>(attentionInterface(facts));
+    tables->fill(desc, item, device);
+  }
   int run(int threads = 0, void *stream = nullptr) {
-    gDesc = &desc;
+    describe();
+    gFacts = &facts;
     attnc_options opt = {threads, stream};
     DLTensor *t[5] = {&q.dl, &k.dl, &v.dl, &out.dl, &lse.dl};
     for (int i = 0; i < 5; ++i)
@@ -318,7 +345,7 @@ struct Problem {
             ASSERT_EQ(out.at(at(b, h, s, d)), want)
                 << b << "," << h << "," << s << "," << d;
           }
-          if (desc.outputs & 2) {
+          if (facts.outputs & 2) {
             ASSERT_EQ(lse.at({b, h, s, 0}), float(100 * h + s));
           }
         }

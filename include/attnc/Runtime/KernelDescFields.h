@@ -5,7 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// ATTNC_KERNEL_DESC_FIELDS (attnc_runtime.h) expanded into a constexpr table
+// ATTNC_KERNEL_DESC_FIELDS (attnc_runtime.h) and the lists of its tables'
+// entries expanded into constexpr tables
 // of {name, kind}, for C++ that writes descriptors without the C struct at
 // hand: attn-emit-cpu-entry builds the LLVM struct from it and fills each
 // field by name. The kind is derived from the field's C type, never written
@@ -45,12 +46,20 @@ struct DescField {
   DescFieldKind kind;
 };
 
+#define ATTNC_DESC_FIELD_ENTRY_(type, field) {#field, descFieldKind<type>()},
+
 /// attnc_kernel_desc's fields, in struct order.
 inline constexpr DescField kKernelDescFields[] = {
-#define ATTNC_DESC_FIELD_ENTRY_(type, field) {#field, descFieldKind<type>()},
-    ATTNC_KERNEL_DESC_FIELDS(ATTNC_DESC_FIELD_ENTRY_)
+    ATTNC_KERNEL_DESC_FIELDS(ATTNC_DESC_FIELD_ENTRY_)};
+/// The fields of the descriptor's tables' entries, in struct order.
+inline constexpr DescField kSymbolDescFields[] = {
+    ATTNC_SYMBOL_DESC_FIELDS(ATTNC_DESC_FIELD_ENTRY_)};
+inline constexpr DescField kTensorDescFields[] = {
+    ATTNC_TENSOR_DESC_FIELDS(ATTNC_DESC_FIELD_ENTRY_)};
+inline constexpr DescField kPhaseDescFields[] = {
+    ATTNC_PHASE_DESC_FIELDS(ATTNC_DESC_FIELD_ENTRY_)};
+
 #undef ATTNC_DESC_FIELD_ENTRY_
-};
 
 } // namespace attnc
 

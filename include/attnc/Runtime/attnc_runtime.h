@@ -6,14 +6,16 @@
  *===----------------------------------------------------------------------===*
  *
  * Plain C, no MLIR/LLVM/Halide. A kernel object compiled by attnc holds one
- * constant attnc_kernel_desc and one exported entry point,
+ * constant attnc_kernel_desc (with its symbol, tensor and phase tables) and
+ * one exported entry point,
  *
  *   int NAME(const DLTensor *q, const DLTensor *k, const DLTensor *v,
  *            DLTensor *out, DLTensor *lse, const attnc_options *opt);
  *
  * which forwards to attnc_rt_launch(&NAME_desc, ...). The runtime checks every
- * argument against the descriptor, then runs the kernel's tile function once
- * per (batch, head, query tile) on a thread pool.
+ * argument against the descriptor's tables, then runs the kernel's phases:
+ * today one, whose work items are (batch, head, query tile), on a thread
+ * pool.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -35,8 +37,12 @@ extern "C" {
  * 3: the descriptor gained `grid` (whole-tensor kernels: the Halide GPU
  * targets), attnc_options `stream`.
  * 4: the descriptor gained `cpu_needs` and `target` (the CPU features its
- * code needs, checked at launch, and the attnc target it was built for). */
-#define ATTNC_ABI_VERSION 4
+ * code needs, checked at launch, and the attnc target it was built for).
+ * 5: kernel interface v2: the descriptor lists the kernel's symbols,
+ * tensors and phases, and item / device functions take every tensor in one
+ * array; the attention facts (heads, layout, block_q, ...) left it for its
+ * tables. */
+#define ATTNC_ABI_VERSION 5
 
 typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
@@ -136,7 +142,10 @@ enum attnc_param {
   ATTNC_P_COUNT = 17
 };
 
-/* Computes query tile `q_tile` of head `h` of batch `b`: rows
+/* The attention family's functions, which its tables' item and device
+ * functions forward to (attn-emit-cpu-entry writes those adapters).
+ *
+ * Computes query tile `q_tile` of head `h` of batch `b`: rows
  * [q_tile * block_q, min(seq_q, (q_tile + 1) * block_q)). q, k, v, out and lse
  * are flat views of the whole tensors (lse has size 0 when not requested):
  * q, k, v and out are memref<?xT> with T the descriptor's dtype, lse is
@@ -155,34 +164,120 @@ typedef int32_t (*attnc_grid_fn)(attnc_memref *q, attnc_memref *k,
                                  attnc_memref *lse, attnc_memref_i64 *params,
                                  int64_t batch, int64_t device_id, void *stream);
 
+/* Kernel interface v2: a kernel describes its own interface in three tables
+ * (its sizes, its tensors, its phases of work), and the runtime checks and
+ * schedules every launch from those tables alone, knowing nothing of
+ * attention. A new kernel family (a split-KV decode, a paged cache, linear
+ * attention) is new tables, not new runtime code.
+ *
+ * A symbol is one size of the interface, named as the tables and the
+ * messages spell it: fixed by the kernel ("heads" = 8, "head_dim" = 64) or
+ * bound by the launch's tensors ("batch", "seq_q": the first tensor, in
+ * table order, with a dimension of that name sets it; every later one must
+ * match). */
+typedef struct attnc_symbol_desc {
+  const char *name;
+  int64_t value; /* >= 0: fixed by the kernel; < 0: bound by the tensors */
+  int64_t max;   /* a bound symbol's largest value; <= 0: no bound but 2^32 */
+  int32_t param; /* index in params where the value is passed; < 0: not passed */
+  int32_t flags; /* attnc_symbol_flag bits */
+} attnc_symbol_desc;
+
+enum attnc_symbol_flag {
+  /* A size the kernel reduces over (seq_kv: softmax sums over keys). When it
+   * is 0 no phase runs: a CPU kernel's outputs get their fill values (out =
+   * 0, lse = -inf: the reference's rule for rows with nothing to attend to),
+   * and a launch on another device fails with ATTNC_ERR_SHAPE. */
+  ATTNC_SYMBOL_REDUCED = 1
+};
+
+/* One tensor of the interface. Its rank is the number of its dims. */
+typedef struct attnc_tensor_desc {
+  const char *name;     /* "q" */
+  const char *dims;     /* symbol names, outermost first: "batch,heads,seq_q,head_dim" */
+  const char *legend;   /* the dims as messages explain them ("bhsd: batch, heads, ...") */
+  const char *about;    /* a clause that dtype messages add, or NULL */
+  const char *strides;  /* the dims whose element strides are passed in params, in
+                           this order from stride_param on: "batch,heads,seq_q" */
+  int32_t arg;          /* position among the launch's tensor arguments */
+  int32_t flags;        /* attnc_tensor_flag bits */
+  int32_t dtype_code;   /* element type as a DLDataType: code (kDLFloat, kDLBfloat) */
+  int32_t dtype_bits;   /* ... and bits, with 1 lane */
+  int32_t stride_param; /* index in params of the first of `strides` */
+  int32_t fill;         /* an output's attnc_fill, for a REDUCED symbol of 0 */
+} attnc_tensor_desc;
+
+enum attnc_tensor_flag {
+  ATTNC_TENSOR_OUTPUT = 1,    /* written: checked against aliasing */
+  ATTNC_TENSOR_UNIT_INNER = 2 /* its innermost dim has stride 1 (unless of extent 1) */
+};
+
+enum attnc_fill { ATTNC_FILL_ZERO = 0, ATTNC_FILL_NEG_INF = 1 };
+
+/* A work item's function: computes the item at `index` (one coordinate per
+ * dimension of its phase's items) on flat views of every tensor argument (in
+ * argument order; an argument the tables do not list is an empty view) and
+ * the params array. Returns 0, or non-zero when it failed (a score_mod or
+ * mask_mod dividing by zero). */
+typedef int32_t (*attnc_item_fn)(attnc_memref *tensors, attnc_memref_i64 *params,
+                                 const int64_t *index);
+
+/* A device phase's function: computes every work item at once (a GPU
+ * kernel, its blocks the items), given the items' extents. device_id is the
+ * tensors' DLDevice id, stream attnc_options' (or NULL). Returns 0, or a
+ * non-zero code (lib/Runtime/HalideGrid.cpp). */
+typedef int32_t (*attnc_device_fn)(attnc_memref *tensors, attnc_memref_i64 *params,
+                                   const int64_t *extents, int64_t device_id,
+                                   void *stream);
+
+/* One phase of a launch: work items over an index space, each computed once.
+ * Phases run in table order, each after the previous one has finished (a
+ * split-KV decode: a phase over (batch, heads, splits), then a merge phase
+ * over (batch, heads)). */
+typedef struct attnc_phase_desc {
+  const char *name;       /* "attention" */
+  const char *items;      /* the index space, outermost first, comma-separated: a
+                             symbol, or S/T for ceil(S / T): "batch,heads,seq_q/block_q" */
+  const char *index;      /* the coordinates' names in messages: "b,h,q_tile" */
+  attnc_item_fn item;     /* one of item (each item, on the runtime's threads) */
+  attnc_device_fn device; /* and device (every item at once) is set */
+} attnc_phase_desc;
+
 /* The fields of attnc_kernel_desc, in order, as X(TYPE, NAME). This list is
  * the one definition of the descriptor: the struct below is generated from
  * it, and so is the LLVM struct that attnc writes into every kernel object
  * (lib/Conversion/AttnToCPU/EmitCpuEntry.cpp, through KernelDescFields.h),
  * which fills each field by name. Types are int32_t, int64_t or pointers,
  * grouped in that order so the struct has no padding; abi_version stays
- * first, since it is read before anything else is trusted. */
+ * first, since it is read before anything else is trusted. The tables'
+ * entries are listed the same way. */
 #define ATTNC_KERNEL_DESC_FIELDS(X)                                            \
   X(int32_t, abi_version)   /* ATTNC_ABI_VERSION */                            \
   X(int32_t, device_type)   /* DLDeviceType of its tensors: kDLCPU, kDLCUDA */ \
-  X(int32_t, num_heads)                                                        \
-  X(int32_t, num_kv_heads)                                                     \
-  X(int32_t, head_dim)                                                         \
-  X(int32_t, dtype_code)    /* element type as a DLDataType: its code         \
-                               (kDLFloat for f32/f16, kDLBfloat for bf16) */   \
-  X(int32_t, dtype_bits)    /* ... and bits, with 1 lane */                    \
-  X(int32_t, layout)        /* 0: [batch, heads, seq, dim] (bhsd),             \
-                               1: [batch, seq, heads, dim] (bshd) */           \
-  X(int32_t, outputs)       /* bit 0: out, bit 1: lse */                       \
-  X(int32_t, block_q)       /* query rows per tile = per work item */          \
-  X(int64_t, max_seq_q)     /* largest allowed seq_q; <= 0: unbounded */       \
-  X(int64_t, max_seq_kv)                                                       \
+  X(int32_t, num_symbols)                                                      \
+  X(int32_t, num_tensors)                                                      \
+  X(int32_t, num_phases)                                                       \
+  X(int32_t, num_args)      /* tensor arguments of a launch (attnc_rt_run) */  \
+  X(int32_t, num_params)    /* length of the params array */                   \
+  X(int32_t, reserved)      /* 0 */                                            \
   X(int64_t, cpu_needs)     /* attnc_cpu_feature bits the code needs */        \
   X(const char *, name)     /* the kernel's symbol */                          \
   X(const char *, target)   /* the attnc target it was built for */            \
-  X(attnc_tile_fn, tile)    /* one of tile (per work item, on the runtime's    \
-                               threads) and grid (whole tensors) is set */    \
-  X(attnc_grid_fn, grid)
+  X(const attnc_symbol_desc *, symbols)                                        \
+  X(const attnc_tensor_desc *, tensors)                                        \
+  X(const attnc_phase_desc *, phases)
+
+#define ATTNC_SYMBOL_DESC_FIELDS(X)                                            \
+  X(const char *, name)                                                        \
+  X(int64_t, value) X(int64_t, max) X(int32_t, param) X(int32_t, flags)
+#define ATTNC_TENSOR_DESC_FIELDS(X)                                            \
+  X(const char *, name) X(const char *, dims) X(const char *, legend)          \
+  X(const char *, about) X(const char *, strides) X(int32_t, arg)             \
+  X(int32_t, flags) X(int32_t, dtype_code) X(int32_t, dtype_bits)             \
+  X(int32_t, stride_param) X(int32_t, fill)
+#define ATTNC_PHASE_DESC_FIELDS(X)                                             \
+  X(const char *, name) X(const char *, items) X(const char *, index)         \
+  X(attnc_item_fn, item) X(attnc_device_fn, device)
 
 #define ATTNC_KERNEL_DESC_MEMBER_(type, field) type field;
 typedef struct attnc_kernel_desc {
@@ -190,26 +285,34 @@ typedef struct attnc_kernel_desc {
 } attnc_kernel_desc;
 #undef ATTNC_KERNEL_DESC_MEMBER_
 
-/* Checks the arguments against `desc` and runs the kernel. q, k, v and out
- * must have the kernel's dtype (float32, float16 or bfloat16, from
- * dtype_code / dtype_bits); lse is float32 whatever that dtype. lse may be NULL
- * when the kernel does not output it (and must be non-NULL when it does);
- * when it is not output, a given lse is ignored: neither checked nor written.
- * opt may be NULL. Returns ATTNC_OK or an attnc_status with
- * attnc_last_error() saying what is wrong.
+/* Checks the tensor arguments (desc->num_args of them, at the positions the
+ * kernel's tensor table gives) against the kernel's tables, then runs its
+ * phases. An argument the tables do not list is ignored, and may be NULL.
+ * opt may be NULL. Returns ATTNC_OK or an attnc_status, with
+ * attnc_last_error() saying what is wrong; the checks are those of
+ * attnc_rt_launch below. */
+int attnc_rt_run(const attnc_kernel_desc *desc, const DLTensor *const *args,
+                 const attnc_options *opt);
+
+/* An attention kernel's launch: attnc_rt_run with args {q, k, v, out, lse}
+ * (the kernel must take 5 tensor arguments). For attention kernels, q, k, v
+ * and out have the kernel's dtype (float32, float16 or bfloat16); lse is
+ * float32 whatever that dtype, and may be NULL when the kernel does not
+ * output it (a given lse is then ignored: neither checked nor written).
  *
  * Checks run before any element is touched, in this order, and the first
- * failure is reported: descriptor (ABI), the CPU's features against
- * cpu_needs (CPU), NULL tensors or data (NULL), devices
- * (DEVICE), dtypes (DTYPE), ranks and shapes (SHAPE), max_seq (LIMIT), strides
- * and byte_offset (STRIDE). Tensors of a kDLCUDA kernel must all be on one
- * device. NULL strides mean compact row-major; otherwise
- * strides must be >= 0 and head_dim's must be 1 (unless head_dim is 1).
- * byte_offset must be a multiple of the tensor's element size (4 bytes for
- * float32, 2 for float16 / bfloat16), and data + byte_offset aligned to it.
- * Then (ALIAS) out and lse must give each element its own address and must
- * not overlap each other or any input (address ranges from shapes and
- * strides; no kernel runs in place).
+ * failure is reported: descriptor and tables (ABI), the CPU's features
+ * against cpu_needs (CPU), NULL tensors or data (NULL), devices (DEVICE),
+ * dtypes (DTYPE), ranks and shapes, against the tensors' dims (SHAPE),
+ * symbols' bounds and work-item counts (LIMIT), strides and byte_offset
+ * (STRIDE). Tensors of a kDLCUDA kernel must all be on one device. NULL
+ * strides mean compact row-major; otherwise strides must be >= 0 and, for a
+ * UNIT_INNER tensor (q, k, v, out), the innermost (head_dim) one must be 1
+ * (unless that extent is 1). byte_offset must be a multiple of the tensor's
+ * element size (4 bytes for float32, 2 for float16 / bfloat16), and
+ * data + byte_offset aligned to it. Then (ALIAS) each output must give each
+ * element its own address and must not overlap another output or any input
+ * (address ranges from shapes and strides; no kernel runs in place).
  *
  * Thread-safe, and launches from different threads run at once, each with
  * its own split of the work: a launch with num_threads = 1 runs on its
@@ -217,9 +320,9 @@ typedef struct attnc_kernel_desc {
  * threads (the runtime's pool, or the host's parallel-for: see
  * attnc_set_parallel_for). The pool's helpers are shared by the launches
  * running at once, so a launch whose helpers are busy with another runs with
- * fewer; results do not depend on how many threads took part. A tile
+ * fewer; results do not depend on how many threads took part. An item
  * function may itself launch a kernel (the nested launch runs on its calling
- * thread alone). On ATTNC_ERR_KERNEL, out and lse are partly written. */
+ * thread alone). On ATTNC_ERR_KERNEL, the outputs are partly written. */
 int attnc_rt_launch(const attnc_kernel_desc *desc, const DLTensor *q,
                     const DLTensor *k, const DLTensor *v, DLTensor *out,
                     DLTensor *lse, const attnc_options *opt);

@@ -6,16 +6,19 @@
 //===----------------------------------------------------------------------===//
 //
 // Runs on the LLVM dialect (after attn-lower-to-llvm's conversions). For each
-// kernel of `attn.cpu_kernels` it adds a constant attnc_kernel_desc and the
+// kernel of `attn.cpu_kernels` it adds a constant attnc_kernel_desc with its
+// symbol, tensor and phase tables (kernel interface v2, from
+// attnc/Interface), the phase's item (or device) function that unpacks the
+// runtime's argument arrays for the kernel's tile (or grid) function, and the
 // exported `int <name>(q, k, v, out, lse, opt)` that calls attnc_rt_launch.
-// The descriptor's LLVM struct is built from ATTNC_KERNEL_DESC_FIELDS, the
-// list attnc_kernel_desc itself is generated from, and each field is filled
-// by name: from the kernel's facts, or (abi_version, device_type, dtype_code,
-// dtype_bits) by this pass. A field without a value is an error.
+// Each LLVM struct is built from the field list its C struct is generated
+// from (attnc_runtime.h), and each field is filled by name; a field without
+// a value is an error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Interface/KernelInterface.h"
 #include "attnc/Runtime/KernelDescFields.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -40,7 +43,14 @@ LLVM::GlobalOp mlir::attn::addStringGlobal(OpBuilder &b, Location loc, StringRef
 
 namespace {
 
-constexpr StringLiteral kLaunch = "attnc_rt_launch";
+constexpr StringLiteral kLaunch = "attnc_rt_launch", kRun = "attnc_rt_run";
+
+/// One C struct's field values by name: integers, and pointers as the
+/// symbols they point at ("" for NULL).
+struct FieldValues {
+  llvm::StringMap<int64_t> ints;
+  llvm::StringMap<std::string> pointers;
+};
 
 struct AttnEmitCpuEntryPass
     : public mlir::attn::impl::AttnEmitCpuEntryPassBase<AttnEmitCpuEntryPass> {
@@ -51,55 +61,226 @@ struct AttnEmitCpuEntryPass
     auto kernels = module->getAttrOfType<ArrayAttr>("attn.cpu_kernels");
     if (!kernels)
       return;
+    strings.clear();
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToEnd(module.getBody());
-    declareLaunch(b, module);
+    declare(b, module, kLaunch, 7);
     for (Attribute kernel : kernels)
       if (failed(emitKernel(b, module, cast<DictionaryAttr>(kernel))))
         return signalPassFailure();
     module->removeAttr("attn.cpu_kernels");
   }
 
-  void declareLaunch(OpBuilder &b, ModuleOp module) {
-    if (SymbolTable::lookupSymbolIn(module, kLaunch))
+  /// `int fn(ptr x params)`, unless the module has it: attnc_rt_launch
+  /// (attention's five tensors) or attnc_rt_run (an array of them).
+  void declare(OpBuilder &b, ModuleOp module, StringRef fn, int params) {
+    if (SymbolTable::lookupSymbolIn(module, fn))
       return;
     auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-    auto type =
-        LLVM::LLVMFunctionType::get(b.getI32Type(), SmallVector<Type>(7, ptr));
-    LLVM::LLVMFuncOp::create(b, module.getLoc(), kLaunch, type);
+    LLVM::LLVMFuncOp::create(
+        b, module.getLoc(), fn,
+        LLVM::LLVMFunctionType::get(b.getI32Type(), SmallVector<Type>(params, ptr)));
   }
 
-  /// The integer fields of `kernel`'s descriptor by field name: its facts
-  /// from attn.cpu_kernels, plus the ABI version, the device and the dtype as
-  /// DLPack spells them, which this pass decides.
-  FailureOr<llvm::StringMap<int64_t>>
-  integerFields(ModuleOp module, StringRef kernel, DictionaryAttr info) {
-    llvm::StringMap<int64_t> numbers;
-    for (NamedAttribute fact : info)
-      if (auto value = dyn_cast<IntegerAttr>(fact.getValue()))
-        numbers[fact.getName()] = value.getInt();
-    numbers["abi_version"] = ATTNC_ABI_VERSION;
-    // Tile functions run on the runtime's CPU thread pool; a grid kernel
-    // states its device among its facts.
-    if (!numbers.count("device_type"))
-      numbers["device_type"] = kDLCPU;
+  InFlightDiagnostic error(ModuleOp module, StringRef kernel) {
+    return module.emitError("attn-emit-cpu-entry: kernel '") << kernel << "': ";
+  }
+
+  /// The kernel's facts from attn.cpu_kernels, as its interface takes them.
+  FailureOr<attnc::AttentionFacts> factsOf(ModuleOp module, StringRef kernel,
+                                           DictionaryAttr info) {
+    attnc::AttentionFacts f;
+    std::pair<StringRef, int64_t *> ints[] = {
+        {"num_heads", &f.heads},  {"num_kv_heads", &f.kvHeads}, {"head_dim", &f.headDim},
+        {"block_q", &f.blockQ},   {"max_seq_q", &f.maxSeqQ},    {"max_seq_kv", &f.maxSeqKv}};
+    for (auto [name, slot] : ints) {
+      auto value = dyn_cast_or_null<IntegerAttr>(info.get(name));
+      if (!value)
+        return error(module, kernel) << "no integer '" << name << "' in attn.cpu_kernels";
+      *slot = value.getInt();
+    }
+    for (auto [name, slot] : {std::pair<StringRef, int32_t *>{"layout", &f.layout},
+                              {"outputs", &f.outputs}}) {
+      auto value = dyn_cast_or_null<IntegerAttr>(info.get(name));
+      if (!value)
+        return error(module, kernel) << "no integer '" << name << "' in attn.cpu_kernels";
+      if (!llvm::isInt<32>(value.getInt()))
+        return error(module, kernel) << "'" << name << "' is " << value.getInt()
+                                     << ", which does not fit int32";
+      *slot = int32_t(value.getInt());
+    }
     auto dtype = dyn_cast_or_null<TypeAttr>(info.get("dtype"));
     if (!dtype)
-      return module.emitError("attn-emit-cpu-entry: kernel '")
-             << kernel << "' has no 'dtype' type in attn.cpu_kernels";
+      return error(module, kernel) << "no 'dtype' type in attn.cpu_kernels";
     Type type = dtype.getValue();
-    if (type.isF32() || type.isF16())
-      numbers["dtype_code"] = kDLFloat;
-    else if (type.isBF16())
-      numbers["dtype_code"] = kDLBfloat;
-    else
-      return module.emitError("attn-emit-cpu-entry: kernel '")
-             << kernel << "' has dtype " << type
-             << ", which has no DLPack spelling here; expected f32, f16 or "
-                "bf16";
-    numbers["dtype_bits"] = type.getIntOrFloatBitWidth();
-    numbers["cpu_needs"] = cpuNeeds;
-    return numbers;
+    if (!type.isF32() && !type.isF16() && !type.isBF16())
+      return error(module, kernel) << "dtype " << type
+                                   << " has no DLPack spelling here; expected f32, f16 or bf16";
+    f.dtypeCode = type.isBF16() ? kDLBfloat : kDLFloat;
+    f.dtypeBits = int32_t(type.getIntOrFloatBitWidth());
+    return f;
+  }
+
+  /// An identified LLVM struct laid out from `fields` (named after the C struct).
+  FailureOr<LLVM::LLVMStructType> structType(ModuleOp module, StringRef name,
+                                             ArrayRef<attnc::DescField> fields) {
+    MLIRContext *ctx = module.getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    SmallVector<Type> types;
+    for (const attnc::DescField &field : fields)
+      types.push_back(field.kind == attnc::DescFieldKind::Ptr ? Type(ptr)
+                      : field.kind == attnc::DescFieldKind::I32
+                          ? Type(IntegerType::get(ctx, 32))
+                          : Type(IntegerType::get(ctx, 64)));
+    auto type = LLVM::LLVMStructType::getIdentified(ctx, name);
+    if (type.isInitialized() ? type.getBody() != ArrayRef<Type>(types)
+                             : failed(type.setBody(types, /*isPacked=*/false))) {
+      module.emitError("attn-emit-cpu-entry: the context already holds another struct named ")
+          << name;
+      return failure();
+    }
+    return type;
+  }
+
+  /// Builds a `type` value field by field from `values`, at the builder.
+  FailureOr<Value> buildStruct(OpBuilder &b, ModuleOp module, StringRef kernel,
+                               LLVM::LLVMStructType type, ArrayRef<attnc::DescField> fields,
+                               const FieldValues &values) {
+    Location loc = module.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    Value s = LLVM::UndefOp::create(b, loc, type);
+    for (auto [pos, field] : llvm::enumerate(fields)) {
+      Type fieldType = type.getBody()[pos];
+      Value v;
+      if (field.kind == attnc::DescFieldKind::Ptr) {
+        auto it = values.pointers.find(field.name);
+        if (it == values.pointers.end())
+          return error(module, kernel) << type.getName() << " field '" << field.name
+                                       << "' is a pointer this pass does not know how to fill";
+        v = it->second.empty() ? Value(LLVM::ZeroOp::create(b, loc, ptr))
+                               : Value(LLVM::AddressOfOp::create(b, loc, ptr, it->second));
+      } else {
+        auto it = values.ints.find(field.name);
+        if (it == values.ints.end())
+          return error(module, kernel) << type.getName() << " field '" << field.name
+                                       << "' has no value";
+        if (field.kind == attnc::DescFieldKind::I32 && !llvm::isInt<32>(it->second))
+          return error(module, kernel) << type.getName() << " field '" << field.name
+                                       << "' is " << it->second << ", which does not fit int32";
+        v = LLVM::ConstantOp::create(b, loc, fieldType, it->second);
+      }
+      s = LLVM::InsertValueOp::create(b, loc, s, v, pos);
+    }
+    return s;
+  }
+
+  /// A private constant string global holding `text` (one per distinct text).
+  std::string stringSymbol(OpBuilder &b, ModuleOp module, StringRef text) {
+    std::string &symbol = strings[text];
+    if (symbol.empty()) {
+      symbol = "attnc_str_" + std::to_string(strings.size() - 1);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      mlir::attn::addStringGlobal(b, module.getLoc(), symbol, text);
+    }
+    return symbol;
+  }
+
+  /// A constant global array `symbol` of `type`, entry i from `entries[i]`.
+  LogicalResult emitTable(OpBuilder &b, ModuleOp module, StringRef kernel, StringRef symbol,
+                          StringRef typeName, ArrayRef<attnc::DescField> fields,
+                          ArrayRef<FieldValues> entries) {
+    FailureOr<LLVM::LLVMStructType> type = structType(module, typeName, fields);
+    if (failed(type))
+      return failure();
+    Location loc = module.getLoc();
+    auto arrayType = LLVM::LLVMArrayType::get(*type, entries.size());
+    auto global = LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
+                                         LLVM::Linkage::Internal, symbol, Attribute());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(b.createBlock(&global.getInitializerRegion()));
+    Value array = LLVM::UndefOp::create(b, loc, arrayType);
+    for (auto [i, entry] : llvm::enumerate(entries)) {
+      FailureOr<Value> value = buildStruct(b, module, kernel, *type, fields, entry);
+      if (failed(value))
+        return failure();
+      array = LLVM::InsertValueOp::create(b, loc, array, *value, int64_t(i));
+    }
+    LLVM::ReturnOp::create(b, loc, array);
+    return success();
+  }
+
+  LogicalResult emitTables(OpBuilder &b, ModuleOp module, StringRef name,
+                           const attnc::KernelInterface &in, StringRef phaseFn,
+                           bool onDevice) {
+    auto text = [&](const std::string &s) {
+      return s.empty() ? std::string() : stringSymbol(b, module, s);
+    };
+    SmallVector<FieldValues> symbols, tensors, phases;
+    for (const attnc::SymbolSpec &s : in.symbols)
+      symbols.push_back({{{"value", s.value}, {"max", s.max}, {"param", s.param},
+                          {"flags", s.flags}},
+                         {{"name", text(s.name)}}});
+    for (const attnc::TensorSpec &t : in.tensors)
+      tensors.push_back({{{"arg", t.arg}, {"flags", t.flags}, {"dtype_code", t.dtypeCode},
+                          {"dtype_bits", t.dtypeBits}, {"stride_param", t.strideParam},
+                          {"fill", t.fill}},
+                         {{"name", text(t.name)}, {"dims", text(t.dims)},
+                          {"legend", text(t.legend)}, {"about", text(t.about)},
+                          {"strides", text(t.strides)}}});
+    for (const attnc::PhaseSpec &p : in.phases)
+      phases.push_back({{},
+                        {{"name", text(p.name)}, {"items", text(p.items)},
+                         {"index", text(p.index)}, {"item", onDevice ? "" : phaseFn.str()},
+                         {"device", onDevice ? phaseFn.str() : ""}}});
+    return success(
+        succeeded(emitTable(b, module, name, (name + "_symbols").str(), "attnc_symbol_desc",
+                            attnc::kSymbolDescFields, symbols)) &&
+        succeeded(emitTable(b, module, name, (name + "_tensors").str(), "attnc_tensor_desc",
+                            attnc::kTensorDescFields, tensors)) &&
+        succeeded(emitTable(b, module, name, (name + "_phases").str(), "attnc_phase_desc",
+                            attnc::kPhaseDescFields, phases)));
+  }
+
+  /// `<name>_item(tensors, params, index)` (or `<name>_device(tensors, params,
+  /// extents, device_id, stream)`), which calls the kernel's tile (or grid)
+  /// function with the tensors' views one by one, params and the item's
+  /// coordinates (or the outermost extent, batch, the device and the stream).
+  LogicalResult emitPhaseFunction(OpBuilder &b, ModuleOp module, StringRef name,
+                                  StringRef kernelFn, StringRef phaseFn, int numArgs,
+                                  int rank, bool onDevice) {
+    Location loc = module.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    auto fn = dyn_cast_or_null<LLVM::LLVMFuncOp>(SymbolTable::lookupSymbolIn(module, kernelFn));
+    unsigned count = numArgs + 1 + (onDevice ? 3 : rank);
+    if (!fn || fn.getNumArguments() != count)
+      return error(module, name) << kernelFn << " does not take the " << count
+                                 << " arguments its phase passes";
+    SmallVector<Type> params = onDevice ? SmallVector<Type>{ptr, ptr, ptr, i64, ptr}
+                                        : SmallVector<Type>{ptr, ptr, ptr};
+    auto phase = LLVM::LLVMFuncOp::create(b, loc, phaseFn, LLVM::LLVMFunctionType::get(i32, params),
+                                          LLVM::Linkage::Internal);
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = phase.addEntryBlock(b);
+    b.setInsertionPointToStart(body);
+    auto memref = LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, i64, i64, i64});
+    SmallVector<Value> args;
+    for (int a = 0; a < numArgs; ++a)
+      args.push_back(LLVM::GEPOp::create(b, loc, ptr, memref, body->getArgument(0),
+                                         ArrayRef<LLVM::GEPArg>{a}));
+    args.push_back(body->getArgument(1));
+    for (int c = 0; c < (onDevice ? 1 : rank); ++c) {
+      Value at = LLVM::GEPOp::create(b, loc, ptr, i64, body->getArgument(2),
+                                     ArrayRef<LLVM::GEPArg>{c});
+      args.push_back(LLVM::LoadOp::create(b, loc, i64, at));
+    }
+    if (onDevice)
+      args.append({body->getArgument(3), body->getArgument(4)});
+    auto call = LLVM::CallOp::create(b, loc, fn, args);
+    LLVM::ReturnOp::create(b, loc, call.getResult());
+    return success();
   }
 
   LogicalResult emitKernel(OpBuilder &b, ModuleOp module, DictionaryAttr info) {
@@ -112,100 +293,97 @@ struct AttnEmitCpuEntryPass
              << info;
     std::string name = nameAttr.str();
     // A kernel has a tile function (per work item) or a grid function (the
-    // whole tensors); the descriptor's other pointer is null.
+    // whole tensors, on a device).
     std::string tile = "_mlir_ciface_" + name + "_tile";
     std::string grid = "_mlir_ciface_" + name + "_grid";
     bool hasTile = SymbolTable::lookupSymbolIn(module, tile),
          hasGrid = SymbolTable::lookupSymbolIn(module, grid);
     if (hasTile == hasGrid)
-      return module.emitError("attn-emit-cpu-entry: kernel '")
-             << name << "' needs one of the functions " << tile << " and " << grid;
-    std::string nameGlobal = name + "_name", targetGlobal = name + "_target";
-
-    FailureOr<llvm::StringMap<int64_t>> numbers =
-        integerFields(module, name, info);
-    if (failed(numbers))
+      return error(module, name) << "needs one of the functions " << tile << " and " << grid;
+    FailureOr<attnc::AttentionFacts> facts = factsOf(module, name, info);
+    if (failed(facts))
       return failure();
-    llvm::StringMap<std::string> symbols = {{"name", nameGlobal},
-                                            {"target", target.empty() ? "" : targetGlobal},
-                                            {"tile", hasTile ? tile : ""},
-                                            {"grid", hasGrid ? grid : ""}};
+    facts->onDevice = hasGrid;
+    attnc::KernelInterface in = attnc::attentionInterface(*facts);
+    std::string phaseFn = name + (hasGrid ? "_device" : "_item");
+    if (failed(emitPhaseFunction(b, module, name, hasGrid ? grid : tile, phaseFn, in.numArgs,
+                                 3, hasGrid)) ||
+        failed(emitTables(b, module, name, in, phaseFn, hasGrid)))
+      return failure();
 
-    // Every field is looked up by name before anything is built, so a fact
-    // the descriptor needs but attn.cpu_kernels lacks is an error, not a 0.
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
-    Type i32 = b.getI32Type(), i64 = b.getI64Type();
-    SmallVector<Type> fieldTypes;
-    for (const attnc::DescField &field : attnc::kKernelDescFields) {
-      auto fail = [&](StringRef why) {
-        return module.emitError("attn-emit-cpu-entry: kernel '")
-               << name << "': descriptor field '" << field.name << "' " << why;
-      };
-      switch (field.kind) {
-      case attnc::DescFieldKind::I32:
-      case attnc::DescFieldKind::I64: {
-        auto it = numbers->find(field.name);
-        if (it == numbers->end())
-          return fail("has no value in attn.cpu_kernels");
-        bool is32 = field.kind == attnc::DescFieldKind::I32;
-        if (is32 && !llvm::isInt<32>(it->second))
-          return fail("is ") << it->second << ", which does not fit int32";
-        fieldTypes.push_back(is32 ? i32 : i64);
-        break;
-      }
-      case attnc::DescFieldKind::Ptr:
-        if (!symbols.count(field.name))
-          return fail("is a pointer this pass does not know how to fill");
-        fieldTypes.push_back(ptr);
-        break;
-      }
-    }
-    // Named after the C struct, so the LLVM IR reads %attnc_kernel_desc.
-    auto descType =
-        LLVM::LLVMStructType::getIdentified(ctx, "attnc_kernel_desc");
-    if (failed(descType.setBody(fieldTypes, /*isPacked=*/false)))
-      return module.emitError("attn-emit-cpu-entry: the context already holds "
-                              "another struct named attnc_kernel_desc");
-
-    mlir::attn::addStringGlobal(b, loc, nameGlobal, name);
-    if (!target.empty())
-      mlir::attn::addStringGlobal(b, loc, targetGlobal, target);
-
-    auto desc = LLVM::GlobalOp::create(b, loc, descType, /*isConstant=*/true,
-                                       LLVM::Linkage::Internal, name + "_desc",
-                                       Attribute());
+    // Tile functions run on the runtime's CPU thread pool; a grid kernel
+    // states its device among its facts.
+    auto deviceType = dyn_cast_or_null<IntegerAttr>(info.get("device_type"));
+    FieldValues desc;
+    desc.ints = {{"abi_version", ATTNC_ABI_VERSION},
+                 {"device_type", deviceType ? deviceType.getInt() : int64_t(kDLCPU)},
+                 {"num_symbols", int64_t(in.symbols.size())},
+                 {"num_tensors", int64_t(in.tensors.size())},
+                 {"num_phases", int64_t(in.phases.size())},
+                 {"num_args", in.numArgs},
+                 {"num_params", in.numParams},
+                 {"reserved", 0},
+                 {"cpu_needs", cpuNeeds}};
+    desc.pointers = {{"name", stringSymbol(b, module, name)},
+                     {"target", target.empty() ? "" : stringSymbol(b, module, target)},
+                     {"symbols", name + "_symbols"},
+                     {"tensors", name + "_tensors"},
+                     {"phases", name + "_phases"}};
+    FailureOr<LLVM::LLVMStructType> descType =
+        structType(module, "attnc_kernel_desc", attnc::kKernelDescFields);
+    if (failed(descType))
+      return failure();
+    auto global = LLVM::GlobalOp::create(b, loc, *descType, /*isConstant=*/true,
+                                         LLVM::Linkage::Internal, name + "_desc", Attribute());
     {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(b.createBlock(&desc.getInitializerRegion()));
-      Value s = LLVM::UndefOp::create(b, loc, descType);
-      for (auto [pos, field, type] :
-           llvm::enumerate(attnc::kKernelDescFields, fieldTypes)) {
-        Value v;
-        if (field.kind != attnc::DescFieldKind::Ptr)
-          v = LLVM::ConstantOp::create(b, loc, type, numbers->lookup(field.name));
-        else if (symbols[field.name].empty())
-          v = LLVM::ZeroOp::create(b, loc, ptr);
-        else
-          v = LLVM::AddressOfOp::create(b, loc, ptr, symbols[field.name]);
-        s = LLVM::InsertValueOp::create(b, loc, s, v, pos);
-      }
-      LLVM::ReturnOp::create(b, loc, s);
+      b.setInsertionPointToStart(b.createBlock(&global.getInitializerRegion()));
+      FailureOr<Value> value =
+          buildStruct(b, module, name, *descType, attnc::kKernelDescFields, desc);
+      if (failed(value))
+        return failure();
+      LLVM::ReturnOp::create(b, loc, *value);
     }
+    emitEntry(b, module, name, in.numArgs);
+    return success();
+  }
 
-    auto entryType =
-        LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(6, ptr));
+  /// The exported `int <name>(<tensors>..., opt)`: attention's five tensors
+  /// go to attnc_rt_launch, any other list to attnc_rt_run as an array.
+  void emitEntry(OpBuilder &b, ModuleOp module, StringRef name, int numArgs) {
+    Location loc = module.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto ptr = LLVM::LLVMPointerType::get(ctx);
+    Type i32 = b.getI32Type();
+    if (numArgs != 5)
+      declare(b, module, kRun, 3);
+    auto entryType = LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(numArgs + 1, ptr));
     auto entry = LLVM::LLVMFuncOp::create(b, loc, name, entryType);
     OpBuilder::InsertionGuard guard(b);
     Block *body = entry.addEntryBlock(b);
     b.setInsertionPointToStart(body);
-    SmallVector<Value> args{
-        LLVM::AddressOfOp::create(b, loc, ptr, name + "_desc")};
-    llvm::append_range(args, body->getArguments());
-    auto call = LLVM::CallOp::create(
-        b, loc, TypeRange{i32}, FlatSymbolRefAttr::get(ctx, kLaunch), args);
+    SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, (name + "_desc").str())};
+    StringRef callee = kLaunch;
+    if (numArgs == 5) {
+      llvm::append_range(args, body->getArguments());
+    } else {
+      callee = kRun;
+      auto arrayType = LLVM::LLVMArrayType::get(ptr, numArgs);
+      Value one = LLVM::ConstantOp::create(b, loc, b.getI64Type(), 1);
+      Value array = LLVM::AllocaOp::create(b, loc, ptr, arrayType, one);
+      for (int a = 0; a < numArgs; ++a) {
+        Value at = LLVM::GEPOp::create(b, loc, ptr, ptr, array, ArrayRef<LLVM::GEPArg>{a});
+        LLVM::StoreOp::create(b, loc, body->getArgument(a), at);
+      }
+      args.append({array, body->getArgument(numArgs)});
+    }
+    auto call =
+        LLVM::CallOp::create(b, loc, TypeRange{i32}, FlatSymbolRefAttr::get(ctx, callee), args);
     LLVM::ReturnOp::create(b, loc, call.getResult());
-    return success();
   }
+
+  /// Text -> its string global, shared by the module's kernels.
+  llvm::StringMap<std::string> strings;
 };
 
 } // namespace

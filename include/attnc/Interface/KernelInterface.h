@@ -1,0 +1,91 @@
+//===- KernelInterface.h - A kernel's tensors, sizes and phases -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Kernel interface v2 as typed C++: what a kernel family's launch takes
+// (symbols, tensors, phases of work items; attnc_runtime.h explains each
+// field). One function per kernel family builds it from the kernel's facts;
+// attn-emit-cpu-entry writes it into every kernel object as the descriptor's
+// tables, for every backend alike, and InterfaceTables lays it out as C
+// structs for hosts and tests that build descriptors by hand. Plain C++17
+// without LLVM or MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_INTERFACE_KERNELINTERFACE_H
+#define ATTNC_INTERFACE_KERNELINTERFACE_H
+
+#include "attnc/Runtime/attnc_runtime.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnc {
+
+struct SymbolSpec {
+  std::string name;
+  int64_t value = -1; // >= 0: fixed
+  int64_t max = 0;
+  int32_t param = -1;
+  int32_t flags = 0;
+};
+
+struct TensorSpec {
+  std::string name, dims, legend, about, strides;
+  int32_t arg = 0, flags = 0, dtypeCode = 0, dtypeBits = 0, strideParam = 0;
+  int32_t fill = ATTNC_FILL_ZERO;
+};
+
+struct PhaseSpec {
+  std::string name, items, index;
+  bool onDevice = false; // a device function (all items at once), else an item function
+};
+
+struct KernelInterface {
+  std::vector<SymbolSpec> symbols;
+  std::vector<TensorSpec> tensors;
+  std::vector<PhaseSpec> phases;
+  int32_t numArgs = 0, numParams = 0;
+};
+
+/// The facts of an attention kernel (attn.flash) that its interface depends on.
+struct AttentionFacts {
+  int64_t heads = 1, kvHeads = 1, headDim = 1, blockQ = 1;
+  int64_t maxSeqQ = 0, maxSeqKv = 0; // <= 0: unbounded
+  int32_t layout = 0;                // 0: bhsd, 1: bshd
+  int32_t outputs = 1;               // bit 0: out, bit 1: lse
+  int32_t dtypeCode = kDLFloat, dtypeBits = 32;
+  bool onDevice = false;             // a grid (device) function instead of a tile function
+};
+
+/// The attention family's interface: tensors q, k, v, out and (with outputs
+/// bit 1) lse as arguments 0-4, params as attnc_param lays them out, and one
+/// phase over (batch, heads, seq_q / block_q).
+KernelInterface attentionInterface(const AttentionFacts &facts);
+
+/// An interface laid out as the C structs the runtime reads, valid while
+/// this object lives (and is not moved from).
+class InterfaceTables {
+public:
+  explicit InterfaceTables(KernelInterface interface);
+  InterfaceTables(const InterfaceTables &) = delete;
+  InterfaceTables &operator=(const InterfaceTables &) = delete;
+
+  /// Points `desc`'s tables and their counts here; every phase gets `item`
+  /// and `device` as its functions, as given (one of them should be NULL).
+  void fill(attnc_kernel_desc &desc, attnc_item_fn item, attnc_device_fn device);
+
+private:
+  KernelInterface spec;
+  std::vector<attnc_symbol_desc> symbols;
+  std::vector<attnc_tensor_desc> tensors;
+  std::vector<attnc_phase_desc> phases;
+};
+
+} // namespace attnc
+
+#endif // ATTNC_INTERFACE_KERNELINTERFACE_H

@@ -1,0 +1,114 @@
+//===- KernelInterface.cpp - The attention family's interface -------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Interface/KernelInterface.h"
+
+using namespace attnc;
+
+namespace {
+
+/// "batch,heads,seq_q,head_dim" and its legend, in the kernel's layout.
+struct Dims {
+  std::string list, legend;
+};
+
+Dims attentionDims(int32_t layout, const char *heads, const char *seq) {
+  std::string b = "batch", h = heads, s = seq, d = "head_dim";
+  bool bshd = layout == 1;
+  std::string order[4] = {b, bshd ? s : h, bshd ? h : s, d};
+  Dims dims;
+  for (int i = 0; i < 4; ++i) {
+    dims.list += (i ? "," : "") + order[i];
+    dims.legend += (i ? ", " : "") + order[i];
+  }
+  dims.legend = (bshd ? "bshd: " : "bhsd: ") + dims.legend;
+  return dims;
+}
+
+} // namespace
+
+KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
+  KernelInterface in;
+  in.numArgs = 5;
+  in.numParams = ATTNC_P_COUNT;
+  in.symbols = {
+      {"batch"},
+      {"heads", f.heads},
+      {"kv_heads", f.kvHeads},
+      {"seq_q", -1, f.maxSeqQ, ATTNC_P_SEQ_Q},
+      {"seq_kv", -1, f.maxSeqKv, ATTNC_P_SEQ_KV, ATTNC_SYMBOL_REDUCED},
+      {"head_dim", f.headDim},
+      {"block_q", f.blockQ},
+  };
+  Dims qDims = attentionDims(f.layout, "heads", "seq_q");
+  Dims kvDims = attentionDims(f.layout, "kv_heads", "seq_kv");
+  // Strides in logical (batch, head, seq) order, whatever the layout.
+  auto tensor = [&](const char *name, const Dims &dims, const char *strides, int32_t arg,
+                    int32_t flags, int32_t param) {
+    TensorSpec t;
+    t.name = name;
+    t.dims = dims.list;
+    t.legend = dims.legend;
+    t.strides = strides;
+    t.arg = arg;
+    t.flags = flags | ATTNC_TENSOR_UNIT_INNER;
+    t.dtypeCode = f.dtypeCode;
+    t.dtypeBits = f.dtypeBits;
+    t.strideParam = param;
+    return t;
+  };
+  const char *qStrides = "batch,heads,seq_q", *kvStrides = "batch,kv_heads,seq_kv";
+  in.tensors = {tensor("q", qDims, qStrides, 0, 0, ATTNC_P_Q_STRIDES),
+                tensor("k", kvDims, kvStrides, 1, 0, ATTNC_P_K_STRIDES),
+                tensor("v", kvDims, kvStrides, 2, 0, ATTNC_P_V_STRIDES),
+                tensor("out", qDims, qStrides, 3, ATTNC_TENSOR_OUTPUT, ATTNC_P_OUT_STRIDES)};
+  if (f.outputs & 2) {
+    // The f32 softmax statistics' result, whatever the kernel's dtype:
+    // callers that merge partial attentions need its precision.
+    TensorSpec lse;
+    lse.name = "lse";
+    lse.dims = lse.strides = "batch,heads,seq_q";
+    lse.legend = "batch, heads, seq_q";
+    lse.about = "the log-sum-exp is float32 whatever the kernel's dtype";
+    lse.arg = 4;
+    lse.flags = ATTNC_TENSOR_OUTPUT;
+    lse.dtypeCode = kDLFloat;
+    lse.dtypeBits = 32;
+    lse.strideParam = ATTNC_P_LSE_STRIDES;
+    lse.fill = ATTNC_FILL_NEG_INF;
+    in.tensors.push_back(lse);
+  }
+  in.phases = {{"attention", "batch,heads,seq_q/block_q", "b,h,q_tile", f.onDevice}};
+  return in;
+}
+
+InterfaceTables::InterfaceTables(KernelInterface interface) : spec(std::move(interface)) {
+  for (const SymbolSpec &s : spec.symbols)
+    symbols.push_back({s.name.c_str(), s.value, s.max, s.param, s.flags});
+  for (const TensorSpec &t : spec.tensors)
+    tensors.push_back({t.name.c_str(), t.dims.c_str(), t.legend.c_str(),
+                       t.about.empty() ? nullptr : t.about.c_str(), t.strides.c_str(), t.arg,
+                       t.flags, t.dtypeCode, t.dtypeBits, t.strideParam, t.fill});
+  for (const PhaseSpec &p : spec.phases)
+    phases.push_back({p.name.c_str(), p.items.c_str(), p.index.c_str(), nullptr, nullptr});
+}
+
+void InterfaceTables::fill(attnc_kernel_desc &desc, attnc_item_fn item,
+                           attnc_device_fn device) {
+  for (attnc_phase_desc &phase : phases) {
+    phase.item = item;
+    phase.device = device;
+  }
+  desc.num_symbols = int32_t(symbols.size());
+  desc.num_tensors = int32_t(tensors.size());
+  desc.num_phases = int32_t(phases.size());
+  desc.num_args = spec.numArgs;
+  desc.num_params = spec.numParams;
+  desc.symbols = symbols.data();
+  desc.tensors = tensors.data();
+  desc.phases = phases.data();
+}

@@ -1,0 +1,213 @@
+//===- Tables.cpp - Resolves and checks a descriptor's tables -------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Tables.h"
+
+#include "Describe.h"
+
+#include <cstring>
+#include <iterator>
+
+using namespace attnc::rt;
+
+namespace {
+
+constexpr DLDataType kKernelDtypes[] = {{kDLFloat, 32, 1}, {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}};
+
+bool isKernelDtype(int32_t code, int32_t bits) {
+  for (DLDataType dt : kKernelDtypes)
+    if (code == dt.code && bits == dt.bits)
+      return true;
+  return false;
+}
+
+/// "float32 (kDLFloat = 2, 32 bits), ... and bfloat16 (kDLBfloat = 4, 16
+/// bits)", from the one list of kernel dtypes.
+std::string kernelDtypeList() {
+  std::string list;
+  size_t n = std::size(kKernelDtypes);
+  for (size_t i = 0; i < n; ++i)
+    list += cat(i == 0 ? "" : i + 1 < n ? ", " : " and ", dtypeName(kKernelDtypes[i]), " (",
+                dtypeCodeName(kKernelDtypes[i].code), " = ", int(kKernelDtypes[i].code), ", ",
+                unsigned(kKernelDtypes[i].bits), " bits)");
+  return list;
+}
+
+int findSymbol(const attnc_kernel_desc &d, const char *name, size_t length) {
+  for (int i = 0; i < d.num_symbols; ++i)
+    if (std::strlen(d.symbols[i].name) == length &&
+        std::strncmp(d.symbols[i].name, name, length) == 0)
+      return i;
+  return -1;
+}
+
+/// Parses `list` ("a,b,c", or with `divisions` also "a/b") into `terms`.
+std::string parseList(const attnc_kernel_desc &d, const char *list, bool divisions,
+                      Term *terms, int &count, const std::string &what) {
+  count = 0;
+  if (!list || !*list)
+    return cat(what, " is empty");
+  for (const char *p = list;; ++p) {
+    const char *end = std::strchr(p, ',');
+    if (!end)
+      end = p + std::strlen(p);
+    if (count == kMaxRank)
+      return cat(what, " \"", list, "\" has more than ", kMaxRank, " entries");
+    const char *slash = static_cast<const char *>(std::memchr(p, '/', size_t(end - p)));
+    Term &t = terms[count++];
+    t.symbol = findSymbol(d, p, size_t((slash ? slash : end) - p));
+    if (slash && divisions)
+      t.divisor = findSymbol(d, slash + 1, size_t(end - slash - 1));
+    if (t.symbol < 0 || (slash && t.divisor < 0))
+      return cat(what, " \"", list, "\" names ", std::string(p, end),
+                 ", which is not a symbol of the kernel");
+    if (!*end)
+      return "";
+    p = end;
+  }
+}
+
+std::string checkCounts(const attnc_kernel_desc &d) {
+  if (d.reserved != 0)
+    return cat("reserved = ", d.reserved, " must be 0");
+  auto within = [](int32_t n, int lo, int hi) { return n >= lo && n <= hi; };
+  if (!within(d.num_symbols, 0, kMaxSymbols) || !within(d.num_tensors, 1, kMaxTensors) ||
+      !within(d.num_phases, 1, kMaxPhases) || !within(d.num_args, 1, kMaxArgs) ||
+      !within(d.num_params, 0, kMaxParams))
+    return cat("num_symbols = ", d.num_symbols, ", num_tensors = ", d.num_tensors,
+               ", num_phases = ", d.num_phases, ", num_args = ", d.num_args,
+               " and num_params = ", d.num_params, " must lie in [0, ", kMaxSymbols,
+               "], [1, ", kMaxTensors, "], [1, ", kMaxPhases, "], [1, ", kMaxArgs, "] and [0, ",
+               kMaxParams, "]");
+  if ((d.num_symbols && !d.symbols) || !d.tensors || !d.phases)
+    return "its symbol, tensor or phase table is NULL";
+  for (int i = 0; i < d.num_symbols; ++i) {
+    const attnc_symbol_desc &s = d.symbols[i];
+    if (!s.name || !*s.name || std::strpbrk(s.name, ",/"))
+      return cat("symbol ", i, " has no name, or one with ',' or '/'");
+    if (findSymbol(d, s.name, std::strlen(s.name)) != i)
+      return cat("two symbols are named ", s.name);
+    if (s.param >= d.num_params)
+      return cat("symbol ", s.name, " goes to params[", s.param, "], beyond num_params = ",
+                 d.num_params);
+  }
+  return "";
+}
+
+/// Item phases run on this runtime's host threads; device phases take host
+/// or CUDA tensors.
+std::string checkPhases(const attnc_kernel_desc &d, Tables &tables) {
+  for (int i = 0; i < d.num_phases; ++i) {
+    const attnc_phase_desc &ph = d.phases[i];
+    if (!ph.name || !ph.index)
+      return cat("phase ", i, " has no name or index names");
+    if (!ph.item == !ph.device)
+      return cat("phase '", ph.name, "' must have one of an item function and a device function");
+    if (d.device_type != kDLCPU && !(ph.device && d.device_type == kDLCUDA))
+      return cat("device_type = ", deviceName(d.device_type), " (", d.device_type,
+                 "), but this runtime only launches kDLCPU (", int(kDLCPU),
+                 ") kernels, and device phases on kDLCUDA (", int(kDLCUDA), ")");
+    std::string bad = parseList(d, ph.items, true, tables.phaseItems[i], tables.phaseRank[i],
+                                cat("the items of phase '", ph.name, "'"));
+    if (!bad.empty())
+      return bad;
+    for (int c = 0; c < tables.phaseRank[i]; ++c) {
+      int by = tables.phaseItems[i][c].divisor;
+      if (by >= 0 && d.symbols[by].value < 1)
+        return cat(d.symbols[by].name, " = ", d.symbols[by].value,
+                   " must be fixed and >= 1: it divides ",
+                   d.symbols[tables.phaseItems[i][c].symbol].name, " into the work items of phase '",
+                   ph.name, "'");
+    }
+  }
+  return "";
+}
+
+std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool *argSeen) {
+  const attnc_tensor_desc &t = d.tensors[i];
+  TensorShape &shape = tables.tensors[i];
+  if (!t.name || !t.dims || !t.legend || !t.strides)
+    return cat("tensor ", i, " lacks a name, dims, legend or strides");
+  if (t.arg < 0 || t.arg >= d.num_args || argSeen[t.arg])
+    return cat("tensor ", t.name, " is argument ", t.arg, ", not a free one of the ",
+               d.num_args, " arguments");
+  argSeen[t.arg] = true;
+  if (!isKernelDtype(t.dtype_code, t.dtype_bits))
+    return cat("tensor ", t.name, " has dtype_code = ", t.dtype_code, " and dtype_bits = ",
+               t.dtype_bits, ", but this runtime only runs ", kernelDtypeList(), " tensors");
+  Term dims[kMaxRank], strides[kMaxRank];
+  std::string bad = parseList(d, t.dims, false, dims, shape.rank, cat("tensor ", t.name, "'s dims"));
+  if (bad.empty())
+    bad = parseList(d, t.strides, false, strides, shape.numStrides,
+                    cat("tensor ", t.name, "'s strides"));
+  if (!bad.empty())
+    return bad;
+  for (int n = 0; n < shape.rank; ++n)
+    shape.dims[n] = dims[n].symbol;
+  for (int s = 0; s < shape.numStrides; ++s) {
+    int at = -1;
+    for (int n = 0; n < shape.rank && at < 0; ++n)
+      at = dims[n].symbol == strides[s].symbol ? n : -1;
+    if (at < 0)
+      return cat("tensor ", t.name, "'s strides name ", d.symbols[strides[s].symbol].name,
+                 ", which is not one of its dims");
+    shape.strideDims[s] = at;
+  }
+  if (t.stride_param < 0 || t.stride_param + shape.numStrides > d.num_params)
+    return cat("tensor ", t.name, "'s strides go to params[", t.stride_param, "..], beyond "
+               "num_params = ", d.num_params);
+  if (t.fill != ATTNC_FILL_ZERO && t.fill != ATTNC_FILL_NEG_INF)
+    return cat("tensor ", t.name, " has fill = ", t.fill);
+  for (int j = 0; j < i && shape.sameAs < 0; ++j)
+    if (std::strcmp(d.tensors[j].dims, t.dims) == 0)
+      shape.sameAs = j;
+  for (int n = 0; n < shape.rank; ++n)
+    if (d.symbols[shape.dims[n]].value < 0 && tables.boundBy[shape.dims[n]] < 0)
+      tables.boundBy[shape.dims[n]] = i;
+  return "";
+}
+
+} // namespace
+
+std::string attnc::rt::checkTables(const attnc_kernel_desc &d, Tables &tables) {
+  std::string bad = checkCounts(d);
+  if (bad.empty())
+    bad = checkPhases(d, tables);
+  if (!bad.empty())
+    return bad;
+  for (int s = 0; s < d.num_symbols; ++s)
+    tables.boundBy[s] = -1;
+  bool argSeen[kMaxArgs] = {};
+  for (int i = 0; i < d.num_tensors; ++i)
+    if (std::string bad = checkTensor(d, i, tables, argSeen); !bad.empty())
+      return bad;
+  for (int s = 0; s < d.num_symbols; ++s)
+    if (d.symbols[s].value < 0 && tables.boundBy[s] < 0)
+      return cat("symbol ", d.symbols[s].name, " is neither fixed nor a dimension of a tensor");
+  return "";
+}
+
+const char *attnc::rt::kernelName(const attnc_kernel_desc &desc) {
+  return desc.name ? desc.name : "(unnamed)";
+}
+
+DLDataType attnc::rt::tensorDtype(const attnc_tensor_desc &t) {
+  // Only called once checkTables accepted the dtype, so the casts are exact.
+  return {static_cast<uint8_t>(t.dtype_code), static_cast<uint8_t>(t.dtype_bits), 1};
+}
+
+std::string attnc::rt::indexName(const attnc_phase_desc &phase, int i) {
+  const char *p = phase.index;
+  for (int n = 0; n < i && p; ++n) {
+    p = std::strchr(p, ',');
+    p = p ? p + 1 : nullptr;
+  }
+  if (!p)
+    return cat("i", i);
+  const char *end = std::strchr(p, ',');
+  return end ? std::string(p, end) : std::string(p);
+}

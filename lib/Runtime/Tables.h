@@ -1,0 +1,67 @@
+//===- Tables.h - A kernel descriptor's tables, parsed and checked -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Private to lib/Runtime. The descriptor's symbol, tensor and phase tables
+// (kernel interface v2) name symbols by string; checkTables resolves every
+// name once per launch into indices and checks that the tables describe a
+// launch the runtime can run, so that the checks of the tensors and the
+// scheduling of the phases work on numbers only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_RUNTIME_TABLES_H
+#define ATTNC_LIB_RUNTIME_TABLES_H
+
+#include "attnc/Runtime/attnc_runtime.h"
+
+#include <cstdint>
+#include <string>
+
+namespace attnc::rt {
+
+/// The tables' bounds: a descriptor beyond them is malformed.
+constexpr int kMaxSymbols = 32, kMaxTensors = 16, kMaxArgs = 16, kMaxPhases = 8;
+constexpr int kMaxRank = 8, kMaxParams = 64;
+
+/// One entry of a comma-separated list: a symbol, or symbol / divisor.
+struct Term {
+  int symbol = -1;
+  int divisor = -1; // a fixed symbol >= 1, or -1 for none
+};
+
+struct TensorShape {
+  int rank = 0;
+  int dims[kMaxRank] = {};        // symbol of each dimension
+  int numStrides = 0;
+  int strideDims[kMaxRank] = {};  // dimensions whose strides go into params
+  int sameAs = -1;                // an earlier tensor with the same dims
+};
+
+struct Tables {
+  TensorShape tensors[kMaxTensors];
+  int phaseRank[kMaxPhases] = {};
+  Term phaseItems[kMaxPhases][kMaxRank];
+  int boundBy[kMaxSymbols] = {}; // the first tensor with a bound symbol's dim
+};
+
+/// Resolves and checks `desc`'s tables into `tables`: "" if they are sound,
+/// else what is wrong (a corrupt or hand-made descriptor: attnc writes sound
+/// ones).
+std::string checkTables(const attnc_kernel_desc &desc, Tables &tables);
+
+/// The descriptor's name for messages, which may be NULL in a hand-written one.
+const char *kernelName(const attnc_kernel_desc &desc);
+
+/// The element type tensor `t` must have.
+DLDataType tensorDtype(const attnc_tensor_desc &t);
+
+/// The name messages give coordinate `i` of `phase`'s work items.
+std::string indexName(const attnc_phase_desc &phase, int i);
+
+} // namespace attnc::rt
+
+#endif // ATTNC_LIB_RUNTIME_TABLES_H
