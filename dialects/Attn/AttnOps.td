@@ -205,8 +205,10 @@ def Attn_FlashOp : Attn_SpecOp<"flash"> {
     no `seq_q x seq_kv` mask ever exists. The result equals `attn.attention`'s up to
     rounding: the reference evaluator executes this op tile by tile to check exactly that.
     Tiles at the end of a sequence are shorter; `block_q` and `block_kv` need not divide
-    the lengths. Only `out` and `lse` are outputs of the tiled form (`weights` is the
-    reference's alone).
+    the lengths. With `weights` among the outputs, each query tile's scores are computed
+    again once `m_i` and `l_i` are final: `w_ij = l_i == 0 ? 0 : p_ij / l_i` with
+    `p_ij = exp(s_ij - m_i)` (0 where masked), so the weights are the probabilities `out`
+    averaged with.
 
     Example:
 

@@ -40,8 +40,7 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
     left automatic follow a rule given as numbers (block_q by head_dim, block_kv by element
     size), which the registry fills in per target (lib/Target/Registry.cpp).
 
-    Preconditions: `attn-normalize` has run. Rejects the `weights` output, which only the
-    untiled reference computes.
+    Preconditions: `attn-normalize` has run.
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"0",

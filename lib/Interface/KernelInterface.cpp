@@ -82,6 +82,23 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
     lse.fill = ATTNC_FILL_NEG_INF;
     in.tensors.push_back(lse);
   }
+  if (f.outputs & 4) {
+    // [batch, heads, seq_q, seq_kv] whatever the layout, in the kernel's dtype:
+    // seq_q x seq_kv per head, bounded at compile time by max_seq.
+    TensorSpec w;
+    w.name = "weights";
+    w.dims = "batch,heads,seq_q,seq_kv";
+    w.legend = "batch, heads, seq_q, seq_kv";
+    w.strides = "batch,heads,seq_q";
+    w.arg = 5;
+    w.flags = ATTNC_TENSOR_OUTPUT | ATTNC_TENSOR_UNIT_INNER;
+    w.dtypeCode = f.dtypeCode;
+    w.dtypeBits = f.dtypeBits;
+    w.strideParam = ATTNC_P_WEIGHTS_STRIDES;
+    in.tensors.push_back(w);
+    in.numArgs = 6;
+    in.numParams = ATTNC_P_WEIGHTS_STRIDES + 3;
+  }
   in.phases = {{"attention", "batch,heads,seq_q/block_q", "b,h,q_tile", f.onDevice}};
   return in;
 }

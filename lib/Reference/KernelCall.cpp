@@ -95,12 +95,19 @@ KernelTensors::KernelTensors(AttentionSpecOpInterface op, const HostTensor &hq, 
       ElementType::f32,
       llvm::ArrayRef<int64_t>{hq.shape[0], op.getHeads(), hq.shape[bhsd ? 2 : 1]});
   wantLse = op.hasOutput(OutputKind::lse);
+  // [batch, heads, seq_q, seq_kv] whatever the layout, in the kernel's dtype.
+  if (op.hasOutput(OutputKind::weights))
+    weights = std::make_unique<DeviceTensor>(
+        type, llvm::ArrayRef<int64_t>{hq.shape[0], op.getHeads(), hq.shape[bhsd ? 2 : 1],
+                                      hk.shape[bhsd ? 2 : 1]});
 }
 
 llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
   attnc_options options{threads};
-  int status = kernel.entry(&q->dl, &k->dl, &v->dl, &out->dl, wantLse ? &lse->dl : nullptr,
-                            &options);
+  DLTensor *lseArg = wantLse ? &lse->dl : nullptr;
+  int status = weights ? reinterpret_cast<WeightsEntryFn>(kernel.entry)(
+                             &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &weights->dl, &options)
+                       : kernel.entry(&q->dl, &k->dl, &v->dl, &out->dl, lseArg, &options);
   if (status == ATTNC_OK)
     return llvm::Error::success();
   return error("kernel returned " + llvm::Twine(status) + ": " +
@@ -109,7 +116,7 @@ llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
 
 double KernelTensors::megabytes() const {
   return q->megabytes() + k->megabytes() + v->megabytes() + out->megabytes() +
-         (wantLse ? lse->megabytes() : 0);
+         (wantLse ? lse->megabytes() : 0) + (weights ? weights->megabytes() : 0);
 }
 
 Tolerance attnc::defaultTolerance(ElementType type) {

@@ -48,12 +48,17 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
      << " *   lse:    float32 [batch, " << heads << ", seq_q]"
      << (op.hasOutput(OutputKind::lse) ? " (required)" : " (not written; pass NULL)")
      << "\n";
+  bool weights = op.hasOutput(OutputKind::weights);
+  if (weights)
+    os << " *   weights: " << dlName << " [batch, " << heads
+       << ", seq_q, seq_kv] (required; 0 where masked)\n";
   if (std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq())
     os << " *   seq_q <= " << (*maxSeq)[0] << ", seq_kv <= " << (*maxSeq)[1] << "\n";
   os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"
-     << "    DLTensor *out, DLTensor *lse, const attnc_options *opt);\n\n";
+     << "    DLTensor *out, DLTensor *lse, " << (weights ? "DLTensor *weights, " : "")
+     << "const attnc_options *opt);\n\n";
 }
 
 void attnc::writeHeader(ModuleOp normalized, StringRef specPath,

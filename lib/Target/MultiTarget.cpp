@@ -107,8 +107,13 @@ llvm::Error attnc::compileMultiTarget(mlir::ModuleOp module, llvm::ArrayRef<Sele
     cpus.push_back(variant.cpu);
   }
   std::vector<std::string> kernels;
-  for (mlir::attn::KernelOp kernel : module.getOps<mlir::attn::KernelOp>())
+  for (mlir::attn::KernelOp kernel : module.getOps<mlir::attn::KernelOp>()) {
+    // The dispatcher forwards attention's five tensors (attnc_rt_dispatch).
+    if (kernel.getSpec().hasOutput(mlir::attn::OutputKind::weights))
+      return error("kernel '" + kernel.getSymName() + "' outputs weights, whose entry takes "
+                   "six tensors; multi-target objects dispatch five: give one --target");
     kernels.push_back(kernel.getSymName().str());
+  }
   mlir::OwningOpRef<mlir::ModuleOp> spec = module.clone();
   auto writeObject = [&](llvm::StringRef objPath) -> llvm::Error {
     ObjectParts parts;

@@ -30,9 +30,6 @@ namespace {
 LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, const TileRule &rule) {
   if (!op.getScaleAttr() || !op.getNumKvHeadsAttr() || isa<CausalMaskAttr>(op.getMask()))
     return op.emitOpError("expects a normalized spec; run attn-normalize first");
-  if (op.hasOutput(OutputKind::weights))
-    return op.emitOpError("output 'weights' is only produced by the reference "
-                          "evaluator (attnc-run --reference)");
   OpBuilder b(op);
   auto flash =
       FlashOp::create(b, op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),

@@ -6,8 +6,10 @@ For each case of matrix.json, every dtype: build the case's spec with `attnc --e
 output with the reference evaluator under the matrix's tolerance for the case's dtype
 (matrix.json "tolerances"; f32: rtol 2e-5, atol 2e-6: f32 accumulation over tiles and a
 polynomial exp, against a double reference; f16 / bf16 also round q, k, v and out). A case
-that does not compile fails like one that computes wrong values. The reference-only `weights`
-output is left out of the compiled spec.
+that does not compile fails like one that computes wrong values. The `weights` output is
+compiled by the mlir backend for one target, run through attnc-run (whose comparison covers
+it, with lse's tolerance); elsewhere it is left out of the compiled spec. With --weights, every case outputs
+weights too (bounded by max_seq = its lengths where it gives none).
 
 With --compile-only (a target this machine cannot run), each case is compiled to an object and
 reported BUILT, nothing is run, and the closing line says so: what such a machine can check.
@@ -149,8 +151,17 @@ def main():
     parser.add_argument("--cross-cxx", help="with --runner cross: the target's C++ compiler")
     parser.add_argument("--emulator", help="with --runner cross: runs target binaries")
     parser.add_argument("--halide-include", help="with --runner cross: HalideRuntime.h's dir")
+    parser.add_argument("--weights", action="store_true",
+                        help="every case also outputs the attention weights (mlir backend, "
+                             "run by attnc-run)")
     args = parser.parse_args()
     matrix = attnc_matrix.load()
+    # Only the MLIR CPU kernels write weights, and only attnc-run's call passes them; a
+    # multi-target object dispatches attention's five tensors.
+    keep_weights = (args.backend == "mlir" and args.runner == "attnc-run"
+                    and not args.compile_only and "," not in args.target)
+    if args.weights and not keep_weights:
+        parser.error("--weights needs --backend mlir run by attnc-run")
     emit = "obj" if args.runner == "cross" or args.compile_only else "so"
     passed = failed = 0
     compile_times, ready = [], []
@@ -159,7 +170,11 @@ def main():
             continue
         if case["dtype"] not in args.dtypes:
             continue
-        case["outputs"] = [o for o in case["outputs"] if o != "weights"]
+        if not keep_weights:
+            case["outputs"] = [o for o in case["outputs"] if o != "weights"]
+        elif args.weights and "weights" not in case["outputs"]:
+            case["outputs"].append("weights")
+            case.setdefault("max_seq", [case["seq_q"], case["seq_kv"]])
         directory, spec = attnc_matrix.write_spec(case, args.work)
         so = os.path.join(directory, "kernel." + ("o" if emit == "obj" else "so"))
         start = time.monotonic()

@@ -89,8 +89,11 @@ llvm::Error attnc::runConcurrentCallers(AttentionSpecOpInterface op, const Loade
   }
   // The first serial call's bytes: every call must give them, serial or not.
   const std::vector<char> out = tensors.front()->out->data, lse = tensors.front()->lse->data;
+  const std::vector<char> weights =
+      tensors.front()->weights ? tensors.front()->weights->data : std::vector<char>();
   auto differs = [&](const std::unique_ptr<KernelTensors> &t) {
-    return t->out->data != out || (t->wantLse && t->lse->data != lse);
+    return t->out->data != out || (t->wantLse && t->lse->data != lse) ||
+           (t->weights && t->weights->data != weights);
   };
   if (llvm::any_of(tensors, differs))
     return error("--callers: serial calls of the kernel gave different bits");

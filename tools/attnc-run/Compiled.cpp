@@ -113,5 +113,7 @@ attnc::runCompiled(AttentionSpecOpInterface op, const HostTensor &q, const HostT
     result.out = tensors.out->toHost();
   if (tensors.wantLse)
     result.lse = tensors.lse->toHost();
+  if (tensors.weights)
+    result.weights = tensors.weights->toHost();
   return result;
 }

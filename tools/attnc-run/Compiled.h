@@ -24,7 +24,7 @@ struct CompiledOptions {
 };
 
 struct CompiledOutputs {
-  HostTensor out, lse;
+  HostTensor out, lse, weights; // weights: when the spec outputs them
 };
 
 /// Loads the kernel of `op` from a shared object built with `attnc

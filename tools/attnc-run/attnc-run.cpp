@@ -79,7 +79,10 @@ static cl::opt<std::string> tiled(
                       "tile by tile, block_q x block_kv, e.g. 64x64"),
     cl::value_desc("BQxBKV"), cl::cat(referenceCat));
 static cl::opt<std::string> weightsSvg(
-    "weights-svg", cl::desc("Draw the attention weights of batch 0 as SVG"), cl::cat(referenceCat));
+    "weights-svg",
+    cl::desc("Draw the attention weights of batch 0 as SVG (with --so: the compiled kernel's, "
+             "whose spec outputs weights)"),
+    cl::cat(referenceCat));
 static cl::opt<std::string> soFile("so", cl::desc("Run this kernel (attnc --emit=so)"), cl::cat(compiledCat));
 static cl::opt<bool> noReference("no-reference",
                                  cl::desc("With --so: skip the reference check (large sizes)"), cl::cat(compiledCat));
@@ -180,17 +183,18 @@ llvm::Error writeOutputs(const Inputs &in, const ReferenceResult &result,
   return llvm::Error::success();
 }
 
-llvm::Error drawWeights(attn::AttentionSpecOpInterface op, const ReferenceResult &result) {
+llvm::Error drawWeights(attn::AttentionSpecOpInterface op, const HostTensor &weights,
+                        llvm::StringRef whose) {
   std::error_code ec;
   llvm::raw_fd_ostream os(weightsSvg, ec);
   if (ec)
     return error("cannot write " + weightsSvg + ": " + ec.message());
   std::string title;
   llvm::raw_string_ostream t(title);
-  t << "@" << op->getParentOfType<attn::KernelOp>().getSymName()
-    << ": attention weights, batch 0, seq_q " << result.weights.shape[2]
-    << ", seq_kv " << result.weights.shape[3] << ", mask " << op.getMask();
-  writeWeightsSvg(result.weights, title, os);
+  t << "@" << op->getParentOfType<attn::KernelOp>().getSymName() << ": " << whose
+    << "attention weights, batch 0, seq_q " << weights.shape[2] << ", seq_kv "
+    << weights.shape[3] << ", mask " << op.getMask();
+  writeWeightsSvg(weights, title, os);
   llvm::outs() << "drew " << weightsSvg << "\n";
   return llvm::Error::success();
 }
@@ -242,6 +246,29 @@ double keptPairsOfMask(attn::AttentionSpecOpInterface op, const Inputs &in) {
          in.q.shape[0] * op.getHeads();
 }
 
+/// With -o: the compiled kernel's outputs as .npy; with --weights-svg, its
+/// weights drawn.
+llvm::Error writeCompiledOutputs(attn::AttentionSpecOpInterface op, const Inputs &in,
+                                 const CompiledOutputs &got) {
+  if (outDir.getNumOccurrences()) {
+    ReferenceResult files;
+    files.out = got.out;
+    files.lse = got.lse;
+    files.weights = got.weights;
+    if (llvm::Error err = writeOutputs(in, files, /*keepWeights=*/true))
+      return err;
+  }
+  if (weightsSvg.empty())
+    return llvm::Error::success();
+  if (got.weights.empty())
+    return error("--weights-svg with --so draws the kernel's weights: add weights to the "
+                 "spec's outputs (outputs = [out, weights]) and compile it again");
+  if (in.cellsPerHead(op) > kMaxSvgCells)
+    return error("--weights-svg draws at most " + llvm::Twine(kMaxSvgCells) +
+                 " cells per head (seq_q * seq_kv); use shorter sequences");
+  return drawWeights(op, got.weights, "compiled kernel's ");
+}
+
 llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in) {
   std::optional<ReferenceResult> ref;
   if (!noReference) {
@@ -261,6 +288,8 @@ llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in)
   llvm::Expected<CompiledOutputs> got = runCompiled(op, in.q, in.k, in.v, pairs, options);
   if (!got)
     return got.takeError();
+  if (llvm::Error err = writeCompiledOutputs(op, in, *got))
+    return err;
   if (!ref)
     return llvm::Error::success();
   // The matrix's tolerance holds for inputs in [-1, 1); larger inputs scale
@@ -285,6 +314,10 @@ llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in)
     ok &= compareOutputs("out", got->out, ref->out, outTol.rtol, outTol.atol);
   if (!got->lse.empty())
     ok &= compareOutputs("lse", got->lse, ref->lse, lseTol.rtol, lseTol.atol);
+  // A weight p = exp(s - lse) is off by p times the score's error, which
+  // lse's tolerance bounds.
+  if (!got->weights.empty())
+    ok &= compareOutputs("weights", got->weights, ref->weights, lseTol.rtol, lseTol.atol);
   return ok ? llvm::Error::success()
             : error("the compiled kernel does not match the reference");
 }
@@ -306,7 +339,7 @@ llvm::Error runReferenceMode(attn::AttentionSpecOpInterface op, const Inputs &in
   if (llvm::Error err =
           writeOutputs(in, *result, op.hasOutput(attn::OutputKind::weights)))
     return err;
-  return wantSvg ? drawWeights(op, *result) : llvm::Error::success();
+  return wantSvg ? drawWeights(op, result->weights, "") : llvm::Error::success();
 }
 
 struct TileShape {

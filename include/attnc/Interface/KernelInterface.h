@@ -57,14 +57,15 @@ struct AttentionFacts {
   int64_t heads = 1, kvHeads = 1, headDim = 1, blockQ = 1;
   int64_t maxSeqQ = 0, maxSeqKv = 0; // <= 0: unbounded
   int32_t layout = 0;                // 0: bhsd, 1: bshd
-  int32_t outputs = 1;               // bit 0: out, bit 1: lse
+  int32_t outputs = 1;               // bit 0: out, bit 1: lse, bit 2: weights
   int32_t dtypeCode = kDLFloat, dtypeBits = 32;
   bool onDevice = false;             // a grid (device) function instead of a tile function
 };
 
-/// The attention family's interface: tensors q, k, v, out and (with outputs
-/// bit 1) lse as arguments 0-4, params as attnc_param lays them out, and one
-/// phase over (batch, heads, seq_q / block_q).
+/// The attention family's interface: tensors q, k, v, out, (with outputs
+/// bit 1) lse and (bit 2) weights as arguments 0-5 (5 arguments without
+/// weights), params as attnc_param lays them out, and one phase over
+/// (batch, heads, seq_q / block_q).
 KernelInterface attentionInterface(const AttentionFacts &facts);
 
 /// An interface laid out as the C structs the runtime reads, valid while

@@ -43,6 +43,9 @@ struct DeviceTensor {
 
 using KernelEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *,
                               DLTensor *, DLTensor *, const attnc_options *);
+/// The entry of a kernel that also outputs the attention weights.
+using WeightsEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *,
+                               DLTensor *, DLTensor *, DLTensor *, const attnc_options *);
 
 /// A kernel's entry point and error text from a shared object.
 struct LoadedKernel {
@@ -61,7 +64,7 @@ llvm::Expected<LoadedKernel> loadKernel(llvm::StringRef soPath, llvm::StringRef 
 
 /// One call's tensors for `op` on q, k, v: out and (if the spec has it) lse.
 struct KernelTensors {
-  std::unique_ptr<DeviceTensor> q, k, v, out, lse;
+  std::unique_ptr<DeviceTensor> q, k, v, out, lse, weights; // weights: when the spec has them
   bool wantLse = false;
 
   KernelTensors(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q, const HostTensor &k,

@@ -139,7 +139,10 @@ enum attnc_param {
   ATTNC_P_V_STRIDES = 8,
   ATTNC_P_OUT_STRIDES = 11,
   ATTNC_P_LSE_STRIDES = 14,
-  ATTNC_P_COUNT = 17
+  ATTNC_P_COUNT = 17,
+  /* Kernels that output the attention weights: their strides (batch, head,
+   * seq_q; seq_kv's is 1), after the 17 every kernel has. */
+  ATTNC_P_WEIGHTS_STRIDES = 17
 };
 
 /* The attention family's functions, which its tables' item and device

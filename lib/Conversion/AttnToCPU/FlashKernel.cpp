@@ -259,8 +259,12 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   b.setInsertionPointToStart(entry);
   auto args = entry->getArguments();
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
-  params = args[5], batch = args[6], head = args[7];
-  Value qTile = args[8];
+  bool weights = op.hasOutput(OutputKind::weights);
+  if (weights)
+    weightsBuf = args[5];
+  unsigned first = weights ? 6 : 5;
+  params = args[first], batch = args[first + 1], head = args[first + 2];
+  Value qTile = args[first + 3];
   kvHead = arith::DivUIOp::create(b, head, idx(op.getHeads() / op.getKvHeads()));
   seqQ = readParam(ATTNC_P_SEQ_Q);
   seqKv = readParam(ATTNC_P_SEQ_KV);
@@ -344,6 +348,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     scf::YieldOp::create(b, ValueRange{next});
   }
   writeOutputs();
+  if (weights)
+    writeWeights();
   func::ReturnOp::create(b, ValueRange{memref::LoadOp::create(b, status, ValueRange{idx(0)})});
 }
 
@@ -381,9 +387,11 @@ mlir::attn::buildCpuFlashKernel(KernelOp kernel, const CpuKernelConfig &config) 
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   Type i64Buf = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
   Type index = b.getIndexType();
-  auto type = FunctionType::get(
-      ctx, {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf, i64Buf, index, index, index},
-      {b.getI32Type()});
+  SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf};
+  if (op.hasOutput(OutputKind::weights))
+    args.push_back(elemBuf);
+  args.append({i64Buf, index, index, index});
+  auto type = FunctionType::get(ctx, args, {b.getI32Type()});
   auto func = func::FuncOp::create(b, name, type);
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   ImplicitLocOpBuilder body(op.getLoc(), ctx);

@@ -60,7 +60,10 @@ public:
         dimPadded((dim + config.vectorWidth - 1) / config.vectorWidth *
                   config.vectorWidth),
         elemType(op.getDtype()),
-        dot(elemType.isBF16() && config.bf16Dot && dim % 2 == 0 && config.vectorWidth == 16),
+        // The weights pass reads the f32 scores of S^T, which the bf16 dot
+        // kernel does not keep.
+        dot(elemType.isBF16() && config.bf16Dot && dim % 2 == 0 && config.vectorWidth == 16 &&
+            !op.hasOutput(OutputKind::weights)),
         widen(!elemType.isF32() && !dot),
         scaleInSoftmax(dot && base2Scores && queryScale() > 0) {}
 
@@ -194,6 +197,8 @@ private:
   void valueBlocks(Value trips, ValueStep step, bool rescale = true);
   void accumulatePV(Value k0, Value cols, bool rescale = true);
   void writeOutputs();
+  void writeWeights();
+  void storeWeightLanes(Value i0, Value key, Value p);
   // The bf16 dot-product path (FlashBf16Dot.cpp).
   VectorType pairVecType();
   Value broadcastPair(OpBuilder &nb, Location loc, Value buf, ValueRange at);
@@ -227,9 +232,9 @@ private:
 
   ModuleOp module;
   // Function arguments and values shared by the pieces.
-  Value qBuf, kBuf, vBuf, outBuf, lseBuf, params, batch, head, kvHead;
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, weightsBuf, params, batch, head, kvHead;
   Value seqQ, seqKv, q0, rows;
-  Strides qS, kS, vS, outS, lseS;
+  Strides qS, kS, vS, outS, lseS, weightsS;
   Value QT, ST, Acc, M, L, ALPHA, status;
   Value TSUM; // fused softmax: the tile's row sums
   Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded

@@ -29,7 +29,8 @@ DictionaryAttr mlir::attn::describeCpuKernel(FlashOp op, StringRef name,
   Builder b(op.getContext());
   // The C ABI always takes and fills `out` (an lse-only spec too): one
   // signature for every kernel, and out costs nothing extra to write.
-  int64_t outputs = 1 | (op.hasOutput(OutputKind::lse) ? 2 : 0);
+  int64_t outputs = 1 | (op.hasOutput(OutputKind::lse) ? 2 : 0) |
+                    (op.hasOutput(OutputKind::weights) ? 4 : 0);
   std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq();
   int64_t maxQ = maxSeq ? (*maxSeq)[0] : 0, maxKv = maxSeq ? (*maxSeq)[1] : 0;
   // A block layout bounds the lengths too (0: unbounded).

@@ -56,6 +56,9 @@ FailureOr<attnc::halide::FlashProblem> mlir::attn::flashProblemFromOp(KernelOp k
   FlashOp op = kernel.getFlash();
   if (!op)
     return kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");
+  if (op.hasOutput(OutputKind::weights))
+    return op.emitOpError("outputs 'weights', which the Halide backend does not compute; "
+                          "the MLIR CPU backend does (--backend=mlir on a CPU target)");
   attnc::halide::FlashProblem p;
   p.name = kernel.getSymName().str();
   p.dim = op.getDim();

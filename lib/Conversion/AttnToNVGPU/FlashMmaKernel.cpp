@@ -88,6 +88,9 @@ std::string mlir::attn::mmaKernelMisfit(FlashOp op, const CudaTarget &target) {
   MmaKernelShape s = MmaKernelShape::of(op, target);
   bool wgmma = target.mma == MmaKind::wgmma;
   int64_t group = target.rowsPerMmaGroup;
+  if (op.hasOutput(OutputKind::weights))
+    return "it outputs 'weights', which only the MLIR CPU backend computes (compile it for "
+           "a CPU target, or drop weights from its outputs)";
   if (wgmma && !elem.isBF16() && !elem.isF16())
     return "the wgmma kernel runs bf16 and f16; for f32 use cuda-sm80, whose TF32 kernel "
            "runs on Hopper too";

@@ -380,7 +380,7 @@ LogicalResult AttentionOp::verify() { return verifySpec(*this); }
 LogicalResult AttentionOp::verifySequenceBounds() { return verifyBounds(*this); }
 LogicalResult FlashOp::verifySequenceBounds() { return verifyBounds(*this); }
 
-/// The tiled form holds a normalized spec and computes out / lse only.
+/// The tiled form holds a normalized spec.
 LogicalResult FlashOp::verify() {
   if (getTileQ() <= 0 || getTileKv() <= 0)
     return emitOpError("block_q and block_kv must be positive, got ")
@@ -392,9 +392,6 @@ LogicalResult FlashOp::verify() {
     return emitOpError("holds a normalized spec: write #attn.causal<a> as "
                        "#attn.sliding_window<left = inf, right = 0, align = a> "
                        "(attn-normalize does)");
-  if (hasOutput(OutputKind::weights))
-    return emitOpError("computes out and lse only; output 'weights' is produced "
-                       "by the untiled reference (attnc-run --reference)");
   return verifySpec(*this);
 }
 

@@ -461,8 +461,8 @@ attn.kernel @flash_causal {
 // -----
 
 attn.kernel @flash_weights {
-  // expected-error @below {{computes out and lse only; output 'weights' is produced by the untiled reference}}
-  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, max_seq = [8, 8], outputs = [out, weights], block_q = 64, block_kv = 64}
+  // expected-error @below {{output 'weights' is seq_q x seq_kv per head and needs a bound: add max_seq = [seq_q, seq_kv] with seq_q * seq_kv <= 16777216}}
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out, weights], block_q = 64, block_kv = 64}
 }
 
 // -----
