@@ -249,7 +249,7 @@ typedef struct attnc_phase_desc {
 /* The fields of attnc_kernel_desc, in order, as X(TYPE, NAME). This list is
  * the one definition of the descriptor: the struct below is generated from
  * it, and so is the LLVM struct that attnc writes into every kernel object
- * (lib/Conversion/AttnToCPU/EmitCpuEntry.cpp, through KernelDescFields.h),
+ * (lib/Conversion/Common/EmitCpuEntry.cpp, through KernelDescFields.h),
  * which fills each field by name. Types are int32_t, int64_t or pointers,
  * grouped in that order so the struct has no padding; abi_version stays
  * first, since it is read before anything else is trusted. The tables'

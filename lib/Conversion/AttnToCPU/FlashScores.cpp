@@ -13,7 +13,7 @@
 
 #include "FlashKernelBuilder.h"
 
-#include "attnc/Conversion/AttnToCPU/InlineMod.h"
+#include "attnc/Conversion/Common/InlineMod.h"
 
 #include "attnc/Conversion/AttnToCPU/TransposeSquare.h"
 #include "attnc/Transforms/TileClassifier.h"

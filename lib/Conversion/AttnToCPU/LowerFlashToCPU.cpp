@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Target/CPU/CpuTarget.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -23,41 +24,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
-DictionaryAttr mlir::attn::describeCpuKernel(FlashOp op, StringRef name,
-                                            std::optional<int64_t> deviceType) {
-  Builder b(op.getContext());
-  // The C ABI always takes and fills `out` (an lse-only spec too): one
-  // signature for every kernel, and out costs nothing extra to write.
-  int64_t outputs = 1 | (op.hasOutput(OutputKind::lse) ? 2 : 0) |
-                    (op.hasOutput(OutputKind::weights) ? 4 : 0);
-  std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq();
-  int64_t maxQ = maxSeq ? (*maxSeq)[0] : 0, maxKv = maxSeq ? (*maxSeq)[1] : 0;
-  // A block layout bounds the lengths too (0: unbounded).
-  attnc::mask::LengthCover cover = attnc::mask::layoutCover(op.getMask().toMaskRule());
-  auto bound = [](int64_t given, int64_t c) {
-    int64_t b = c == attnc::mask::kUnbounded ? 0 : c;
-    return given > 0 && b > 0 ? std::min(given, b) : std::max(given, b);
-  };
-  maxQ = bound(maxQ, cover.q);
-  maxKv = bound(maxKv, cover.kv);
-  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-  NamedAttrList facts({
-      b.getNamedAttr("name", b.getStringAttr(name)),
-      b.getNamedAttr("num_heads", i64(op.getHeads())),
-      b.getNamedAttr("num_kv_heads", i64(op.getKvHeads())),
-      b.getNamedAttr("head_dim", i64(op.getDim())),
-      b.getNamedAttr("dtype", TypeAttr::get(op.getDtype())),
-      b.getNamedAttr("layout", i64(static_cast<int64_t>(op.getLayout()))),
-      b.getNamedAttr("outputs", i64(outputs)),
-      b.getNamedAttr("block_q", i64(op.getTileQ())),
-      b.getNamedAttr("max_seq_q", i64(maxQ)),
-      b.getNamedAttr("max_seq_kv", i64(maxKv)),
-  });
-  if (deviceType)
-    facts.set("device_type", i64(*deviceType));
-  return facts.getDictionary(op.getContext());
-}
 
 namespace {
 
@@ -96,10 +62,11 @@ struct AttnLowerFlashToCPUPass
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       if (failed(buildCpuFlashKernel(kernel, config)))
         return signalPassFailure();
-      kernels.push_back(describeCpuKernel(kernel.getFlash(), kernel.getSymName()));
+      kernels.push_back(
+          entryToAttr(&getContext(), describeKernel(kernel.getFlash(), kernel.getSymName())));
       kernel.erase();
     }
-    module->setAttr("attn.cpu_kernels", ArrayAttr::get(&getContext(), kernels));
+    module->setAttr(kKernelEntriesAttr, ArrayAttr::get(&getContext(), kernels));
   }
 };
 

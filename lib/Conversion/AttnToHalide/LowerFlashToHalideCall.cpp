@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -165,10 +165,11 @@ struct AttnLowerFlashToHalideCallPass
         emitGridThunk(b, module, op, kernel.getSymName(), device == "cuda");
         deviceType = device == "cuda" ? kDLCUDA : kDLCPU;
       }
-      kernels.push_back(describeCpuKernel(op, kernel.getSymName(), deviceType));
+      kernels.push_back(
+          entryToAttr(&getContext(), describeKernel(op, kernel.getSymName(), deviceType.value_or(kDLCPU))));
       kernel.erase();
     }
-    module->setAttr("attn.cpu_kernels", ArrayAttr::get(&getContext(), kernels));
+    module->setAttr(kKernelEntriesAttr, ArrayAttr::get(&getContext(), kernels));
   }
 };
 

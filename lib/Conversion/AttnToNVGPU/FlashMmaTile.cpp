@@ -17,7 +17,7 @@
 
 #include "FlashMmaBuilder.h"
 
-#include "attnc/Conversion/AttnToCPU/InlineMod.h"
+#include "attnc/Conversion/Common/InlineMod.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

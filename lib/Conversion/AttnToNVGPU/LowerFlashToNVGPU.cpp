@@ -24,7 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Conversion/AttnToNVGPU/FlashMmaKernel.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/Passes.h"
@@ -124,11 +124,11 @@ struct AttnLowerFlashToNVGPUPass
       func->setAttr("attn.dynamic_shared_bytes",
                     b.getI64IntegerAttr(MmaKernelShape::of(op, *cuda).sharedBytes));
       emitGridFunction(b, module, op, *cuda, name);
-      kernels.push_back(describeCpuKernel(op, name, kDLCUDA));
+      kernels.push_back(entryToAttr(&getContext(), describeKernel(op, name, kDLCUDA)));
       kernel.erase();
     }
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());
-    module->setAttr("attn.cpu_kernels", ArrayAttr::get(&getContext(), kernels));
+    module->setAttr(kKernelEntriesAttr, ArrayAttr::get(&getContext(), kernels));
   }
 };
 

@@ -47,16 +47,6 @@ struct CpuKernelConfig {
 FailureOr<func::FuncOp> buildCpuFlashKernel(KernelOp kernel,
                                             const CpuKernelConfig &config);
 
-/// The runtime descriptor's facts of one kernel (attnc_kernel_desc), as the
-/// entry attribute `attn.cpu_kernels` records them for attn-emit-cpu-entry;
-/// with `deviceType`, a `device_type` fact too (grid kernels; without it the
-/// entry takes kDLCPU).
-DictionaryAttr describeCpuKernel(FlashOp op, StringRef name,
-                                 std::optional<int64_t> deviceType = std::nullopt);
-
-/// A private constant global `symbol` holding `text` and a terminating NUL.
-LLVM::GlobalOp addStringGlobal(OpBuilder &b, Location loc, StringRef symbol, StringRef text);
-
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H

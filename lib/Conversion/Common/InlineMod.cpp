@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/AttnToCPU/InlineMod.h"
+#include "attnc/Conversion/Common/InlineMod.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTNC_CONVERSION_ATTNTOCPU_INLINEMOD_H
-#define ATTNC_CONVERSION_ATTNTOCPU_INLINEMOD_H
+#ifndef ATTNC_CONVERSION_COMMON_INLINEMOD_H
+#define ATTNC_CONVERSION_COMMON_INLINEMOD_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Region.h"
@@ -22,4 +22,4 @@ Value inlineMod(OpBuilder &b, Location loc, Region &region, ArrayRef<Value> args
 
 } // namespace mlir::attn
 
-#endif // ATTNC_CONVERSION_ATTNTOCPU_INLINEMOD_H
+#endif // ATTNC_CONVERSION_COMMON_INLINEMOD_H

@@ -17,8 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
-#include "attnc/Interface/KernelInterface.h"
+#include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Runtime/KernelDescFields.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -33,13 +32,7 @@ namespace mlir::attn {
 } // namespace mlir::attn
 
 using namespace mlir;
-
-LLVM::GlobalOp mlir::attn::addStringGlobal(OpBuilder &b, Location loc, StringRef symbol,
-                                           StringRef text) {
-  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), text.size() + 1);
-  return LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true, LLVM::Linkage::Private,
-                                symbol, b.getStringAttr(text.str() + '\0'));
-}
+using namespace mlir::attn;
 
 namespace {
 
@@ -58,7 +51,7 @@ struct AttnEmitCpuEntryPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto kernels = module->getAttrOfType<ArrayAttr>("attn.cpu_kernels");
+    auto kernels = module->getAttrOfType<ArrayAttr>(kKernelEntriesAttr);
     if (!kernels)
       return;
     strings.clear();
@@ -68,7 +61,7 @@ struct AttnEmitCpuEntryPass
     for (Attribute kernel : kernels)
       if (failed(emitKernel(b, module, cast<DictionaryAttr>(kernel))))
         return signalPassFailure();
-    module->removeAttr("attn.cpu_kernels");
+    module->removeAttr(kKernelEntriesAttr);
   }
 
   /// `int fn(ptr x params)`, unless the module has it: attnc_rt_launch
@@ -84,41 +77,6 @@ struct AttnEmitCpuEntryPass
 
   InFlightDiagnostic error(ModuleOp module, StringRef kernel) {
     return module.emitError("attn-emit-cpu-entry: kernel '") << kernel << "': ";
-  }
-
-  /// The kernel's facts from attn.cpu_kernels, as its interface takes them.
-  FailureOr<attnc::AttentionFacts> factsOf(ModuleOp module, StringRef kernel,
-                                           DictionaryAttr info) {
-    attnc::AttentionFacts f;
-    std::pair<StringRef, int64_t *> ints[] = {
-        {"num_heads", &f.heads},  {"num_kv_heads", &f.kvHeads}, {"head_dim", &f.headDim},
-        {"block_q", &f.blockQ},   {"max_seq_q", &f.maxSeqQ},    {"max_seq_kv", &f.maxSeqKv}};
-    for (auto [name, slot] : ints) {
-      auto value = dyn_cast_or_null<IntegerAttr>(info.get(name));
-      if (!value)
-        return error(module, kernel) << "no integer '" << name << "' in attn.cpu_kernels";
-      *slot = value.getInt();
-    }
-    for (auto [name, slot] : {std::pair<StringRef, int32_t *>{"layout", &f.layout},
-                              {"outputs", &f.outputs}}) {
-      auto value = dyn_cast_or_null<IntegerAttr>(info.get(name));
-      if (!value)
-        return error(module, kernel) << "no integer '" << name << "' in attn.cpu_kernels";
-      if (!llvm::isInt<32>(value.getInt()))
-        return error(module, kernel) << "'" << name << "' is " << value.getInt()
-                                     << ", which does not fit int32";
-      *slot = int32_t(value.getInt());
-    }
-    auto dtype = dyn_cast_or_null<TypeAttr>(info.get("dtype"));
-    if (!dtype)
-      return error(module, kernel) << "no 'dtype' type in attn.cpu_kernels";
-    Type type = dtype.getValue();
-    if (!type.isF32() && !type.isF16() && !type.isBF16())
-      return error(module, kernel) << "dtype " << type
-                                   << " has no DLPack spelling here; expected f32, f16 or bf16";
-    f.dtypeCode = type.isBF16() ? kDLBfloat : kDLFloat;
-    f.dtypeBits = int32_t(type.getIntOrFloatBitWidth());
-    return f;
   }
 
   /// An identified LLVM struct laid out from `fields` (named after the C struct).
@@ -181,7 +139,7 @@ struct AttnEmitCpuEntryPass
       symbol = "attnc_str_" + std::to_string(strings.size() - 1);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(module.getBody());
-      mlir::attn::addStringGlobal(b, module.getLoc(), symbol, text);
+      addStringGlobal(b, module.getLoc(), symbol, text);
     }
     return symbol;
   }
@@ -285,13 +243,10 @@ struct AttnEmitCpuEntryPass
 
   LogicalResult emitKernel(OpBuilder &b, ModuleOp module, DictionaryAttr info) {
     Location loc = module.getLoc();
-    MLIRContext *ctx = b.getContext();
-    auto nameAttr = dyn_cast_or_null<StringAttr>(info.get("name"));
-    if (!nameAttr)
-      return module.emitError("attn-emit-cpu-entry: a kernel of "
-                              "attn.cpu_kernels has no string 'name': ")
-             << info;
-    std::string name = nameAttr.str();
+    FailureOr<KernelEntry> entry = entryFromAttr(module, info);
+    if (failed(entry))
+      return failure();
+    const std::string &name = entry->name;
     // A kernel has a tile function (per work item) or a grid function (the
     // whole tensors, on a device).
     std::string tile = "_mlir_ciface_" + name + "_tile";
@@ -300,23 +255,17 @@ struct AttnEmitCpuEntryPass
          hasGrid = SymbolTable::lookupSymbolIn(module, grid);
     if (hasTile == hasGrid)
       return error(module, name) << "needs one of the functions " << tile << " and " << grid;
-    FailureOr<attnc::AttentionFacts> facts = factsOf(module, name, info);
-    if (failed(facts))
-      return failure();
-    facts->onDevice = hasGrid;
-    attnc::KernelInterface in = attnc::attentionInterface(*facts);
+    entry->facts.onDevice = hasGrid;
+    attnc::KernelInterface in = attnc::attentionInterface(entry->facts);
     std::string phaseFn = name + (hasGrid ? "_device" : "_item");
     if (failed(emitPhaseFunction(b, module, name, hasGrid ? grid : tile, phaseFn, in.numArgs,
                                  3, hasGrid)) ||
         failed(emitTables(b, module, name, in, phaseFn, hasGrid)))
       return failure();
 
-    // Tile functions run on the runtime's CPU thread pool; a grid kernel
-    // states its device among its facts.
-    auto deviceType = dyn_cast_or_null<IntegerAttr>(info.get("device_type"));
     FieldValues desc;
     desc.ints = {{"abi_version", ATTNC_ABI_VERSION},
-                 {"device_type", deviceType ? deviceType.getInt() : int64_t(kDLCPU)},
+                 {"device_type", entry->deviceType},
                  {"num_symbols", int64_t(in.symbols.size())},
                  {"num_tensors", int64_t(in.tensors.size())},
                  {"num_phases", int64_t(in.phases.size())},
