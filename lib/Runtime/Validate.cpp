@@ -164,12 +164,10 @@ attnc_status Validator::checkRanks() {
 attnc_status Validator::checkShape(int i, bool *bound) {
   const TensorShape &shape = tables.tensors[i];
   const int64_t *extents = arg(i).shape;
-  std::string needs = "[", tooSmall;
-  for (int n = 0; n < shape.rank; ++n) {
-    int s = shape.dims[n];
-    needs += cat(n ? ", " : "", known(s, bound) ? std::to_string(launch.symbols[s])
-                                                : std::string(symbolName(s)));
-  }
+  // What was known before this tensor: the message says what it needed.
+  bool wasKnown[kMaxRank];
+  for (int n = 0; n < shape.rank; ++n)
+    wasKnown[n] = known(shape.dims[n], bound);
   bool ok = true;
   for (int n = 0; n < shape.rank; ++n) {
     int s = shape.dims[n];
@@ -181,11 +179,18 @@ attnc_status Validator::checkShape(int i, bool *bound) {
       continue;
     }
     ok = false;
-    if (!known(s, bound) && tooSmall.empty())
-      tooSmall = cat(" with ", symbolName(s), " >= 0");
   }
   if (ok)
     return ATTNC_OK;
+  // The message is built only for a failure: the success path is every launch's.
+  std::string needs = "[", tooSmall;
+  for (int n = 0; n < shape.rank; ++n) {
+    int s = shape.dims[n];
+    needs += cat(n ? ", " : "",
+                 wasKnown[n] ? std::to_string(launch.symbols[s]) : std::string(symbolName(s)));
+    if (!wasKnown[n] && extents[n] < 0 && tooSmall.empty())
+      tooSmall = cat(" with ", symbolName(s), " >= 0");
+  }
   return fail(ATTNC_ERR_SHAPE,
               cat(spec(i).name, " has shape ", formatDims(extents, shape.rank), " but needs ",
                   needs, "]", tooSmall,
@@ -230,7 +235,7 @@ attnc_status Validator::countItems() {
     PhaseItems &items = launch.phases[p];
     items.rank = tables.phaseRank[p];
     items.items = 1;
-    std::string product;
+    bool overflow = false;
     for (int c = 0; c < items.rank; ++c) {
       const Term &t = tables.phaseItems[p][c];
       int64_t n = launch.symbols[t.symbol];
@@ -239,13 +244,15 @@ attnc_status Validator::countItems() {
         n = n / by + (n % by != 0);
       }
       items.extents[c] = n;
-      product += cat(c ? " x " : "", n, " (", indexName(desc.phases[p], c), ")");
-      if (!mulOk(items.items, n, items.items))
-        items.items = -1;
+      overflow |= !mulOk(items.items, n, items.items);
     }
-    if (items.items < 0 || !addOk(launch.totalItems, items.items, launch.totalItems))
-      return fail(ATTNC_ERR_LIMIT, cat("phase '", desc.phases[p].name, "' has ", product,
-                                       " work items, more than an int64 can count"));
+    if (!overflow && addOk(launch.totalItems, items.items, launch.totalItems))
+      continue;
+    std::string product;
+    for (int c = 0; c < items.rank; ++c)
+      product += cat(c ? " x " : "", items.extents[c], " (", indexName(desc.phases[p], c), ")");
+    return fail(ATTNC_ERR_LIMIT, cat("phase '", desc.phases[p].name, "' has ", product,
+                                     " work items, more than an int64 can count"));
   }
   return ATTNC_OK;
 }
