@@ -29,7 +29,7 @@ llvm::Error emit::error(const llvm::Twine &message) {
 llvm::Error emit::alreadyReported() { return error(""); }
 
 llvm::Error attnc::runPipeline(ModuleOp module, const Selection &selection,
-                               PipelineStage until) {
+                               PipelineStage until, std::optional<PipelineStage> from) {
   PassManager pm(module->getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return error("invalid MLIR pass manager options");
@@ -37,7 +37,7 @@ llvm::Error attnc::runPipeline(ModuleOp module, const Selection &selection,
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
-  buildPipeline(pm, selection, until);
+  buildPipeline(pm, selection, until, from);
   // A pass that fails has said why at the spec's line; a second, vaguer error
   // would only bury that. An unexplained failure still gets one.
   bool explained = false;

@@ -8,6 +8,7 @@
 #include "Backends.h"
 #include "Emit.h"
 #include "ParallelKernels.h"
+#include "SharedTiles.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "mlir/Support/FileUtilities.h"
@@ -21,7 +22,8 @@ using namespace attnc::emit;
 /// The object: each kernel compiled on its own (its own MLIR and LLVM module,
 /// freed before the next), on `jobs` threads, so compile memory is one
 /// kernel's a thread whatever the spec's size, then the parts merged in spec
-/// order.
+/// order. A kernel whose tile function is an earlier kernel's code calls
+/// that one (SharedTiles.h).
 static llvm::Error writeKernelwiseObject(ModuleOp module, const Selection &selection,
                                          unsigned jobs, llvm::StringRef path) {
   llvm::SmallVector<attn::KernelOp> kernels(module.getOps<attn::KernelOp>());
@@ -38,9 +40,19 @@ static llvm::Error writeKernelwiseObject(ModuleOp module, const Selection &selec
       return part.takeError();
     paths.push_back(*part);
   }
+  SharedTiles shared(kernels.size());
   auto compileOne = [&](ModuleOp single, size_t index) -> llvm::Error {
-    if (llvm::Error err = runPipeline(single, selection, PipelineStage::llvmDialect))
+    llvm::StringRef name = kernels[index].getSymName();
+    llvm::Error err = runPipeline(single, selection, PipelineStage::loops);
+    size_t owner = shared.share(index, err ? "" : tileKey(single, name));
+    if (err)
       return err;
+    bool stubbed = owner != index && stubTile(single, name);
+    if (llvm::Error err = runPipeline(single, selection, PipelineStage::llvmDialect,
+                                      PipelineStage::loops))
+      return err;
+    if (stubbed)
+      useTileOf(single, name, kernels[owner].getSymName());
     return writeObjectFile(single, selection.cpu, paths[index]);
   };
   if (llvm::Error err = compileKernels(module, jobs, compileOne))

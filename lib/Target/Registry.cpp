@@ -264,7 +264,13 @@ int64_t attnc::resolvedBlockKv(const Selection &s, int64_t elemBytes) {
 }
 
 void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
-                          PipelineStage until) {
+                          PipelineStage until, std::optional<PipelineStage> from) {
+  if (from) {
+    // Only the MLIR CPU backend resumes, from its loops stage.
+    assert(*from == PipelineStage::loops && until == PipelineStage::llvmDialect);
+    buildLowerToLLVMPipeline(pm, s.cpu.name, s.cpu.cpuNeeds);
+    return;
+  }
   pm.addPass(mlir::attn::createAttnNormalizePass());
   if (until == PipelineStage::normalized)
     return;

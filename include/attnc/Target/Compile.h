@@ -61,7 +61,8 @@ llvm::Error compileMultiTarget(mlir::ModuleOp module, llvm::ArrayRef<Selection> 
 
 /// Runs the (backend, target) pipeline up to `until` in process, with MLIR's
 /// pass manager options (--mlir-print-ir-after-all, --mlir-timing, ...).
-llvm::Error runPipeline(mlir::ModuleOp module, const Selection &selection, PipelineStage until);
+llvm::Error runPipeline(mlir::ModuleOp module, const Selection &selection, PipelineStage until,
+                        std::optional<PipelineStage> from = std::nullopt);
 
 /// Writes the C header declaring every kernel of a normalized spec module.
 void writeHeader(mlir::ModuleOp normalized, llvm::StringRef specPath, llvm::raw_ostream &os);

@@ -18,6 +18,7 @@
 #include "attnc/Target/Tunables.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <optional>
 #include <vector>
 
 namespace attnc {
@@ -89,9 +90,11 @@ int64_t resolvedBlockKv(const Selection &selection, int64_t elemBytes);
 /// The MLIR stages a pipeline can stop after.
 enum class PipelineStage { normalized, tiled, loops, llvmDialect };
 
-/// Adds the passes from a spec up to and including `until`.
+/// Adds the passes from a spec up to and including `until`; with `from`, for
+/// a module at that stage already (the MLIR CPU backend's loops stage, to the
+/// LLVM dialect).
 void buildPipeline(mlir::OpPassManager &pm, const Selection &selection,
-                   PipelineStage until);
+                   PipelineStage until, std::optional<PipelineStage> from = std::nullopt);
 
 /// Registers `attnc-pipeline` for attnc-opt: buildPipeline for the options'
 /// backend, target, schedule and last stage (lib/Target/PipelineRegistration.cpp).
