@@ -13,6 +13,34 @@ include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+def Attn_KernelFamilyOpInterface : OpInterface<"KernelFamilyOpInterface"> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    An op a kernel body holds in the form the backends lower (attention: `attn.flash`).
+    A kernel family is such an op, its reference evaluation and a lowering in each backend
+    that supports it; a backend's lowering pass names the op, the backend and the target
+    when it has no lowering for it. The host glue is the family's too: the lowering records
+    `describeEntry` in `attn.cpu_kernels`, and `attn-emit-cpu-entry` builds the kernel's
+    descriptor tables (kernel interface v2) from that record with `interfaceFromEntry`,
+    found through the registered op named in it, so the pass knows no family.
+  }];
+  let methods = [
+    InterfaceMethod<"the family's name, as messages spell it", "::llvm::StringRef",
+                    "getFamily">,
+    InterfaceMethod<[{
+        The entry of this op's kernel `name`, whose tensors live on `deviceType` (DLPack's
+        device type), as `attn.cpu_kernels` records it: `name`, `op` (this op's name),
+        `device_type` where it is not the CPU, and the family's own facts.
+      }], "::mlir::DictionaryAttr", "describeEntry",
+      (ins "::llvm::StringRef":$name, "int64_t":$deviceType)>,
+    StaticInterfaceMethod<[{
+        The kernel interface (symbols, tensors, phases) of an entry `describeEntry` wrote;
+        an error at `loc` naming what is missing or malformed.
+      }], "::mlir::FailureOr<::attnc::KernelInterface>", "interfaceFromEntry",
+      (ins "::mlir::Location":$loc, "::mlir::DictionaryAttr":$entry)>,
+  ];
+}
+
 def Attn_KernelOp : Attn_Op<"kernel", [
     Symbol, IsolatedFromAbove, SingleBlock, NoTerminator,
     HasParent<"::mlir::ModuleOp">]> {
@@ -42,6 +70,8 @@ def Attn_KernelOp : Attn_Op<"kernel", [
     class FlashOp getFlash();
     /// Whichever of the two the body holds.
     class AttentionSpecOpInterface getSpec();
+    /// The body's op in the form backends lower (any family), or null.
+    class KernelFamilyOpInterface getCompute();
   }];
 }
 
@@ -92,8 +122,8 @@ defvar Attn_SpecArguments = (ins
     OptionalAttr<DenseI64ArrayAttr>:$max_seq,
     Attn_OutputKind:$outputs);
 
-class Attn_SpecOp<string mnemonic> : Attn_Op<mnemonic, [
-    HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface]> {
+class Attn_SpecOp<string mnemonic, list<Trait> traits = []> : Attn_Op<mnemonic, [
+    HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface] # traits> {
   let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -171,7 +201,8 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
   let extraClassDeclaration = specClassDeclaration;
 }
 
-def Attn_FlashOp : Attn_SpecOp<"flash"> {
+def Attn_FlashOp : Attn_SpecOp<"flash",
+    [DeclareOpInterfaceMethods<Attn_KernelFamilyOpInterface>]> {
   let summary = "the tiled Flash form of one attention: Q tiles x KV tiles, online softmax";
   let description = [{
     The target-neutral tiled form every backend starts from (`--emit=tiled`). It holds the

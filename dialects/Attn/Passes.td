@@ -235,11 +235,13 @@ def AttnEmitCpuEntryPass : Pass<"attn-emit-cpu-entry", "::mlir::ModuleOp"> {
   let description = [{
     For every kernel listed in the module attribute `attn.cpu_kernels`, adds the constant
     `attnc_kernel_desc` `<name>_desc` with its symbol, tensor and phase tables (kernel
-    interface v2, from `attnc::attentionInterface` in `attnc/Interface`), the phase's
-    function `<name>_item` (or `<name>_device`) that passes the runtime's arrays of views
-    and coordinates to `_mlir_ciface_<name>_tile` (or `_grid`), and the exported entry
-    `int <name>(q, k, v, out, lse, opt)` that forwards to
-    `attnc_rt_launch(&<name>_desc, ...)`. Runs after the conversion to the LLVM dialect.
+    interface v2, from the entry's family: `interfaceFromEntry` of the
+    `KernelFamilyOpInterface` op its `op` names, `attnc::attentionInterface` for
+    `attn.flash`), the phase's function `<name>_item` (or `<name>_device`) that passes the
+    runtime's arrays of views and coordinates to `_mlir_ciface_<name>_tile` (or `_grid`),
+    and the exported entry `int <name>(<tensors>..., opt)` that forwards to
+    `attnc_rt_launch(&<name>_desc, ...)` (attention's five tensors) or `attnc_rt_run`.
+    Runs after the conversion to the LLVM dialect.
     The descriptor also records the target the code is built for and the CPU features it
     needs (`attnc_cpu_feature` bits), which the runtime checks before running it.
   }];

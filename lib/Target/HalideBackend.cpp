@@ -32,7 +32,8 @@ halideProblems(ModuleOp module, const Selection &selection) {
     return std::move(err);
   std::vector<halide::FlashProblem> problems;
   for (attn::KernelOp kernel : tiled->getOps<attn::KernelOp>()) {
-    FailureOr<halide::FlashProblem> problem = attn::flashProblemFromOp(kernel);
+    FailureOr<halide::FlashProblem> problem = attn::flashProblemFromOp(
+        kernel, selection.gpuTarget.empty() ? selection.cpu.name : selection.gpuTarget);
     if (failed(problem))
       return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
     // The CPU hand schedule's unroll; the GPU schedules have none (0).

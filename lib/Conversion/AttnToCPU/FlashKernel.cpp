@@ -354,11 +354,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
 }
 
 FailureOr<func::FuncOp>
-mlir::attn::buildCpuFlashKernel(KernelOp kernel, const CpuKernelConfig &config) {
-  FlashOp op = kernel.getFlash();
-  if (!op)
-    return kernel.emitOpError("expects its tiled form, attn.flash; run "
-                              "attn-tile-flash first");
+mlir::attn::buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &config) {
+  auto kernel = cast<KernelOp>(op->getParentOp());
   Type elem = op.getDtype();
   if (!elem.isF32() && !elem.isF16() && !elem.isBF16())
     return op.emitOpError("the CPU backend supports dtypes f32, f16 and bf16, got ")

@@ -60,10 +60,10 @@ struct AttnLowerFlashToCPUPass
     config.countTiles = countTiles;
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
-      if (failed(buildCpuFlashKernel(kernel, config)))
+      FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target);
+      if (failed(flash) || failed(buildCpuFlashKernel(*flash, config)))
         return signalPassFailure();
-      kernels.push_back(
-          entryToAttr(&getContext(), describeKernel(kernel.getFlash(), kernel.getSymName())));
+      kernels.push_back(flash->describeEntry(kernel.getSymName(), kDLCPU));
       kernel.erase();
     }
     module->setAttr(kKernelEntriesAttr, ArrayAttr::get(&getContext(), kernels));

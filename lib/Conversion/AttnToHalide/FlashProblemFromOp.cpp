@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
+#include "attnc/Conversion/Common/KernelEntry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseMap.h"
@@ -52,10 +53,12 @@ static attnc::halide::ModBody modBody(Block &block) {
   return body;
 }
 
-FailureOr<attnc::halide::FlashProblem> mlir::attn::flashProblemFromOp(KernelOp kernel) {
-  FlashOp op = kernel.getFlash();
-  if (!op)
-    return kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");
+FailureOr<attnc::halide::FlashProblem> mlir::attn::flashProblemFromOp(KernelOp kernel,
+                                                                       StringRef target) {
+  FailureOr<FlashOp> flash = flashToLower(kernel, "Halide", target);
+  if (failed(flash))
+    return failure();
+  FlashOp op = *flash;
   if (op.hasOutput(OutputKind::weights))
     return op.emitOpError("outputs 'weights', which the Halide backend does not compute; "
                           "the MLIR CPU backend does (--backend=mlir on a CPU target)");

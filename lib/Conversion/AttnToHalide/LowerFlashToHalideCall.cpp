@@ -153,11 +153,10 @@ struct AttnLowerFlashToHalideCallPass
     b.setInsertionPointToEnd(module.getBody());
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
-      FlashOp op = kernel.getFlash();
-      if (!op) {
-        kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");
+      FailureOr<FlashOp> flash = flashToLower(kernel, "Halide", device);
+      if (failed(flash))
         return signalPassFailure();
-      }
+      FlashOp op = *flash;
       std::optional<int64_t> deviceType; // a tile function runs on the CPU
       if (device == "cpu") {
         emitTileThunk(b, module, op, kernel.getSymName());
@@ -165,8 +164,7 @@ struct AttnLowerFlashToHalideCallPass
         emitGridThunk(b, module, op, kernel.getSymName(), device == "cuda");
         deviceType = device == "cuda" ? kDLCUDA : kDLCPU;
       }
-      kernels.push_back(
-          entryToAttr(&getContext(), describeKernel(op, kernel.getSymName(), deviceType.value_or(kDLCPU))));
+      kernels.push_back(op.describeEntry(kernel.getSymName(), deviceType.value_or(kDLCPU)));
       kernel.erase();
     }
     module->setAttr(kKernelEntriesAttr, ArrayAttr::get(&getContext(), kernels));

@@ -108,11 +108,10 @@ struct AttnLowerFlashToNVGPUPass
     }
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
-      FlashOp op = kernel.getFlash();
-      if (!op) {
-        kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");
+      FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CUDA", target);
+      if (failed(flash))
         return signalPassFailure();
-      }
+      FlashOp op = *flash;
       if (std::string misfit = mmaKernelMisfit(op, *cuda); !misfit.empty()) {
         op.emitOpError("cannot become a ") << target << " tensor-core kernel: " << misfit;
         return signalPassFailure();
@@ -124,7 +123,7 @@ struct AttnLowerFlashToNVGPUPass
       func->setAttr("attn.dynamic_shared_bytes",
                     b.getI64IntegerAttr(MmaKernelShape::of(op, *cuda).sharedBytes));
       emitGridFunction(b, module, op, *cuda, name);
-      kernels.push_back(entryToAttr(&getContext(), describeKernel(op, name, kDLCUDA)));
+      kernels.push_back(op.describeEntry(name, kDLCUDA));
       kernel.erase();
     }
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), b.getUnitAttr());

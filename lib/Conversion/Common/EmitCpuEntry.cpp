@@ -255,11 +255,16 @@ struct AttnEmitCpuEntryPass
          hasGrid = SymbolTable::lookupSymbolIn(module, grid);
     if (hasTile == hasGrid)
       return error(module, name) << "needs one of the functions " << tile << " and " << grid;
-    entry->facts.onDevice = hasGrid;
-    attnc::KernelInterface in = attnc::attentionInterface(entry->facts);
+    attnc::KernelInterface &in = entry->interface;
+    if (in.phases.size() != 1)
+      return error(module, name) << "has " << in.phases.size()
+                                 << " phases; one function serves one phase here";
+    in.phases[0].onDevice = hasGrid;
+    // An item's coordinates, one per name of its phase's index ("b,h,q_tile").
+    int rank = 1 + int(llvm::count(in.phases[0].index, ','));
     std::string phaseFn = name + (hasGrid ? "_device" : "_item");
     if (failed(emitPhaseFunction(b, module, name, hasGrid ? grid : tile, phaseFn, in.numArgs,
-                                 3, hasGrid)) ||
+                                 rank, hasGrid)) ||
         failed(emitTables(b, module, name, in, phaseFn, hasGrid)))
       return failure();
 

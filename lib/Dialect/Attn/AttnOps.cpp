@@ -45,13 +45,21 @@ FlashOp KernelOp::getFlash() {
   return dyn_cast_or_null<FlashOp>(getSpec().getOperation());
 }
 
+KernelFamilyOpInterface KernelOp::getCompute() {
+  return dyn_cast_or_null<KernelFamilyOpInterface>(
+      getBody().front().empty() ? nullptr : &getBody().front().front());
+}
+
 LogicalResult KernelOp::verify() {
   Block &body = getBody().front();
   size_t count = body.getOperations().size();
-  if (count == 1 && isa<AttentionSpecOpInterface>(body.front()))
+  auto held = [](Operation &op) {
+    return isa<AttentionSpecOpInterface, KernelFamilyOpInterface>(op);
+  };
+  if (count == 1 && held(body.front()))
     return success();
   for (Operation &op : body)
-    if (!isa<AttentionSpecOpInterface>(op))
+    if (!held(op))
       return op.emitOpError("cannot appear in an attn.kernel body; a kernel "
                             "holds exactly one attn.attention (or its tiled "
                             "form, attn.flash)");

@@ -9,7 +9,7 @@
 // RUN: not attnc-opt %s --attn-normalize --attn-tile-flash --attn-lower-flash-to-halide-call=device=tpu 2>&1 | FileCheck %s --check-prefix=BAD
 
 // CHECK-NOT: attn.kernel
-// CHECK: attn.cpu_kernels = [{block_q = 64 : i64, dtype = bf16, head_dim = 96 : i64, {{.*}}name = "gqa", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]
+// CHECK: attn.cpu_kernels = [{block_q = 64 : i64, dtype = bf16, head_dim = 96 : i64, {{.*}}name = "gqa", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]
 // CHECK: llvm.func @gqa_halide(!llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32, i32, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK: llvm.func @attnc_rt_halide_tile(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64) -> i32
 // CHECK: llvm.func @_mlir_ciface_gqa_tile(%[[Q:.*]]: !llvm.ptr, %[[K:.*]]: !llvm.ptr, %[[V:.*]]: !llvm.ptr, %[[O:.*]]: !llvm.ptr, %[[L:.*]]: !llvm.ptr, %[[P:.*]]: !llvm.ptr, %[[B:.*]]: i64, %[[H:.*]]: i64, %[[T:.*]]: i64) -> i32

@@ -6,7 +6,7 @@
 // RUN: not attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash=block-q=32 --attn-lower-flash-to-nvgpu=target=cuda-sm90a 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash --attn-lower-flash-to-nvgpu=target=cuda-sm70 2>&1 | FileCheck %s --check-prefix=TARGET
 
-// CHECK: module attributes {attn.cpu_kernels = [{block_q = 128 : i64, device_type = 2 : i64, dtype = bf16, head_dim = 96 : i64, {{.*}}name = "gqa", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}], gpu.container_module}
+// CHECK: module attributes {attn.cpu_kernels = [{block_q = 128 : i64, device_type = 2 : i64, dtype = bf16, head_dim = 96 : i64, {{.*}}name = "gqa", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}], gpu.container_module}
 // CHECK: gpu.module @gqa_gpu
 // The dynamic shared memory, aligned for the 128-byte swizzle's 1024-byte atoms.
 // CHECK: llvm.mlir.global external @attnc_shared() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>

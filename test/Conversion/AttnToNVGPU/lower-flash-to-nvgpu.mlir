@@ -4,7 +4,7 @@
 // RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash --attn-lower-flash-to-nvgpu | FileCheck %s
 // RUN: not attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash=block-kv=24 --attn-lower-flash-to-nvgpu 2>&1 | FileCheck %s --check-prefix=BLOCK
 
-// CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, device_type = 2 : i64, dtype = bf16, head_dim = 96 : i64, {{.*}}name = "gqa", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}], gpu.container_module}
+// CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, device_type = 2 : i64, dtype = bf16, head_dim = 96 : i64, {{.*}}name = "gqa", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}], gpu.container_module}
 // CHECK: gpu.module @gqa_gpu
 // q, k, v, out, lse as the runtime's flat views, then the 17 params.
 // CHECK: gpu.func @gqa(%{{.*}}: memref<?xbf16, 1>, %{{.*}}: memref<?xbf16, 1>, %{{.*}}: memref<?xbf16, 1>, %{{.*}}: memref<?xbf16, 1>, %{{.*}}: memref<?xf32, 1>, %{{.*}}: index, {{.*}}: index) kernel attributes {attn.dynamic_shared_bytes = 66560 : i64, known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 1 : i32}

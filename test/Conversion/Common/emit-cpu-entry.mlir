@@ -79,7 +79,7 @@
 // CHECK: llvm.func @k(%[[Q:.*]]: !llvm.ptr, %[[K:.*]]: !llvm.ptr, %[[V:.*]]: !llvm.ptr, %[[O:.*]]: !llvm.ptr, %[[L:.*]]: !llvm.ptr, %[[OPT:.*]]: !llvm.ptr) -> i32
 // CHECK: %[[D:.*]] = llvm.mlir.addressof @k_desc
 // CHECK: llvm.call @attnc_rt_launch(%[[D]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[OPT]])
-module attributes {attn.cpu_kernels = [{block_q = 16 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 8192 : i64, max_seq_q = 4096 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
+module attributes {attn.cpu_kernels = [{block_q = 16 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 8192 : i64, max_seq_q = 4096 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
   llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
@@ -104,8 +104,8 @@ module attributes {attn.cpu_kernels = [{block_q = 16 : i64, dtype = f32, head_di
 // CHECK-NEXT: llvm.mlir.constant(16 : i32)
 // CHECK-NEXT: llvm.insertvalue {{.*}}[8]
 module attributes {attn.cpu_kernels = [
-    {block_q = 32 : i64, dtype = bf16, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "b", num_heads = 4 : i64, num_kv_heads = 4 : i64, outputs = 1 : i64},
-    {block_q = 32 : i64, dtype = f16, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "h", num_heads = 4 : i64, num_kv_heads = 4 : i64, outputs = 1 : i64}]} {
+    {block_q = 32 : i64, dtype = bf16, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "b", num_heads = 4 : i64, num_kv_heads = 4 : i64, op = "attn.flash", outputs = 1 : i64},
+    {block_q = 32 : i64, dtype = f16, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "h", num_heads = 4 : i64, num_kv_heads = 4 : i64, op = "attn.flash", outputs = 1 : i64}]} {
   llvm.func @_mlir_ciface_b_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
@@ -133,7 +133,7 @@ module attributes {attn.cpu_kernels = [
 // CHECK: llvm.mlir.global internal constant @g_desc()
 // CHECK: llvm.mlir.constant(2 : i32)
 // CHECK-NEXT: llvm.insertvalue {{.*}}[1]
-module attributes {attn.cpu_kernels = [{block_q = 16 : i64, device_type = 2 : i64, dtype = f32, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "g", num_heads = 4 : i64, num_kv_heads = 4 : i64, outputs = 1 : i64}]} {
+module attributes {attn.cpu_kernels = [{block_q = 16 : i64, device_type = 2 : i64, dtype = f32, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "g", num_heads = 4 : i64, num_kv_heads = 4 : i64, op = "attn.flash", outputs = 1 : i64}]} {
   llvm.func @_mlir_ciface_g_grid(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %d: i64, %s: !llvm.ptr) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
@@ -143,15 +143,37 @@ module attributes {attn.cpu_kernels = [{block_q = 16 : i64, device_type = 2 : i6
 // -----
 
 // expected-error @below {{attn-emit-cpu-entry: kernel 'lost': needs one of the functions _mlir_ciface_lost_tile and _mlir_ciface_lost_grid}}
-module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "lost", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
+module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "lost", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
 }
 
 // -----
 
 // A tile function that does not take what the phase passes.
 // expected-error @below {{attn-emit-cpu-entry: kernel 'k': _mlir_ciface_k_tile does not take the 9 arguments its phase passes}}
-module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
+module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
   llvm.func @_mlir_ciface_k_tile(%a: !llvm.ptr) -> i32 {
+    %c = llvm.mlir.constant(0 : i32) : i32
+    llvm.return %c : i32
+  }
+}
+
+// -----
+
+// The entry names its family's op, whose interfaceFromEntry reads the rest; an op of no kernel
+// family (the spec form attn.attention here) or none at all is an error.
+// expected-error @below {{attn-emit-cpu-entry: kernel 'k': 'attn.attention' is no registered op of a kernel family (KernelFamilyOpInterface)}}
+module attributes {attn.cpu_kernels = [{block_q = 16 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.attention", outputs = 3 : i64}]} {
+  llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
+    %c = llvm.mlir.constant(0 : i32) : i32
+    llvm.return %c : i32
+  }
+}
+
+// -----
+
+// expected-error @below {{attn-emit-cpu-entry: kernel 'k': no string 'op' (its kernel family's op) in attn.cpu_kernels}}
+module attributes {attn.cpu_kernels = [{block_q = 16 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
+  llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }
@@ -161,7 +183,7 @@ module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_di
 
 // A fact the interface needs is missing: an error, never a silent 0.
 // expected-error @below {{attn-emit-cpu-entry: kernel 'k': no integer 'block_q' in attn.cpu_kernels}}
-module attributes {attn.cpu_kernels = [{dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
+module attributes {attn.cpu_kernels = [{dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
   llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
@@ -171,7 +193,7 @@ module attributes {attn.cpu_kernels = [{dtype = f32, head_dim = 128 : i64, layou
 // -----
 
 // expected-error @below {{attn-emit-cpu-entry: kernel 'k': no 'dtype' type in attn.cpu_kernels}}
-module attributes {attn.cpu_kernels = [{block_q = 32 : i64, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
+module attributes {attn.cpu_kernels = [{block_q = 32 : i64, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
   llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
@@ -181,7 +203,7 @@ module attributes {attn.cpu_kernels = [{block_q = 32 : i64, head_dim = 128 : i64
 // -----
 
 // expected-error @below {{attn-emit-cpu-entry: kernel 'k': dtype 'f64' has no DLPack spelling here; expected f32, f16 or bf16}}
-module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f64, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
+module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f64, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
   llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
@@ -191,7 +213,7 @@ module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f64, head_di
 // -----
 
 // expected-error @below {{attn-emit-cpu-entry: kernel 'k': 'layout' is 4294967296, which does not fit int32}}
-module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_dim = 128 : i64, layout = 4294967296 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, outputs = 3 : i64}]} {
+module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_dim = 128 : i64, layout = 4294967296 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
   llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32

@@ -42,10 +42,9 @@ struct CpuKernelConfig {
 };
 
 /// Builds `func.func @<kernel>_tile` (the C-interface tile function described
-/// in attnc_runtime.h) for the kernel's attn.flash, inserted before
-/// `kernel`. Emits a diagnostic and fails for what the CPU backend cannot do.
-FailureOr<func::FuncOp> buildCpuFlashKernel(KernelOp kernel,
-                                            const CpuKernelConfig &config);
+/// in attnc_runtime.h) for `op`, inserted before its kernel. Emits a
+/// diagnostic and fails for what the CPU backend cannot do.
+FailureOr<func::FuncOp> buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &config);
 
 } // namespace mlir::attn
 

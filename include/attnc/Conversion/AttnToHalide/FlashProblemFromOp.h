@@ -13,9 +13,10 @@
 
 namespace mlir::attn {
 
-/// The plain-data problem of the kernel's attn.flash; emits a diagnostic on
-/// the op and fails for what the Halide backend does not translate yet.
-FailureOr<attnc::halide::FlashProblem> flashProblemFromOp(KernelOp kernel);
+/// The plain-data problem of the kernel's attn.flash, for `target`; emits a
+/// diagnostic on the op and fails for what the Halide backend does not
+/// translate yet (another kernel family's op among them).
+FailureOr<attnc::halide::FlashProblem> flashProblemFromOp(KernelOp kernel, StringRef target);
 
 } // namespace mlir::attn
 

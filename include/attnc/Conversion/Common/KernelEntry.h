@@ -7,11 +7,11 @@
 //
 // The host glue every backend shares. A lowering (MLIR CPU, Halide, CUDA)
 // replaces each kernel by its tile or grid function and records the kernel's
-// entry in the module attribute `attn.cpu_kernels`; attn-emit-cpu-entry
-// then writes its descriptor (kernel interface v2, from the entry's facts)
-// and its exported C function. The entry is typed here and only spelled as
-// a dictionary in the IR, so the lowerings and the pass cannot disagree on
-// it.
+// entry in the module attribute `attn.cpu_kernels` (its family op's
+// describeEntry); attn-emit-cpu-entry then writes its descriptor (kernel
+// interface v2, from the family's interfaceFromEntry) and its exported C
+// function. The family op writes and reads the record, so the lowerings and
+// the pass cannot disagree on it, and the pass knows no family.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,23 +32,23 @@ namespace mlir::attn {
 inline constexpr llvm::StringLiteral kKernelEntriesAttr = "attn.cpu_kernels";
 
 /// One kernel's entry: its exported symbol, the device of its tensors, and
-/// the facts its family's interface is built from (attn-emit-cpu-entry sets
-/// facts.onDevice from the function it finds: a tile or a grid function).
+/// its family's interface (attn-emit-cpu-entry sets each phase's onDevice
+/// from the function it finds: a tile or a grid function).
 struct KernelEntry {
   std::string name;
   int64_t deviceType = kDLCPU;
-  attnc::AttentionFacts facts;
+  attnc::KernelInterface interface;
 };
 
-/// The entry of `op`'s kernel `name`, whose tensors live on `deviceType`:
-/// outputs (out always: the C ABI always takes and fills it), lengths
-/// bounded by max_seq and by a block layout's cover.
-KernelEntry describeKernel(FlashOp op, StringRef name, int64_t deviceType = kDLCPU);
-
-/// `entry` as attn.cpu_kernels records it, and back (an error on `module`
-/// names what is missing or malformed).
-DictionaryAttr entryToAttr(MLIRContext *ctx, const KernelEntry &entry);
+/// The entry attn.cpu_kernels records (KernelFamilyOpInterface::describeEntry),
+/// read back through the family of the registered op it names (an error on
+/// `module` names what is missing or malformed).
 FailureOr<KernelEntry> entryFromAttr(ModuleOp module, DictionaryAttr attr);
+
+/// The attn.flash of `kernel`, the op `backend` lowers for `target`;
+/// otherwise an error on the body: an attn.attention wants attn-tile-flash
+/// first, another family's op has no lowering in this backend.
+FailureOr<FlashOp> flashToLower(KernelOp kernel, StringRef backend, StringRef target);
 
 /// A private constant global `symbol` holding `text` and a terminating NUL.
 LLVM::GlobalOp addStringGlobal(OpBuilder &b, Location loc, StringRef symbol, StringRef text);

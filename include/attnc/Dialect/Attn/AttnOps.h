@@ -9,6 +9,7 @@
 #define ATTNC_DIALECT_ATTN_ATTNOPS_H
 
 #include "attnc/Dialect/Attn/AttnDialect.h"
+#include "attnc/Interface/KernelInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
