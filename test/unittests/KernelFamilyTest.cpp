@@ -73,7 +73,8 @@ public:
       return t;
     };
     in.tensors = {tensor("x", 0, 0), tensor("y", 1, ATTNC_TENSOR_OUTPUT)};
-    in.phases = {{"scan", "n/chunk", "c", false}};
+    // Each chunk's own scan, then each chunk adds the totals before it.
+    in.phases = {{"scan", "n/chunk", "c", false}, {"fixup", "n/chunk", "c", false}};
     in.numArgs = 2;
     in.numParams = 2;
     return in;
@@ -164,11 +165,15 @@ TEST_F(Fixture, EveryBackendNamesTheOpItCannotLower) {
 }
 
 TEST_F(Fixture, EntryTablesComeFromTheFamily) {
-  // What a scan lowering would leave: its entry and its tile function, which
-  // takes the two tensors' views, params and the chunk index.
+  // What a scan lowering would leave: its entry and a tile function per
+  // phase, which takes the two tensors' views, params and the chunk index.
   OwningOpRef<ModuleOp> module = parse(R"(
     module attributes {attn.cpu_kernels = [{chunk = 64 : i64, name = "s", op = "test_family.scan"}]} {
       llvm.func @_mlir_ciface_s_tile(%x: !llvm.ptr, %y: !llvm.ptr, %p: !llvm.ptr, %c: i64) -> i32 {
+        %0 = llvm.mlir.constant(0 : i32) : i32
+        llvm.return %0 : i32
+      }
+      llvm.func @_mlir_ciface_s_fixup_tile(%x: !llvm.ptr, %y: !llvm.ptr, %p: !llvm.ptr, %c: i64) -> i32 {
         %0 = llvm.mlir.constant(0 : i32) : i32
         llvm.return %0 : i32
       }
@@ -185,7 +190,7 @@ TEST_F(Fixture, EntryTablesComeFromTheFamily) {
   };
   EXPECT_EQ(arrayLength("s_symbols"), 2);
   EXPECT_EQ(arrayLength("s_tensors"), 2);
-  EXPECT_EQ(arrayLength("s_phases"), 1);
+  EXPECT_EQ(arrayLength("s_phases"), 2);
   // The exported entry takes the family's two tensors and the options, and
   // runs through attnc_rt_run (attnc_rt_launch is attention's five).
   auto entry = module->lookupSymbol<LLVM::LLVMFuncOp>("s");
@@ -194,14 +199,19 @@ TEST_F(Fixture, EntryTablesComeFromTheFamily) {
   bool runs = false;
   entry.walk([&](LLVM::CallOp call) { runs |= call.getCallee() == StringRef("attnc_rt_run"); });
   EXPECT_TRUE(runs);
-  // The item function hands the tile function one coordinate (phase index "c").
-  auto item = module->lookupSymbol<LLVM::LLVMFuncOp>("s_item");
-  ASSERT_TRUE(item);
-  bool calls = false;
-  item.walk([&](LLVM::CallOp call) {
-    calls = call.getCallee() == StringRef("_mlir_ciface_s_tile") && call.getNumOperands() == 4;
-  });
-  EXPECT_TRUE(calls);
+  // Each phase's item function hands its tile function one coordinate
+  // (phase index "c").
+  for (auto [item, tile] : {std::pair<StringRef, StringRef>{"s_item", "_mlir_ciface_s_tile"},
+                            {"s_fixup_item", "_mlir_ciface_s_fixup_tile"}}) {
+    auto fn = module->lookupSymbol<LLVM::LLVMFuncOp>(item);
+    ASSERT_TRUE(fn) << item.str();
+    bool calls = false;
+    fn.walk([&](LLVM::CallOp call) {
+      calls = call.getCallee() == tile && call.getNumOperands() == 4;
+    });
+    EXPECT_TRUE(calls) << item.str();
+    EXPECT_FALSE(SymbolTable::symbolKnownUseEmpty(fn, *module)) << item.str() << " unlisted";
+  }
 }
 
 } // namespace

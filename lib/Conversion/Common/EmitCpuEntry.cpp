@@ -169,7 +169,7 @@ struct AttnEmitCpuEntryPass
   }
 
   LogicalResult emitTables(OpBuilder &b, ModuleOp module, StringRef name,
-                           const attnc::KernelInterface &in, StringRef phaseFn,
+                           const attnc::KernelInterface &in, ArrayRef<std::string> phaseFns,
                            bool onDevice) {
     auto text = [&](const std::string &s) {
       return s.empty() ? std::string() : stringSymbol(b, module, s);
@@ -186,11 +186,11 @@ struct AttnEmitCpuEntryPass
                          {{"name", text(t.name)}, {"dims", text(t.dims)},
                           {"legend", text(t.legend)}, {"about", text(t.about)},
                           {"strides", text(t.strides)}}});
-    for (const attnc::PhaseSpec &p : in.phases)
+    for (auto [p, fn] : llvm::zip_equal(in.phases, phaseFns))
       phases.push_back({{},
                         {{"name", text(p.name)}, {"items", text(p.items)},
-                         {"index", text(p.index)}, {"item", onDevice ? "" : phaseFn.str()},
-                         {"device", onDevice ? phaseFn.str() : ""}}});
+                         {"index", text(p.index)}, {"item", onDevice ? "" : fn},
+                         {"device", onDevice ? fn : ""}}});
     return success(
         succeeded(emitTable(b, module, name, (name + "_symbols").str(), "attnc_symbol_desc",
                             attnc::kSymbolDescFields, symbols)) &&
@@ -247,25 +247,33 @@ struct AttnEmitCpuEntryPass
     if (failed(entry))
       return failure();
     const std::string &name = entry->name;
-    // A kernel has a tile function (per work item) or a grid function (the
-    // whole tensors, on a device).
-    std::string tile = "_mlir_ciface_" + name + "_tile";
-    std::string grid = "_mlir_ciface_" + name + "_grid";
+    attnc::KernelInterface &in = entry->interface;
+    if (in.phases.empty())
+      return error(module, name) << "has no phase";
+    // A kernel has a tile function per phase (per work item) or a grid
+    // function (the whole tensors, on a device): _mlir_ciface_<name>_tile for
+    // the first phase, _mlir_ciface_<name>_<phase>_tile for a later one.
+    auto kernelFn = [&](size_t phase, StringRef kind) {
+      std::string stem = phase ? name + "_" + in.phases[phase].name : name;
+      return "_mlir_ciface_" + stem + "_" + kind.str();
+    };
+    std::string tile = kernelFn(0, "tile"), grid = kernelFn(0, "grid");
     bool hasTile = SymbolTable::lookupSymbolIn(module, tile),
          hasGrid = SymbolTable::lookupSymbolIn(module, grid);
     if (hasTile == hasGrid)
       return error(module, name) << "needs one of the functions " << tile << " and " << grid;
-    attnc::KernelInterface &in = entry->interface;
-    if (in.phases.size() != 1)
-      return error(module, name) << "has " << in.phases.size()
-                                 << " phases; one function serves one phase here";
-    in.phases[0].onDevice = hasGrid;
-    // An item's coordinates, one per name of its phase's index ("b,h,q_tile").
-    int rank = 1 + int(llvm::count(in.phases[0].index, ','));
-    std::string phaseFn = name + (hasGrid ? "_device" : "_item");
-    if (failed(emitPhaseFunction(b, module, name, hasGrid ? grid : tile, phaseFn, in.numArgs,
-                                 rank, hasGrid)) ||
-        failed(emitTables(b, module, name, in, phaseFn, hasGrid)))
+    SmallVector<std::string> phaseFns;
+    for (auto [i, phase] : llvm::enumerate(in.phases)) {
+      phase.onDevice = hasGrid;
+      std::string stem = i ? name + "_" + phase.name : name;
+      phaseFns.push_back(stem + (hasGrid ? "_device" : "_item"));
+      // An item's coordinates, one per name of its phase's index ("b,h,q_tile").
+      int rank = 1 + int(llvm::count(phase.index, ','));
+      if (failed(emitPhaseFunction(b, module, name, kernelFn(i, hasGrid ? "grid" : "tile"),
+                                   phaseFns.back(), in.numArgs, rank, hasGrid)))
+        return failure();
+    }
+    if (failed(emitTables(b, module, name, in, phaseFns, hasGrid)))
       return failure();
 
     FieldValues desc;
