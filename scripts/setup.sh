@@ -28,7 +28,8 @@ install_apt() {
     llvm-$LLVM_VERSION-tools ccache ninja-build libdlpack-dev libgtest-dev pocl-opencl-icd \
     ocl-icd-opencl-dev python3-venv python3-numpy \
     g++-aarch64-linux-gnu qemu-user-static \
-    clang-$LLVM_VERSION libclang-rt-$LLVM_VERSION-dev  # aarch64: cross build, emulation; fuzzers
+    clang-$LLVM_VERSION libclang-rt-$LLVM_VERSION-dev `# aarch64: cross build, emulation; fuzzers` \
+    lld-$LLVM_VERSION  # merges a spec's kernel objects
 }
 
 install_venv() {
