@@ -45,9 +45,18 @@ int findSymbol(const attnc_kernel_desc &d, const char *name, size_t length) {
   return -1;
 }
 
+/// What a list is, for its error messages ("tensor " q "'s dims"): put
+/// together only when a check fails, not on every launch.
+struct ListName {
+  const char *before, *name, *after;
+};
+std::ostream &operator<<(std::ostream &os, const ListName &n) {
+  return os << n.before << n.name << n.after;
+}
+
 /// Parses `list` ("a,b,c", or with `divisions` also "a/b") into `terms`.
 std::string parseList(const attnc_kernel_desc &d, const char *list, bool divisions,
-                      Term *terms, int &count, const std::string &what) {
+                      Term *terms, int &count, const ListName &what) {
   count = 0;
   if (!list || !*list)
     return cat(what, " is empty");
@@ -112,7 +121,7 @@ std::string checkPhases(const attnc_kernel_desc &d, Tables &tables) {
                  "), but this runtime only launches kDLCPU (", int(kDLCPU),
                  ") kernels, and device phases on kDLCUDA (", int(kDLCUDA), ")");
     std::string bad = parseList(d, ph.items, true, tables.phaseItems[i], tables.phaseRank[i],
-                                cat("the items of phase '", ph.name, "'"));
+                                {"the items of phase '", ph.name, "'"});
     if (!bad.empty())
       return bad;
     for (int c = 0; c < tables.phaseRank[i]; ++c) {
@@ -140,10 +149,10 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
     return cat("tensor ", t.name, " has dtype_code = ", t.dtype_code, " and dtype_bits = ",
                t.dtype_bits, ", but this runtime only runs ", kernelDtypeList(), " tensors");
   Term dims[kMaxRank], strides[kMaxRank];
-  std::string bad = parseList(d, t.dims, false, dims, shape.rank, cat("tensor ", t.name, "'s dims"));
+  std::string bad = parseList(d, t.dims, false, dims, shape.rank, {"tensor ", t.name, "'s dims"});
   if (bad.empty())
     bad = parseList(d, t.strides, false, strides, shape.numStrides,
-                    cat("tensor ", t.name, "'s strides"));
+                    {"tensor ", t.name, "'s strides"});
   if (!bad.empty())
     return bad;
   for (int n = 0; n < shape.rank; ++n)
