@@ -82,17 +82,21 @@ std::string attnc::tileKey(ModuleOp module, llvm::StringRef kernel) {
   llvm::SmallVector<Operation *> closure = closureOf(module, {tileName(kernel)});
   if (closure.empty())
     return "";
-  // A copy in which what the module defines is named by its place in the
-  // closure; what it only declares (a libm function) keeps its name.
+  // A copy in which the tile function and the private symbols it uses are
+  // named by their place in the closure. What the module declares (a libm
+  // function) or makes public (a test's tile counter, one per kernel) keeps
+  // its name: two kernels share only when they refer to the same of those.
   OwningOpRef<ModuleOp> copy = ModuleOp::create(UnknownLoc::get(module.getContext()));
   for (Operation *op : closure)
     copy->push_back(op->clone());
   SymbolTable table(*copy);
-  unsigned defined = 0;
-  for (Operation &op : llvm::make_early_inc_range(copy->getBody()->getOperations()))
-    if (!cast<SymbolOpInterface>(op).isDeclaration() &&
-        failed(table.rename(&op, "attnc.shared." + std::to_string(defined++))))
+  unsigned renamed = 0;
+  for (Operation &op : llvm::make_early_inc_range(copy->getBody()->getOperations())) {
+    auto symbol = cast<SymbolOpInterface>(op);
+    bool own = renamed == 0 || (symbol.isPrivate() && !symbol.isDeclaration());
+    if (own && failed(table.rename(&op, "attnc.shared." + std::to_string(renamed++))))
       return "";
+  }
   llvm::raw_sha1_ostream digest;
   copy->print(digest);
   return llvm::toHex(digest.sha1());
