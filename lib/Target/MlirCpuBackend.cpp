@@ -43,13 +43,13 @@ static llvm::Error writeKernelwiseObject(ModuleOp module, const Selection &selec
   SharedTiles shared(kernels.size());
   auto compileOne = [&](ModuleOp single, size_t index) -> llvm::Error {
     llvm::StringRef name = kernels[index].getSymName();
-    llvm::Error err = runPipeline(single, selection, PipelineStage::loops);
+    llvm::Error err = runPipeline(single, selection, PipelineStage::lowered);
     size_t owner = shared.share(index, err ? "" : tileKey(single, name));
     if (err)
       return err;
     bool stubbed = owner != index && stubTile(single, name);
     if (llvm::Error err = runPipeline(single, selection, PipelineStage::llvmDialect,
-                                      PipelineStage::loops))
+                                      PipelineStage::lowered))
       return err;
     if (stubbed)
       useTileOf(single, name, kernels[owner].getSymName());

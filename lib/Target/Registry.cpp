@@ -266,8 +266,10 @@ int64_t attnc::resolvedBlockKv(const Selection &s, int64_t elemBytes) {
 void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
                           PipelineStage until, std::optional<PipelineStage> from) {
   if (from) {
-    // Only the MLIR CPU backend resumes, from its loops stage.
-    assert(*from == PipelineStage::loops && until == PipelineStage::llvmDialect);
+    // Only the MLIR CPU backend resumes, from its lowered or loops stage.
+    assert(*from >= PipelineStage::lowered && until == PipelineStage::llvmDialect);
+    if (*from == PipelineStage::lowered)
+      buildPrepareLoopsPipeline(pm);
     buildLowerToLLVMPipeline(pm, s.cpu.name, s.cpu.cpuNeeds);
     return;
   }
@@ -313,6 +315,8 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   lowering.softmax = s.schedule.getChoice("softmax").str();
   lowering.countTiles = s.countTiles;
   pm.addPass(mlir::attn::createAttnLowerFlashToCPUPass(lowering));
+  if (until == PipelineStage::lowered)
+    return;
   buildPrepareLoopsPipeline(pm);
   if (until == PipelineStage::loops)
     return;

@@ -8,12 +8,13 @@
 // A spec's kernels often differ only where the tile function does not look:
 // the head counts of one GQA group size, the names. Lowering the tile
 // function to LLVM, LLVM's -O3 and code generation are nearly all of a
-// kernel's compile time, so a kernel whose tile function prints the same at
-// the loops stage (the CPU lowering's output, 5% of the time) as an earlier
-// kernel's calls that one instead: its own is lowered as a stub and dropped.
-// The rest of the pipeline treats each function on its own, under the module
-// attributes that all kernels of a spec share, so the same loops-stage code
-// is the same machine code. FlashAttention's instantiation set (1,050
+// kernel's compile time, so a kernel whose tile function prints the same as
+// an earlier kernel's straight out of attn-lower-flash-to-cpu (the lowered
+// stage, a few per cent of the time) calls that one instead: its own is
+// replaced by a stub, lowered the rest of the way and dropped. The rest of
+// the pipeline treats each function on its own, under the module attributes
+// that all kernels of a spec share, so the same lowered code is the same
+// machine code. FlashAttention's instantiation set (1,050
 // kernels) has 315 distinct tile functions.
 //
 //===----------------------------------------------------------------------===//

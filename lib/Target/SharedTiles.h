@@ -37,12 +37,12 @@ private:
   size_t prefix = 0; // keys[0, prefix) are recorded
 };
 
-/// At the loops stage: a digest of `kernel`'s tile function and everything
+/// At the lowered stage: a digest of `kernel`'s tile function and everything
 /// it references, with the names of what the module defines left out; ""
 /// when it has none.
 std::string tileKey(mlir::ModuleOp module, llvm::StringRef kernel);
 
-/// At the loops stage: replaces the body of `kernel`'s tile function with
+/// At the lowered stage: replaces the body of `kernel`'s tile function with
 /// one that returns zeros, cheap to lower (useTileOf drops it afterwards);
 /// false when its results have no zero.
 bool stubTile(mlir::ModuleOp module, llvm::StringRef kernel);

@@ -87,12 +87,14 @@ int64_t resolvedBlockQ(const Selection &selection, int64_t headDim);
 /// The block_kv attn-tile-flash uses for a kernel of `elemBytes` elements.
 int64_t resolvedBlockKv(const Selection &selection, int64_t elemBytes);
 
-/// The MLIR stages a pipeline can stop after.
-enum class PipelineStage { normalized, tiled, loops, llvmDialect };
+/// The MLIR stages a pipeline can stop after. `lowered` is the MLIR CPU
+/// backend's tile functions as attn-lower-flash-to-cpu writes them, before
+/// the loops stage's clean-up (where SharedTiles compares them).
+enum class PipelineStage { normalized, tiled, lowered, loops, llvmDialect };
 
 /// Adds the passes from a spec up to and including `until`; with `from`, for
-/// a module at that stage already (the MLIR CPU backend's loops stage, to the
-/// LLVM dialect).
+/// a module at that stage already (the MLIR CPU backend's lowered or loops
+/// stage, to the LLVM dialect).
 void buildPipeline(mlir::OpPassManager &pm, const Selection &selection,
                    PipelineStage until, std::optional<PipelineStage> from = std::nullopt);
 
