@@ -16,7 +16,7 @@
 //   cc -O2 -o ab_calls benchmarks/ab_calls.c -ldl
 //   OLD/bin/attnc spec.mlir --target x86-64-avx2 --emit=so -o old.so
 //   build/bin/attnc spec.mlir --target x86-64-avx2 --emit=so -o new.so
-//   ./ab_calls ./old.so ./new.so dense 8 2048 64 15 2      # wall clock
+//   ./ab_calls ./old.so ./new.so dense 8 2048 64 15 2      # wall clock (KV_HEADS: GQA)
 //   valgrind --tool=callgrind --callgrind-out-file=old.cg ./ab_calls ./old.so ./old.so dense 8 64 64 3 1
 //   callgrind_annotate old.cg | grep old.so                 # instructions per function
 //
@@ -43,12 +43,13 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 9) {
-    fprintf(stderr, "usage: ab_calls A.so B.so KERNEL HEADS SEQ DIM ROUNDS THREADS\n");
+  if (argc != 9 && argc != 10) {
+    fprintf(stderr, "usage: ab_calls A.so B.so KERNEL HEADS SEQ DIM ROUNDS THREADS [KV_HEADS]\n");
     return 2;
   }
   const char *kernel = argv[3];
   int64_t h = atoll(argv[4]), s = atoll(argv[5]), d = atoll(argv[6]);
+  int64_t hkv = argc == 10 ? atoll(argv[9]) : h;
   int rounds = atoi(argv[7]);
   options opt = {atoi(argv[8]), NULL};
   entry_fn fn[2];
@@ -59,24 +60,25 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  int64_t shape[4] = {1, h, s, d}, lshape[3] = {1, h, s};
-  size_t n = (size_t)h * s * d;
-  float *buf[5];
-  for (int i = 0; i < 5; ++i) {
-    buf[i] = aligned_alloc(64, ((i == 4 ? (size_t)h * s : n) * 4 + 63) / 64 * 64);
-    for (size_t j = 0; j < (i == 4 ? (size_t)h * s : n); ++j)
-      buf[i][j] = (float)((j * 2654435761u) % 2000) / 1000.0f - 1.0f;
-  }
+  // q, k, v, out, lse: k and v have the kernel's kv heads.
+  int64_t shape[4] = {1, h, s, d}, kvShape[4] = {1, hkv, s, d}, lshape[3] = {1, h, s};
+  int64_t *shapes[5] = {shape, kvShape, kvShape, shape, lshape};
   DLTensor t[5];
   for (int i = 0; i < 5; ++i) {
+    size_t n = 1;
+    for (int j = 0; j < (i == 4 ? 3 : 4); ++j)
+      n *= (size_t)shapes[i][j];
+    float *buf = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
+    for (size_t j = 0; j < n; ++j)
+      buf[j] = (float)((j * 2654435761u) % 2000) / 1000.0f - 1.0f;
     memset(&t[i], 0, sizeof t[i]);
-    t[i].data = buf[i];
+    t[i].data = buf;
     t[i].device.device_type = kDLCPU;
     t[i].ndim = i == 4 ? 3 : 4;
     t[i].dtype.code = kDLFloat;
     t[i].dtype.bits = 32;
     t[i].dtype.lanes = 1;
-    t[i].shape = i == 4 ? lshape : shape;
+    t[i].shape = shapes[i];
   }
   // Calls per sample: enough for ~50 ms, from a warm-up call of each.
   double t0 = now();
