@@ -34,12 +34,11 @@ Dims attentionDims(int32_t layout, const char *heads, const char *seq) {
 KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
   KernelInterface in;
   in.numArgs = 5;
-  in.numParams = ATTNC_P_HEADS_PER_KV + 1;
+  in.numParams = ATTNC_P_COUNT;
   in.symbols = {
       {"batch"},
       {"heads", f.heads},
       {"kv_heads", f.kvHeads},
-      {"heads_per_kv", f.kvHeads > 0 ? f.heads / f.kvHeads : 0, 0, ATTNC_P_HEADS_PER_KV},
       {"seq_q", -1, f.maxSeqQ, ATTNC_P_SEQ_Q},
       {"seq_kv", -1, f.maxSeqKv, ATTNC_P_SEQ_KV, ATTNC_SYMBOL_REDUCED},
       {"head_dim", f.headDim},

@@ -140,13 +140,9 @@ enum attnc_param {
   ATTNC_P_OUT_STRIDES = 11,
   ATTNC_P_LSE_STRIDES = 14,
   ATTNC_P_COUNT = 17,
-  /* num_heads / num_kv_heads, which the MLIR CPU tile functions read here
-   * rather than hold as a constant, so that kernels of one head size, mask
-   * and dtype share their tile code whatever their head counts. */
-  ATTNC_P_HEADS_PER_KV = 17,
   /* Kernels that output the attention weights: their strides (batch, head,
-   * seq_q; seq_kv's is 1), after the 18 every kernel has. */
-  ATTNC_P_WEIGHTS_STRIDES = 18
+   * seq_q; seq_kv's is 1), after the 17 every kernel has. */
+  ATTNC_P_WEIGHTS_STRIDES = 17
 };
 
 /* The attention family's functions, which its tables' item and device

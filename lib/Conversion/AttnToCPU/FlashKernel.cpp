@@ -265,9 +265,7 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   unsigned first = weights ? 6 : 5;
   params = args[first], batch = args[first + 1], head = args[first + 2];
   Value qTile = args[first + 3];
-  // The group size from params, not a constant: kernels that differ only in
-  // their head counts then share one tile function (lib/Target/SharedTiles).
-  kvHead = arith::DivUIOp::create(b, head, readParam(ATTNC_P_HEADS_PER_KV));
+  kvHead = arith::DivUIOp::create(b, head, idx(op.getHeads() / op.getKvHeads()));
   seqQ = readParam(ATTNC_P_SEQ_Q);
   seqKv = readParam(ATTNC_P_SEQ_KV);
   qS = readStrides(ATTNC_P_Q_STRIDES);

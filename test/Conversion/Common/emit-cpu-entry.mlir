@@ -17,15 +17,12 @@
 // CHECK: %[[V4:.*]] = llvm.getelementptr %[[T]][4] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, i64, i64, i64)>
 // CHECK-COUNT-3: llvm.load %{{.*}} : !llvm.ptr -> i64
 // CHECK: llvm.call @_mlir_ciface_k_tile({{.*}}, %[[V4]], %[[P]], {{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64) -> i32
-// Symbols: batch (bound by the tensors), heads = 8, kv_heads = 2, heads_per_kv = 4 (in
-// params[17]), seq_q (at most 4096, in params[0]), seq_kv (at most 8192, params[1],
-// REDUCED), head_dim = 128, block_q = 16.
-// CHECK: llvm.mlir.global internal constant @k_symbols() {{.*}} : !llvm.array<8 x struct<"attnc_symbol_desc", (ptr, i64, i64, i32, i32)>>
+// Symbols: batch (bound by the tensors), heads = 8, kv_heads = 2, seq_q (at most 4096, in
+// params[0]), seq_kv (at most 8192, params[1], REDUCED), head_dim = 128, block_q = 16.
+// CHECK: llvm.mlir.global internal constant @k_symbols() {{.*}} : !llvm.array<7 x struct<"attnc_symbol_desc", (ptr, i64, i64, i32, i32)>>
 // CHECK: llvm.mlir.constant(-1 : i64)
 // CHECK: llvm.mlir.constant(8 : i64)
 // CHECK: llvm.mlir.constant(2 : i64)
-// CHECK: llvm.mlir.constant(4 : i64)
-// CHECK: llvm.mlir.constant(17 : i32)
 // CHECK: llvm.mlir.constant(4096 : i64)
 // CHECK: llvm.mlir.constant(8192 : i64)
 // CHECK-NEXT: llvm.insertvalue
@@ -52,7 +49,7 @@
 // CHECK-NEXT: llvm.mlir.constant(1 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[1]
 // num_symbols, num_tensors, num_phases, num_args, num_params, reserved
-// CHECK-NEXT: llvm.mlir.constant(8 : i32)
+// CHECK-NEXT: llvm.mlir.constant(7 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[2]
 // CHECK-NEXT: llvm.mlir.constant(5 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[3]
@@ -60,7 +57,7 @@
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[4]
 // CHECK-NEXT: llvm.mlir.constant(5 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[5]
-// CHECK-NEXT: llvm.mlir.constant(18 : i32)
+// CHECK-NEXT: llvm.mlir.constant(17 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[6]
 // CHECK-NEXT: llvm.mlir.constant(0 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[7]
