@@ -8,7 +8,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh" >/dev/null
 dir=$1 attnc=$ATTNC_BUILD/bin/attnc run=$ATTNC_BUILD/bin/attnc-run
-rm -rf "$dir" && mkdir -p "$dir"/{spec,driver,npy,tuning-db,empty,work}
+rm -rf "$dir" && mkdir -p "$dir"/{spec,driver,npy,tuning-db,empty,scratch}
 # Specs and their stages, named by a hash of the path (and stage); stages that fail are skipped.
 find "$ATTNC_ROOT/examples" "$ATTNC_ROOT/test" -name '*.mlir' -size -64k -print0 |
   xargs -0 -P "${ATTNC_JOBS:-2}" -I{} sh -c '
@@ -36,7 +36,7 @@ cp "$ATTNC_ROOT"/test/tools/attnc-tune/Inputs/*.json "$dir/tuning-db/"
 for spec in examples/causal_gqa.mlir examples/cuda_causal_gqa_bf16.mlir \
     benchmarks/tuning/dense_d64.mlir test/tools/attnc-tune/Inputs/small.mlir; do
   name=$(basename "$spec" .mlir)
-  work=$dir/work/$name
+  work=$dir/scratch/$name
   "$run" "$ATTNC_ROOT/$spec" --reference --batch 1 --seq-q 5 --seq-kv 7 -o "$work" >/dev/null
   for f in "$work"/*.npy; do cp "$f" "$dir/npy/$name-$(basename "$f")"; done
   { cat "$ATTNC_ROOT/$spec"; printf '\n//--- npy\n'; cat "$work/q.npy"
@@ -45,4 +45,4 @@ for spec in examples/causal_gqa.mlir examples/cuda_causal_gqa_bf16.mlir \
 done
 { cat "$ATTNC_ROOT/benchmarks/tuning/dense_d64.mlir"; printf '\n//--- db\n'
   cat "$dir/tuning-db/dense_d64.json"; } >"$dir/driver/dense_d64-tuned.mlir"
-rm -rf "$dir/work"
+rm -rf "$dir/scratch"

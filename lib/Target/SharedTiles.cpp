@@ -21,6 +21,7 @@
 
 #include "SharedTiles.h"
 
+#include "attnc/Conversion/Common/KernelEntry.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -32,27 +33,28 @@
 
 using namespace mlir;
 
-size_t attnc::SharedTiles::share(size_t index, std::string key) {
+size_t attnc::SharedTiles::share(size_t index, const std::string &key) {
   std::unique_lock<std::mutex> lock(mutex);
-  keys[index] = std::move(key);
-  while (prefix < keys.size() && keys[prefix])
+  done[index] = true;
+  while (prefix < done.size() && done[prefix])
     ++prefix;
+  size_t *first = key.empty() ? nullptr : &firstWith.try_emplace(key, index).first->second;
+  if (first)
+    *first = std::min(*first, index);
   recorded.notify_all();
   // Kernels are claimed in spec order and each records before it waits, so
   // the earlier ones are recorded soon (their MLIR pipeline, not their -O3).
+  // Once they are, the key's first kernel among them is the owner.
   recorded.wait(lock, [&] { return prefix >= index; });
-  if (keys[index]->empty())
-    return index;
-  for (size_t i = 0; i < index; ++i)
-    if (*keys[i] == *keys[index])
-      return i;
-  return index;
+  return first ? *first : index;
 }
 
-static std::string tileName(llvm::StringRef kernel) { return (kernel + "_tile").str(); }
+static std::string tileName(llvm::StringRef kernel) {
+  return attn::phaseFunctionName(kernel, "tile");
+}
 
 static std::string cifaceName(llvm::StringRef kernel) {
-  return ("_mlir_ciface_" + kernel + "_tile").str();
+  return attn::cInterfaceName(tileName(kernel));
 }
 
 /// The functions `roots` (all defined, or the result is empty) and what they

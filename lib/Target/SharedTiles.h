@@ -9,10 +9,10 @@
 #define ATTNC_LIB_TARGET_SHAREDTILES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <condition_variable>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,17 +24,18 @@ namespace attnc {
 /// the owner chosen is the same whatever the order, so the object is too.
 class SharedTiles {
 public:
-  explicit SharedTiles(size_t kernels) : keys(kernels) {}
+  explicit SharedTiles(size_t kernels) : done(kernels) {}
   /// Records kernel `index`'s tile key (tileKey; "" for none) and returns the
   /// first kernel in spec order with the same key: `index` when it is the
   /// first or has none. Waits until every earlier kernel has recorded its own.
-  size_t share(size_t index, std::string key);
+  size_t share(size_t index, const std::string &key);
 
 private:
   std::mutex mutex;
   std::condition_variable recorded;
-  std::vector<std::optional<std::string>> keys;
-  size_t prefix = 0; // keys[0, prefix) are recorded
+  std::vector<bool> done;           // which kernels have recorded
+  size_t prefix = 0;                // done[0, prefix) all are
+  llvm::StringMap<size_t> firstWith; // each key's first kernel so far
 };
 
 /// At the lowered stage: a digest of `kernel`'s tile function and everything

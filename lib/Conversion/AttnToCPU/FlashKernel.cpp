@@ -41,6 +41,7 @@
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
 
 #include "FlashKernelBuilder.h"
+#include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -371,7 +372,7 @@ mlir::attn::buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &config) {
   MLIRContext *ctx = kernel.getContext();
   ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
   b.setInsertionPoint(kernel);
-  std::string name = (kernel.getSymName() + "_tile").str();
+  std::string name = phaseFunctionName(kernel.getSymName(), "tile");
   std::string counter = (kernel.getSymName() + "_tiles_visited").str();
   if (config.countTiles) {
     auto type = MemRefType::get({1}, b.getI64Type());

@@ -83,7 +83,7 @@ void emitTileThunk(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name) {
 
   SmallVector<Type> tileArgs(6, ptr);
   tileArgs.append(3, i64);
-  auto tile = LLVM::LLVMFuncOp::create(b, loc, ("_mlir_ciface_" + name + "_tile").str(),
+  auto tile = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "tile")),
                                        LLVM::LLVMFunctionType::get(i32, tileArgs));
   OpBuilder::InsertionGuard guard(b);
   Block *body = tile.addEntryBlock(b);
@@ -118,7 +118,7 @@ void emitGridThunk(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name, bo
 
   SmallVector<Type> gridArgs(6, ptr);
   gridArgs.append({i64, i64, ptr});
-  auto grid = LLVM::LLVMFuncOp::create(b, loc, ("_mlir_ciface_" + name + "_grid").str(),
+  auto grid = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "grid")),
                                        LLVM::LLVMFunctionType::get(i32, gridArgs));
   OpBuilder::InsertionGuard guard(b);
   Block *body = grid.addEntryBlock(b);

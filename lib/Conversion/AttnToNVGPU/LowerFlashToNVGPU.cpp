@@ -76,7 +76,7 @@ void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, const attnc::Cu
 
   SmallVector<Type> gridArgs(6, ptr);
   gridArgs.append({i64, i64, ptr});
-  auto grid = LLVM::LLVMFuncOp::create(b, loc, ("_mlir_ciface_" + name + "_grid").str(),
+  auto grid = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "grid")),
                                        LLVM::LLVMFunctionType::get(i32, gridArgs));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(grid.addEntryBlock(b));

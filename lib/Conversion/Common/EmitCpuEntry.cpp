@@ -254,8 +254,7 @@ struct AttnEmitCpuEntryPass
     // function (the whole tensors, on a device): _mlir_ciface_<name>_tile for
     // the first phase, _mlir_ciface_<name>_<phase>_tile for a later one.
     auto kernelFn = [&](size_t phase, StringRef kind) {
-      std::string stem = phase ? name + "_" + in.phases[phase].name : name;
-      return "_mlir_ciface_" + stem + "_" + kind.str();
+      return cInterfaceName(phaseFunctionName(name, kind, phase ? in.phases[phase].name : ""));
     };
     std::string tile = kernelFn(0, "tile"), grid = kernelFn(0, "grid");
     bool hasTile = SymbolTable::lookupSymbolIn(module, tile),

@@ -40,6 +40,14 @@ FailureOr<KernelEntry> mlir::attn::entryFromAttr(ModuleOp module, DictionaryAttr
   return e;
 }
 
+std::string mlir::attn::phaseFunctionName(StringRef kernel, StringRef kind, StringRef phase) {
+  return (kernel + (phase.empty() ? "" : "_") + phase + "_" + kind).str();
+}
+
+std::string mlir::attn::cInterfaceName(StringRef function) {
+  return ("_mlir_ciface_" + function).str();
+}
+
 FailureOr<FlashOp> mlir::attn::flashToLower(KernelOp kernel, StringRef backend,
                                             StringRef target) {
   if (FlashOp flash = kernel.getFlash())

@@ -45,6 +45,15 @@ struct KernelEntry {
 /// `module` names what is missing or malformed).
 FailureOr<KernelEntry> entryFromAttr(ModuleOp module, DictionaryAttr attr);
 
+/// The function a kernel's lowering gives phase `phase` (its name; "" for
+/// the first phase, whose function's name has none): `kind` "tile" (one work
+/// item, on the host's threads) or "grid" (every item, on a device), as
+/// <kernel>[_<phase>]_<kind>. attn-emit-cpu-entry calls its C interface,
+/// cInterfaceName of it.
+std::string phaseFunctionName(StringRef kernel, StringRef kind, StringRef phase = "");
+/// MLIR's C-interface wrapper of `function`: _mlir_ciface_<function>.
+std::string cInterfaceName(StringRef function);
+
 /// The attn.flash of `kernel`, the op `backend` lowers for `target`;
 /// otherwise an error on the body: an attn.attention wants attn-tile-flash
 /// first, another family's op has no lowering in this backend.
