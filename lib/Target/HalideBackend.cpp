@@ -33,7 +33,7 @@ halideProblems(ModuleOp module, const Selection &selection) {
   std::vector<halide::FlashProblem> problems;
   for (attn::KernelOp kernel : tiled->getOps<attn::KernelOp>()) {
     FailureOr<halide::FlashProblem> problem = attn::flashProblemFromOp(
-        kernel, selection.gpuTarget.empty() ? selection.cpu.name : selection.gpuTarget);
+        kernel, selection.targetName());
     if (failed(problem))
       return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
     // The CPU hand schedule's unroll; the GPU schedules have none (0).
@@ -119,8 +119,7 @@ llvm::Error HalideBackend::emit(ModuleOp module, const Selection &selection, Emi
   if (!problems)
     return problems.takeError();
   halide::HalideTarget target;
-  const std::string &name =
-      selection.gpuTarget.empty() ? selection.cpu.name : selection.gpuTarget;
+  const std::string &name = selection.targetName();
   if (!halide::lookupHalideTarget(name, target))
     return error("the Halide backend has no target " + name);
   std::string source = selection.schedule.getChoice("source").str();

@@ -94,7 +94,7 @@ llvm::Error attnc::compileMultiTarget(mlir::ModuleOp module, llvm::ArrayRef<Sele
                  "target's code: give one --target");
   std::vector<CpuTarget> cpus;
   for (const Selection &variant : variants) {
-    const std::string &target = variant.gpuTarget.empty() ? variant.cpu.name : variant.gpuTarget;
+    const std::string &target = variant.targetName();
     if (!variant.cpu.isX86())
       return error("multi-target objects pick their variant by cpuid: x86-64 targets only, "
                    "not " + target);

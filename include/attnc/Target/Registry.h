@@ -56,6 +56,9 @@ struct Selection {
   /// "": the CPU target's vector width).
   int64_t tileStep = 1;
   std::string tileStepMeaning;
+
+  /// The target as --target names it: the GPU target, or the CPU one.
+  const std::string &targetName() const { return gpuTarget.empty() ? cpu.name : gpuTarget; }
 };
 
 /// Looks up the backend and target and applies `name=value` schedule
