@@ -8,6 +8,7 @@
 #include "Emit.h"
 
 #include "attnc/Transforms/Passes.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
@@ -37,6 +38,11 @@ llvm::Error attnc::runPipeline(ModuleOp module, const Selection &selection,
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
+  // Verifying after every pass was a quarter of the CPU time of a spec of many
+  // kernels. The passes are verified one by one where they are tested (attnc-opt
+  // in lit, the fuzzers); attnc verifies what its pipeline ends with, which
+  // the next step (translation, printing) trusts.
+  pm.enableVerifier(selection.verifyEachPass);
   buildPipeline(pm, selection, until, from);
   // A pass that fails has said why at the spec's line; a second, vaguer error
   // would only bury that. An unexplained failure still gets one.
@@ -49,6 +55,9 @@ llvm::Error attnc::runPipeline(ModuleOp module, const Selection &selection,
     return explained ? alreadyReported()
                      : error("the " + selection.backend + " pipeline for " +
                              selection.cpu.name + " failed");
+  if (!selection.verifyEachPass && failed(verify(module)))
+    return error("the " + selection.backend + " pipeline for " + selection.cpu.name +
+                 " produced invalid IR (a compiler bug; --verify-each names the pass)");
   return llvm::Error::success();
 }
 

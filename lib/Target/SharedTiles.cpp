@@ -8,7 +8,7 @@
 // A spec's kernels often differ only where the tile function does not look:
 // the head counts of one GQA group size, the names. Lowering the tile
 // function to LLVM, LLVM's -O3 and code generation are nearly all of a
-// kernel's compile time, so a kernel whose tile function prints the same as
+// kernel's compile time, so a kernel whose tile function is the same IR as
 // an earlier kernel's straight out of attn-lower-flash-to-cpu (the lowered
 // stage, a few per cent of the time) calls that one instead: its own is
 // replaced by a stub, lowered the rest of the way and dropped. The rest of
@@ -21,6 +21,8 @@
 
 #include "SharedTiles.h"
 
+#include "IRDigest.h"
+
 #include "attnc/Conversion/Common/KernelEntry.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,8 +30,6 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/raw_sha1_ostream.h"
 
 using namespace mlir;
 
@@ -100,9 +100,7 @@ std::string attnc::tileKey(ModuleOp module, llvm::StringRef kernel) {
     if (own && failed(table.rename(&op, "attnc.shared." + std::to_string(renamed++))))
       return "";
   }
-  llvm::raw_sha1_ostream digest;
-  copy->print(digest);
-  return llvm::toHex(digest.sha1());
+  return irDigest(*copy);
 }
 
 bool attnc::stubTile(ModuleOp module, llvm::StringRef kernel) {

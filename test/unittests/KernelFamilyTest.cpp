@@ -201,8 +201,9 @@ TEST_F(Fixture, EntryTablesComeFromTheFamily) {
   EXPECT_TRUE(runs);
   // Each phase's item function hands its tile function one coordinate
   // (phase index "c").
-  for (auto [item, tile] : {std::pair<StringRef, StringRef>{"s_item", "_mlir_ciface_s_tile"},
-                            {"s_fixup_item", "_mlir_ciface_s_fixup_tile"}}) {
+  for (auto names : {std::pair<StringRef, StringRef>{"s_item", "_mlir_ciface_s_tile"},
+                     {"s_fixup_item", "_mlir_ciface_s_fixup_tile"}}) {
+    StringRef item = names.first, tile = names.second;
     auto fn = module->lookupSymbol<LLVM::LLVMFuncOp>(item);
     ASSERT_TRUE(fn) << item.str();
     bool calls = false;

@@ -108,6 +108,9 @@ cl::opt<unsigned> jobs("jobs",
                        cl::desc("Threads compiling the kernels of a spec (0: one per core); "
                                 "MLIR's and LLVM's debugging options compile on one"),
                        cl::init(0), cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
+cl::opt<bool> verifyEach("verify-each",
+                         cl::desc("Verify the IR after every pass (default: after the last)"),
+                         cl::sub(cl::SubCommand::getTopLevel()), cl::cat(attncCat));
 // Test instrumentation, never part of a production build: hidden from --help.
 cl::opt<bool> countTiles("count-tiles",
                          cl::desc("Instrument: count visited KV tiles in <kernel>_tiles_visited"),
@@ -213,6 +216,7 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
       auto selection = selectFor(module, nullptr, target);
       if (!selection)
         return selection.takeError();
+      selection->verifyEachPass = verifyEach;
       variants.push_back(std::move(*selection));
     }
     return attnc::compileMultiTarget(module, variants, emit, compileOutput(argv0));
@@ -221,6 +225,7 @@ llvm::Error compile(ModuleOp module, const char *argv0) {
   if (!selection)
     return selection.takeError();
   selection->countTiles = countTiles;
+  selection->verifyEachPass = verifyEach;
   return attnc::compileSpec(module, *selection, emit, compileOutput(argv0));
 }
 

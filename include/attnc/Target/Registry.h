@@ -52,6 +52,9 @@ struct Selection {
   std::string gpuTarget;
   /// Test instrumentation of the CPU lowering (count visited KV tiles).
   bool countTiles = false;
+  /// Verify the IR after every pass (attnc --verify-each), not only after the
+  /// last one of each pipeline run.
+  bool verifyEachPass = false;
   /// Explicit tile sizes are multiples of this (`tileStepMeaning` says why;
   /// "": the CPU target's vector width).
   int64_t tileStep = 1;
