@@ -127,9 +127,15 @@ static llvm::SmallVector<llvm::StringRef> linkerChoice() {
 #endif
 }
 
-llvm::Error ObjectParts::merge(llvm::StringRef output) const {
+llvm::Error ObjectParts::merge(llvm::StringRef output, llvm::StringRef triple) const {
   llvm::SmallVector<llvm::StringRef> args{ATTNC_CXX_COMPILER, "-r", "-nostdlib", "-o", output};
   args.append(linkerChoice());
+#ifdef ATTNC_LD_PATH
+  // Clang and lld merge another architecture's parts (an AArch64 spec of
+  // several kernels); GNU ld, the host's only.
+  std::string targetFlag = ("--target=" + triple).str();
+  args.push_back(targetFlag);
+#endif
   args.append(parts.begin(), parts.end());
   args.append(kept.begin(), kept.end());
   return runCompiler(args, "merging objects into " + output);

@@ -45,8 +45,9 @@ public:
   llvm::Expected<std::string> add();
   /// An existing object to merge too, kept afterwards.
   void addKept(llvm::StringRef path) { kept.push_back(path.str()); }
-  /// Merges the parts into one relocatable object (the system linker's -r).
-  llvm::Error merge(llvm::StringRef output) const;
+  /// Merges the parts, objects for `triple`, into one relocatable object (the
+  /// linker's -r).
+  llvm::Error merge(llvm::StringRef output, llvm::StringRef triple) const;
 
 private:
   std::vector<std::string> parts, kept;

@@ -105,7 +105,7 @@ static llvm::Error writeHalideObject(ModuleOp module, const Selection &selection
     if (!message.empty())
       return error("kernel '" + problem.name + "': " + message);
   }
-  return parts.merge(objPath);
+  return parts.merge(objPath, selection.cpu.triple);
 }
 
 llvm::Error HalideBackend::emit(ModuleOp module, const Selection &selection, EmitStage stage,

@@ -57,7 +57,7 @@ static llvm::Error writeKernelwiseObject(ModuleOp module, const Selection &selec
   };
   if (llvm::Error err = compileKernels(module, jobs, compileOne))
     return err;
-  return parts.merge(path);
+  return parts.merge(path, selection.cpu.triple);
 }
 
 /// --emit=llvm / asm: the whole module at once.

@@ -132,7 +132,7 @@ llvm::Error attnc::compileMultiTarget(mlir::ModuleOp module, llvm::ArrayRef<Sele
       return path.takeError();
     if (llvm::Error err = writeDispatcher(kernels, cpus, *path))
       return err;
-    return parts.merge(objPath);
+    return parts.merge(objPath, cpus.front().triple);
   };
   return writeOutputs(writeObject, *spec, stage, output);
 }

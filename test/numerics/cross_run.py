@@ -79,7 +79,7 @@ def link_runner(cxx, work, halide_include, kernels, runner):
         f.writelines("X(%s)\n" % symbol for symbol, _ in kernels)
     check_call([cxx, "-static", "-O1", '-DKERNEL_TABLE="%s"' % table] + includes +
                ["-x", "c", os.path.join(HERE, "raw_runner.c"), "-x", "none"] +
-               [obj for _, obj in kernels] + [runtime, "-lm", "-lpthread", "-o", runner])
+               list(dict.fromkeys(obj for _, obj in kernels)) + [runtime, "-lm", "-lpthread", "-o", runner])
 
 
 def run_kernel(emulator, runner, kernel, directory, dtype, layout, lse, rtol, atol):
