@@ -113,6 +113,19 @@ def run_cross(args, ready):
     return results
 
 
+def group_spec(args, group, emit):
+    """Writes each case's own spec (WORK/CASE/spec.mlir: to compile or run it alone) and, for
+    a group of several, the spec of all (WORK/matrix.mlir): (the group's spec, its output)."""
+    directory, spec = None, None
+    for case in group:
+        directory, spec = attnc_matrix.write_spec(case, args.work)
+    if len(group) > 1:
+        directory, spec = args.work, os.path.join(args.work, "matrix.mlir")
+        with open(spec, "w") as f:
+            f.writelines(attnc_matrix.spec_text(case) for case in group)
+    return spec, os.path.join(directory, ("matrix." if len(group) > 1 else "kernel.") + emit)
+
+
 def report(case, rc, out, step):
     """Prints the case's PASS line with its errors, or FAIL with the step's output."""
     errors = [l.strip() for l in out.splitlines() if "max abs err" in l]
@@ -179,26 +192,27 @@ def main():
     # One spec of every case's kernel, compiled by one attnc: its kernels compile on the
     # machine's cores, and those with the same tile code share one (docs/Tools.md), where a
     # process per case paid attnc's start and a link each (the matrix compiled in 2.2x less
-    # time). A case's diagnostics name its kernel.
-    os.makedirs(args.work, exist_ok=True)
-    spec = os.path.join(args.work, "matrix.mlir")
-    with open(spec, "w") as f:
-        f.writelines(attnc_matrix.spec_text(case) for case in selected)
-    so = os.path.join(args.work, "matrix." + emit)
+    # time). A case's diagnostics name its kernel. A multi-target object compiles a spec as
+    # one module per variant, on one thread, so there each case is a spec of its own.
+    groups = [[c] for c in selected] if "," in args.target else [selected]
     start = time.monotonic()
-    rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
-                   "--emit=" + emit, "-o", so] +
-                  (["--schedule", args.schedule] if args.schedule else []))
+    built = {}
+    for group in groups:
+        spec, so = group_spec(args, group, emit)
+        rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
+                       "--emit=" + emit, "-o", so] +
+                      (["--schedule", args.schedule] if args.schedule else []))
+        if rc:
+            print("FAIL %s: attnc --emit=%s exited with %d\n%s"
+                  % (", ".join(c["name"] for c in group), emit, rc, out))
+            return 1
+        built.update((c["name"], (spec, so)) for c in group)
     seconds = time.monotonic() - start
-    if rc:
-        print("FAIL the matrix's %d kernels: attnc --emit=%s exited with %d\n%s"
-              % (len(selected), emit, rc, out))
-        return 1
     passed = failed = 0
     ready = []
     for case in selected:
         directory = os.path.join(args.work, case["name"])
-        os.makedirs(directory, exist_ok=True)
+        spec, so = built[case["name"]]
         tol = matrix["tolerances"][case["dtype"]]
         if args.compile_only:
             print("BUILT %s" % case["name"])
@@ -217,8 +231,9 @@ def main():
                 passed += 1
             else:
                 failed += 1
-    print("compile time: %d kernels in %.1f s (attnc --emit=%s%s, one spec)"
-          % (len(selected), seconds, emit, "" if emit == "obj" else ", incl. linking"))
+    print("compile time: %d kernels in %.1f s (attnc --emit=%s%s, %d spec%s)"
+          % (len(selected), seconds, emit, "" if emit == "obj" else ", incl. linking",
+             len(groups), "" if len(groups) == 1 else "s"))
     if args.compile_only:
         print("%d built, %d failed; none run (--compile-only)" % (passed, failed))
     else:
