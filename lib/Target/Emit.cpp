@@ -38,7 +38,7 @@ llvm::Error attnc::runPipeline(ModuleOp module, const Selection &selection,
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
-  // Verifying after every pass was a quarter of the CPU time of a spec of many
+  // Verifying after every pass was a tenth of the CPU time of a spec of many
   // kernels. The passes are verified one by one where they are tested (attnc-opt
   // in lit, the fuzzers); attnc verifies what its pipeline ends with, which
   // the next step (translation, printing) trusts.
