@@ -87,18 +87,8 @@ TEST(IRDigest, SeesDiscardableAttributes) {
 TEST(IRDigest, SeesSuccessorsAndBlockArguments) {
   EXPECT_NE(digestOf(kBase), digestOf(with("cf.cond_br %c, ^bb1(%s : f32), ^bb2",
                                            "cf.cond_br %c, ^bb1(%a : f32), ^bb2")));
-  std::string swapped = R"mlir(
-func.func @f(%a: f32, %b: f32, %c: i1) -> f32 {
-  %s = arith.subf %a, %b fastmath<fast> : f32
-  cf.cond_br %c, ^bb2, ^bb1(%s : f32)
-^bb1(%x: f32):
-  return %x : f32
-^bb2:
-  %one = arith.constant 1.0 : f32
-  return %one : f32
-}
-)mlir";
-  EXPECT_NE(digestOf(kBase), digestOf(swapped));
+  EXPECT_NE(digestOf(kBase), digestOf(with("cf.cond_br %c, ^bb1(%s : f32), ^bb2",
+                                           "cf.cond_br %c, ^bb2, ^bb1(%s : f32)")));
 }
 
 TEST(IRDigest, SeesTypesAndTheSymbolName) {
