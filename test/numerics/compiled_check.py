@@ -2,7 +2,8 @@
 """Runs the numeric matrix through attnc's compiled CPU kernels.
 
 For each case of matrix.json, every dtype: a kernel named after the case in one spec of them
-all, built by one `attnc --emit=so --backend B --target T`; each case runs its kernel with
+all, built by one `attnc --emit=so --backend B --target T` (a multi-target --target: a spec
+per case, since such an object's kernels compile on one thread); each case runs its kernel with
 `attnc-run --so --kernel CASE` on seeded inputs, and attnc-run compares every
 output with the reference evaluator under the matrix's tolerance for the case's dtype
 (matrix.json "tolerances"; f32: rtol 2e-5, atol 2e-6: f32 accumulation over tiles and a
@@ -116,14 +117,13 @@ def run_cross(args, ready):
 def group_spec(args, group, emit):
     """Writes each case's own spec (WORK/CASE/spec.mlir: to compile or run it alone) and, for
     a group of several, the spec of all (WORK/matrix.mlir): (the group's spec, its output)."""
-    directory, spec = None, None
-    for case in group:
-        directory, spec = attnc_matrix.write_spec(case, args.work)
-    if len(group) > 1:
-        directory, spec = args.work, os.path.join(args.work, "matrix.mlir")
-        with open(spec, "w") as f:
-            f.writelines(attnc_matrix.spec_text(case) for case in group)
-    return spec, os.path.join(directory, ("matrix." if len(group) > 1 else "kernel.") + emit)
+    specs = [attnc_matrix.write_spec(case, args.work)[1] for case in group]
+    if len(group) == 1:
+        return specs[0], os.path.join(os.path.dirname(specs[0]), "kernel." + emit)
+    spec = os.path.join(args.work, "matrix.mlir")
+    with open(spec, "w") as f:
+        f.writelines(attnc_matrix.spec_text(case) for case in group)
+    return spec, os.path.join(args.work, "matrix." + emit)
 
 
 def report(case, rc, out, step):
