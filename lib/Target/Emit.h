@@ -65,6 +65,13 @@ llvm::Error writeOutputs(llvm::function_ref<llvm::Error(llvm::StringRef)> writeO
 llvm::Error writeObjectFile(mlir::ModuleOp module, const CpuTarget &target, llvm::StringRef path,
                             llvm::StringRef suffix = "");
 
+/// Runs the pipeline on `module` and writes its object at `path`, kernel by
+/// kernel on `jobs` threads (0: one per core), kernels with the same tile
+/// code sharing one; with `suffix`, as one variant of a multi-target object.
+llvm::Error writeKernelwiseObject(mlir::ModuleOp module, const Selection &selection,
+                                  unsigned jobs, llvm::StringRef path,
+                                  llvm::StringRef suffix = "");
+
 } // namespace attnc::emit
 
 #endif // ATTNC_LIB_TARGET_EMIT_H

@@ -19,18 +19,19 @@ using namespace mlir;
 using namespace attnc;
 using namespace attnc::emit;
 
-/// The object: each kernel compiled on its own (its own MLIR and LLVM module,
-/// freed before the next), on `jobs` threads, so compile memory is one
-/// kernel's a thread whatever the spec's size, then the parts merged in spec
-/// order. A kernel whose tile function is an earlier kernel's code calls
-/// that one (SharedTiles.h).
-static llvm::Error writeKernelwiseObject(ModuleOp module, const Selection &selection,
-                                         unsigned jobs, llvm::StringRef path) {
+// Each kernel compiled on its own (its own MLIR and LLVM module, freed before
+// the next), on `jobs` threads, so compile memory is one kernel's a thread
+// whatever the spec's size, then the parts merged in spec order. A kernel
+// whose tile function is an earlier kernel's code calls that one
+// (SharedTiles.h).
+llvm::Error emit::writeKernelwiseObject(ModuleOp module, const Selection &selection,
+                                        unsigned jobs, llvm::StringRef path,
+                                        llvm::StringRef suffix) {
   llvm::SmallVector<attn::KernelOp> kernels(module.getOps<attn::KernelOp>());
   if (kernels.size() <= 1) {
     if (llvm::Error err = runPipeline(module, selection, PipelineStage::llvmDialect))
       return err;
-    return writeObjectFile(module, selection.cpu, path);
+    return writeObjectFile(module, selection.cpu, path, suffix);
   }
   ObjectParts parts;
   std::vector<std::string> paths;
@@ -52,8 +53,8 @@ static llvm::Error writeKernelwiseObject(ModuleOp module, const Selection &selec
                                       PipelineStage::lowered))
       return err;
     if (stubbed)
-      useTileOf(single, name, kernels[owner].getSymName());
-    return writeObjectFile(single, selection.cpu, paths[index]);
+      useTileOf(single, name, kernels[owner].getSymName(), suffix);
+    return writeObjectFile(single, selection.cpu, paths[index], suffix);
   };
   if (llvm::Error err = compileKernels(module, jobs, compileOne))
     return err;

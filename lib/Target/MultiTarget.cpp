@@ -117,14 +117,15 @@ llvm::Error attnc::compileMultiTarget(mlir::ModuleOp module, llvm::ArrayRef<Sele
   mlir::OwningOpRef<mlir::ModuleOp> spec = module.clone();
   auto writeObject = [&](llvm::StringRef objPath) -> llvm::Error {
     ObjectParts parts;
+    // A variant's kernels compile as a single target's do: on the threads,
+    // sharing tile functions within the variant.
     for (const Selection &variant : variants) {
       mlir::OwningOpRef<mlir::ModuleOp> code = module.clone();
-      if (llvm::Error err = runPipeline(*code, variant, PipelineStage::llvmDialect))
-        return err;
       llvm::Expected<std::string> path = parts.add();
       if (!path)
         return path.takeError();
-      if (llvm::Error err = writeObjectFile(*code, variant.cpu, *path, variant.cpu.name))
+      if (llvm::Error err =
+              writeKernelwiseObject(*code, variant, output.jobs, *path, variant.cpu.name))
         return err;
     }
     llvm::Expected<std::string> path = parts.add();

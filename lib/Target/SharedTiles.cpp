@@ -125,7 +125,8 @@ bool attnc::stubTile(ModuleOp module, llvm::StringRef kernel) {
   return true;
 }
 
-void attnc::useTileOf(ModuleOp module, llvm::StringRef kernel, llvm::StringRef owner) {
+void attnc::useTileOf(ModuleOp module, llvm::StringRef kernel, llvm::StringRef owner,
+                      llvm::StringRef suffix) {
   llvm::SmallVector<Operation *> closure =
       closureOf(module, {cifaceName(kernel), tileName(kernel)});
   if (closure.empty())
@@ -136,7 +137,10 @@ void attnc::useTileOf(ModuleOp module, llvm::StringRef kernel, llvm::StringRef o
   ciface.getBody().getBlocks().clear();
   ciface.setLinkage(LLVM::Linkage::External);
   SymbolTable table(module);
-  if (failed(table.rename(ciface, cifaceName(owner))))
+  std::string callee = cifaceName(owner);
+  if (!suffix.empty())
+    callee += "." + suffix.str();
+  if (failed(table.rename(ciface, callee)))
     return;
   // Then what no longer has a use, until nothing more goes.
   for (bool erased = true; erased;) {

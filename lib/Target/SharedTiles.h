@@ -50,8 +50,10 @@ bool stubTile(mlir::ModuleOp module, llvm::StringRef kernel);
 
 /// At the LLVM dialect: makes `kernel` call `owner`'s tile function (in
 /// another part of the same object) and drops its own with what only it
-/// used.
-void useTileOf(mlir::ModuleOp module, llvm::StringRef kernel, llvm::StringRef owner);
+/// used. With `suffix`, the owner's is that variant's of a multi-target
+/// object (writeObjectFile gives its definitions the suffix).
+void useTileOf(mlir::ModuleOp module, llvm::StringRef kernel, llvm::StringRef owner,
+               llvm::StringRef suffix = "");
 
 } // namespace attnc
 

@@ -2,8 +2,8 @@
 """Runs the numeric matrix through attnc's compiled CPU kernels.
 
 For each case of matrix.json, every dtype: a kernel named after the case in one spec of them
-all, built by one `attnc --emit=so --backend B --target T` (a multi-target --target: a spec
-per case, since such an object's kernels compile on one thread); each case runs its kernel with
+all, built by one `attnc --emit=so --backend B --target T` (T may be a multi-target list);
+each case runs its kernel with
 `attnc-run --so --kernel CASE` on seeded inputs, and attnc-run compares every
 output with the reference evaluator under the matrix's tolerance for the case's dtype
 (matrix.json "tolerances"; f32: rtol 2e-5, atol 2e-6: f32 accumulation over tiles and a
@@ -192,27 +192,21 @@ def main():
     # One spec of every case's kernel, compiled by one attnc: its kernels compile on the
     # machine's cores, and those with the same tile code share one (docs/Tools.md), where a
     # process per case paid attnc's start and a link each (the matrix compiled in 2.2x less
-    # time). A case's diagnostics name its kernel. A multi-target object compiles a spec as
-    # one module per variant, on one thread, so there each case is a spec of its own.
-    groups = [[c] for c in selected] if "," in args.target else [selected]
+    # time). A case's diagnostics name its kernel.
     start = time.monotonic()
-    built = {}
-    for group in groups:
-        spec, so = group_spec(args, group, emit)
-        rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
-                       "--emit=" + emit, "-o", so] +
-                      (["--schedule", args.schedule] if args.schedule else []))
-        if rc:
-            print("FAIL %s: attnc --emit=%s exited with %d\n%s"
-                  % (", ".join(c["name"] for c in group), emit, rc, out))
-            return 1
-        built.update((c["name"], (spec, so)) for c in group)
+    spec, so = group_spec(args, selected, emit)
+    rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", args.target,
+                   "--emit=" + emit, "-o", so] +
+                  (["--schedule", args.schedule] if args.schedule else []))
+    if rc:
+        print("FAIL %s: attnc --emit=%s exited with %d\n%s"
+              % (", ".join(c["name"] for c in selected), emit, rc, out))
+        return 1
     seconds = time.monotonic() - start
     passed = failed = 0
     ready = []
     for case in selected:
         directory = os.path.join(args.work, case["name"])
-        spec, so = built[case["name"]]
         tol = matrix["tolerances"][case["dtype"]]
         if args.compile_only:
             print("BUILT %s" % case["name"])
@@ -231,9 +225,8 @@ def main():
                 passed += 1
             else:
                 failed += 1
-    print("compile time: %d kernels in %.1f s (attnc --emit=%s%s, %d spec%s)"
-          % (len(selected), seconds, emit, "" if emit == "obj" else ", incl. linking",
-             len(groups), "" if len(groups) == 1 else "s"))
+    print("compile time: %d kernels in %.1f s (attnc --emit=%s%s)"
+          % (len(selected), seconds, emit, "" if emit == "obj" else ", incl. linking"))
     if args.compile_only:
         print("%d built, %d failed; none run (--compile-only)" % (passed, failed))
     else:
