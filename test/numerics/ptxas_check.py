@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Assembles the PTX of every matrix variant with ptxas for each CUDA target, and records its use.
 
-For each case of matrix.json (and each f32 case again in f16 and bf16): `attnc --emit=ptx
---backend B --target T` (the PTX the object embeds), then `ptxas -v -arch A`:
+For each case of matrix.json (and each f32 case again in f16 and bf16), a kernel in one spec
+per target: `attnc --emit=ptx --backend B --target T` writes the PTX each object embeds,
+headed by its kernel's launch line, and each kernel's PTX goes to `ptxas -v -arch A`:
   - halide: T = cuda-sm80 (A = sm_80) and cuda-sm90 (A = sm_90);
   - mlir: T = cuda-sm80 (its mma.sync kernel, for sm_80 and later: A = sm_80 and sm_90a; f32
     on TF32) and cuda-sm90a (its wgmma + TMA kernel: A = sm_90a; bf16 and f16 only), and a
@@ -24,13 +25,29 @@ TARGETS = {"halide": [("cuda-sm80", "sm_80"), ("cuda-sm90", "sm_90")],
            "mlir": [("cuda-sm80", "sm_80"), ("cuda-sm80", "sm_90a"), ("cuda-sm90a", "sm_90a")]}
 
 
-def emit_ptx(args, case, target):
-    """(PTX path or None, failure text) of one variant for one attnc target."""
-    directory, spec = attnc_matrix.write_spec(case, args.work)
-    ptx = os.path.join(directory, "%s-%s.ptx" % (args.backend, target))
+def emit_ptx(args, group, target):
+    """{case name: (PTX path or None, failure text)} for one attnc target: one spec of the
+    group's kernels, one `attnc --emit=ptx` (a process per case paid attnc's start each),
+    its output cut at each kernel's launch line."""
+    spec = os.path.join(args.work, "%s-%s.mlir" % (args.backend, target))
+    with open(spec, "w") as f:
+        f.writelines(attnc_matrix.spec_text(case) for case in group)
     rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", target,
-                   "--emit=ptx", "-o", ptx])
-    return (None, "attnc --emit=ptx exited with %d\n%s" % (rc, out)) if rc else (ptx, "")
+                   "--emit=ptx", "-o", spec[:-len(".mlir")] + ".ptx"])
+    if rc:
+        return {c["name"]: (None, "attnc --emit=ptx exited with %d\n%s" % (rc, out))
+                for c in group}
+    with open(spec[:-len(".mlir")] + ".ptx") as f:
+        sections = re.split(r"^(?=// attnc: kernel )", f.read(), flags=re.M)
+    ptx = {}
+    for section in filter(None, sections):
+        name = section.split(":", 2)[1].split()[-1]
+        path = os.path.join(args.work, "%s-%s-%s.ptx" % (name, args.backend, target))
+        with open(path, "w") as f:
+            f.write(section)
+        ptx[name] = (path, "")
+    missing = (None, "attnc --emit=ptx wrote no PTX for this kernel")
+    return {c["name"]: ptx.get(c["name"], missing) for c in group}
 
 
 def assemble(args, case, target, arch, ptx):
@@ -58,17 +75,22 @@ def main():
     parser.add_argument("--report", help="also write the table (Markdown) here")
     args = parser.parse_args()
     matrix = attnc_matrix.load()
-    rows, failed, ptx = [], 0, {}
-    for case in cases(matrix, ["f16", "bf16"]):
+    os.makedirs(args.work, exist_ok=True)
+    selected = list(cases(matrix, ["f16", "bf16"]))
+    for case in selected:
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
-        for target, arch in TARGETS[args.backend]:
-            if args.target and target != args.target:
+    # The wgmma kernel takes bf16 and f16 only.
+    takes = lambda target, case: (args.backend, target, case["dtype"]) != (
+        "mlir", "cuda-sm90a", "f32")
+    targets = [(t, a) for t, a in TARGETS[args.backend] if t == (args.target or t)]
+    ptx = {t: emit_ptx(args, [c for c in selected if takes(t, c)], t)
+           for t in dict(targets)}  # one PTX per target, assembled per arch
+    rows, failed = [], 0
+    for case in selected:
+        for target, arch in targets:
+            if not takes(target, case):
                 continue
-            if (args.backend, target, case["dtype"]) == ("mlir", "cuda-sm90a", "f32"):
-                continue
-            if (case["name"], target) not in ptx:  # one PTX per target, assembled per arch
-                ptx[case["name"], target] = emit_ptx(args, case, target)
-            path, failure = ptx[case["name"], target]
+            path, failure = ptx[target][case["name"]]
             ok, text = assemble(args, case, target, arch, path) if path else (False, failure)
             if ok:
                 rows.append(text)
