@@ -61,20 +61,37 @@ def cases(matrix, also_dtypes):
                 yield case
 
 
+def write_reference(args, case, spec, size, directory):
+    """Writes the case's inputs and reference outputs as .npy into `directory` (attnc-run
+    --reference), unless an earlier run wrote them there for the same case and sizes (the
+    targets of one test share a --references directory): (exit status, output)."""
+    stamp = os.path.join(directory, "made-for.txt")
+    made_for = attnc_matrix.spec_text(case) + " ".join(size)
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            if f.read() == made_for:
+                return 0, ""
+    rc, out = run([args.attnc_run, spec, "--reference", "-o", directory] + size)
+    if rc == 0:
+        with open(stamp, "w") as f:
+            f.write(made_for)
+    return rc, out
+
+
 def run_one(args, case, directory, spec, so, tol):
     """Runs one compiled case: (exit status, output, the step that gave them). With --runner
-    cross, only writes the inputs and the reference: run_cross runs every case at once."""
+    cross, only writes the inputs and the reference (into `directory`): run_cross runs every
+    case at once."""
     size = ["--kernel", case["name"], "--batch", str(case["batch"]), "--seq-q",
             str(case["seq_q"]), "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
     tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
     if args.runner in ("cross", "device"):
         # attnc-run writes the inputs and the reference; the kernel runs in another process.
-        rc, out = run([args.attnc_run, spec, "--reference", "-o",
-                       os.path.join(directory, "reference")] + size)
+        rc, out = write_reference(args, case, spec, size, directory)
         if rc or args.runner == "cross":
             return rc, out, "attnc-run --reference"
         rc, out = run([sys.executable, os.path.join(HERE, "device_run.py"), "--so", so,
-                       "--kernel", case["name"], "--dir", os.path.join(directory, "reference"),
+                       "--kernel", case["name"], "--dir", directory,
                        "--dtype", case["dtype"]] + (["--lse"] if "lse" in case["outputs"] else [])
                       + tolerance)
         return rc, out, "device_run.py"
@@ -106,7 +123,7 @@ def run_cross(args, ready):
     for case, directory, _, tol in ready:
         try:
             ok, out = cross_run.run_kernel(
-                args.emulator, runner, case["name"], os.path.join(directory, "reference"),
+                args.emulator, runner, case["name"], directory,
                 case["dtype"], case["layout"], "lse" in case["outputs"], tol["rtol"], tol["atol"])
             results.append((0 if ok else 1, out))
         except cross_run.CrossError as error:
@@ -164,6 +181,9 @@ def main():
                              "this machine cannot run)")
     parser.add_argument("--cross-cxx", help="with --runner cross: the target's C++ compiler")
     parser.add_argument("--emulator", help="with --runner cross: runs target binaries")
+    parser.add_argument("--references", help="with --runner cross or device: where each "
+                        "case's inputs and reference outputs go (default: --work), kept for "
+                        "a later run with the same case")
     parser.add_argument("--halide-include", help="with --runner cross: HalideRuntime.h's dir")
     parser.add_argument("--weights", action="store_true",
                         help="every case also outputs the attention weights (mlir backend, "
@@ -206,7 +226,7 @@ def main():
     passed = failed = 0
     ready = []
     for case in selected:
-        directory = os.path.join(args.work, case["name"])
+        directory = os.path.join(args.references or args.work, case["name"], "reference")
         tol = matrix["tolerances"][case["dtype"]]
         if args.compile_only:
             print("BUILT %s" % case["name"])
