@@ -154,6 +154,9 @@ def peaks_line(meta, records):
     text = "FMA peak %s%s" % (", ".join("%.1f GFLOPS on %s threads" % (g, t)
                                         for t, g in meta["peaks"].items()),
                               " at the start of the run" if per_row_peaks(records) else "")
+    if meta.get("read_bandwidth"):
+        text += "; read bandwidth %s" % ", ".join("%.1f GB/s on %s threads" % (b, t)
+                                                   for t, b in meta["read_bandwidth"].items())
     if "bf16" not in {dtype(r) for r in records}:
         return text
     if meta.get("bf16_peaks"):

@@ -14,7 +14,8 @@ their number. GFLOPS count useful work only, 4 * head_dim per (query, key) pair 
 whatever the dtype; % of peak is against the peak of the row's dtype on the same threads,
 probed once per repeat round of the row (the median of those probes): the FMA peak for f32
 (attnc-run --fma-peak), the bf16 dot-product peak for bf16 (attnc-run --bf16-peak: vdpbf16ps;
-the FMA peak on a CPU without it); memory is the growth
+the FMA peak on a CPU without it); the run also records the memory read bandwidth on each
+thread count (attnc-run --bandwidth-peak), the bound of memory-bound rows; memory is the growth
 of a fresh process's peak RSS during one call. A peer that cannot run a workload is listed with
 the reason.
 
@@ -278,6 +279,15 @@ def fma_peak(threads):
     return float(re.search(r"FMA peak: ([0-9.]+) GFLOPS", out).group(1))
 
 
+def read_bandwidth(threads):
+    """GB/s of attnc-run --bandwidth-peak on `threads` threads: the bound of memory-bound rows
+    (decode), beside the FMA peak of compute-bound ones."""
+    out = subprocess.run([os.path.join(attnc_peer.BUILD, "bin", "attnc-run"), "--bandwidth-peak",
+                          "--num-threads", str(threads)], capture_output=True, text=True,
+                         check=True).stdout
+    return float(re.search(r"read bandwidth: ([0-9.]+) GB/s", out).group(1))
+
+
 def bf16_peak(threads):
     """(GFLOPS of vdpbf16ps chains on `threads` threads, None), or (None, why not): a CPU without
     AVX512-BF16, or an attnc-run without --bf16-peak."""
@@ -381,13 +391,15 @@ def main():
         peers.remove(peer)
         missing[peer.name] = "left out of this run (--skip-peers)"
     peaks = {t: fma_peak(t) for t in sorted(set(args.threads))}
+    bandwidth = {t: read_bandwidth(t) for t in peaks}
     bf16_peaks, bf16_missing = {}, None
     if "bf16" in args.dtypes:
         for t in peaks:
             bf16_peaks[t], bf16_missing = bf16_peak(t)
-    print("peers: %s; not run: %s; FMA peak: %s" % (
+    print("peers: %s; not run: %s; FMA peak: %s; read bandwidth: %s" % (
         ", ".join(p.name for p in peers), ", ".join(missing) or "none",
-        ", ".join("%.1f GFLOPS on %d threads" % (g, t) for t, g in peaks.items()))
+        ", ".join("%.1f GFLOPS on %d threads" % (g, t) for t, g in peaks.items()),
+        ", ".join("%.1f GB/s on %d threads" % (b, t) for t, b in bandwidth.items()))
         + ("" if "bf16" not in args.dtypes else "; bf16 dot peak: %s; attnc bf16 target: %s" % (
             bf16_missing or ", ".join("%.1f GFLOPS on %d threads" % (g, t)
                                       for t, g in bf16_peaks.items()), targets["bf16"])),
@@ -419,7 +431,7 @@ def main():
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": "%s, %d CPUs (%s)" % (platform.processor() or platform.machine(),
                                             os.cpu_count(), args.target),
-            "peaks": peaks, "min_sample_s": args.min_sample, "dtypes": args.dtypes,
+            "peaks": peaks, "read_bandwidth": bandwidth, "min_sample_s": args.min_sample, "dtypes": args.dtypes,
             "spinning": "OpenMP peers with OMP_WAIT_POLICY=%s, ONNX Runtime with "
                         "allow_spinning=0, attnc's pool parks idle threads"
                         % os.environ["OMP_WAIT_POLICY"]}

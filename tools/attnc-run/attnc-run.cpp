@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BandwidthProbe.h"
 #include "Compiled.h"
 #include "PeakProbe.h"
 
@@ -59,6 +60,11 @@ static cl::opt<bool> bf16Peak("bf16-peak",
                               cl::desc("Only measure and print the bf16 dot-product (vdpbf16ps) "
                                        "peak (--num-threads); exit status 1 without AVX512-BF16"),
                               cl::cat(compiledCat));
+static cl::opt<bool> bandwidthPeak(
+    "bandwidth-peak",
+    cl::desc("Only measure and print the memory read bandwidth (--num-threads): a buffer "
+             "over 4x the last-level cache, read on the threads at once"),
+    cl::cat(compiledCat));
 static cl::opt<bool> reference("reference",
                                cl::desc("Evaluate with the reference evaluator"), cl::cat(referenceCat));
 static cl::opt<std::string> kernelName("kernel",
@@ -474,6 +480,23 @@ int main(int argc, char **argv) {
     }
     llvm::outs() << llvm::formatv("bf16 dot peak: {0:f1} GFLOPS on {1} threads\n",
                                   measureBf16DotPeakGflops(n), n);
+    return 0;
+  }
+  if (bandwidthPeak) {
+    int n = threads ? int(threads) : std::max(1u, std::thread::hardware_concurrency());
+    ReadBandwidth read = measureReadBandwidth(n);
+    if (read.gigabytesPerSecond == 0) {
+      llvm::WithColor::error(llvm::errs(), "attnc-run")
+          << "cannot measure the read bandwidth: no " << (read.bytes >> 20)
+          << " MiB buffer, or its sums were wrong\n";
+      return 1;
+    }
+    llvm::outs() << llvm::formatv("read bandwidth: {0:f1} GB/s on {1} threads (best of 5 reads "
+                                  "of {2} MiB; last-level cache {3})\n",
+                                  read.gigabytesPerSecond, n, read.bytes >> 20,
+                                  read.lastLevelCache
+                                      ? llvm::formatv("{0} MiB", read.lastLevelCache >> 20).str()
+                                      : std::string("unknown"));
     return 0;
   }
   if (specFile.empty()) {
