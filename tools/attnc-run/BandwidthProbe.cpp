@@ -111,8 +111,8 @@ attnc::ReadBandwidth attnc::measureReadBandwidth(int threads) {
   if (!buffer)
     return result;
   // Huge pages where the kernel gives them on request (transparent_hugepage =
-  // madvise, Debian's default): 4 KiB pages cost the reads a TLB miss a page
-  // and a peak is what the best memory reaches.
+  // madvise, Debian's default): a peak is what reads reach at their best, and
+  // 4 KiB pages add a TLB miss a page.
   madvise(buffer.get(), result.bytes, MADV_HUGEPAGE);
   size_t words = result.bytes / sizeof(uint64_t) / size_t(threads);
   auto share = [&](int t) { return buffer.get() + size_t(t) * words; };
