@@ -431,7 +431,8 @@ def main():
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": "%s, %d CPUs (%s)" % (platform.processor() or platform.machine(),
                                             os.cpu_count(), args.target),
-            "peaks": peaks, "read_bandwidth": bandwidth, "min_sample_s": args.min_sample, "dtypes": args.dtypes,
+            "peaks": peaks, "read_bandwidth": bandwidth, "min_sample_s": args.min_sample,
+            "dtypes": args.dtypes,
             "spinning": "OpenMP peers with OMP_WAIT_POLICY=%s, ONNX Runtime with "
                         "allow_spinning=0, attnc's pool parks idle threads"
                         % os.environ["OMP_WAIT_POLICY"]}

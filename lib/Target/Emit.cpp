@@ -188,6 +188,10 @@ llvm::Error emit::writeOutputs(llvm::function_ref<llvm::Error(llvm::StringRef)> 
 }
 
 
+std::string emit::variantName(llvm::StringRef name, llvm::StringRef suffix) {
+  return suffix.empty() ? name.str() : (name + "." + suffix).str();
+}
+
 llvm::Error emit::writeObjectFile(ModuleOp module, const CpuTarget &target, llvm::StringRef path,
                                   llvm::StringRef suffix) {
   llvm::LLVMContext context;
@@ -197,7 +201,7 @@ llvm::Error emit::writeObjectFile(ModuleOp module, const CpuTarget &target, llvm
   if (!suffix.empty())
     for (llvm::GlobalValue &g : (*llvmModule)->global_values())
       if (!g.isDeclaration() && !g.hasLocalLinkage())
-        g.setName(g.getName() + "." + suffix);
+        g.setName(variantName(g.getName(), suffix));
   std::string message;
   auto out = openOutputFile(path, &message);
   if (!out)

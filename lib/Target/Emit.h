@@ -60,6 +60,10 @@ private:
 llvm::Error writeOutputs(llvm::function_ref<llvm::Error(llvm::StringRef)> writeObject,
                          mlir::ModuleOp spec, EmitStage stage, const CompileOutput &output);
 
+/// The name a definition `name` takes in the variant `suffix` of a
+/// multi-target object (`name` itself without one).
+std::string variantName(llvm::StringRef name, llvm::StringRef suffix);
+
 /// Emits the LLVM-dialect `module` as an object at `path`; with `suffix`, as
 /// one variant of a multi-target object (MultiTarget.cpp).
 llvm::Error writeObjectFile(mlir::ModuleOp module, const CpuTarget &target, llvm::StringRef path,

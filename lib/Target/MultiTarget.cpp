@@ -42,7 +42,7 @@ static void addDispatcher(llvm::Module &m, llvm::StringRef kernel,
   for (const CpuTarget &t : targets) {
     auto *name = b.CreateGlobalString(t.name, (kernel + ".target." + t.name).str(), 0, &m);
     llvm::Function *variant = llvm::Function::Create(
-        entryType, llvm::GlobalValue::ExternalLinkage, kernel + "." + t.name, m);
+        entryType, llvm::GlobalValue::ExternalLinkage, variantName(kernel, t.name), m);
     rows.push_back(llvm::ConstantStruct::get(
         variantType, {name, llvm::ConstantInt::get(i64, t.cpuNeeds), variant}));
   }

@@ -21,6 +21,7 @@
 
 #include "SharedTiles.h"
 
+#include "Emit.h"
 #include "IRDigest.h"
 
 #include "attnc/Conversion/Common/KernelEntry.h"
@@ -137,10 +138,7 @@ void attnc::useTileOf(ModuleOp module, llvm::StringRef kernel, llvm::StringRef o
   ciface.getBody().getBlocks().clear();
   ciface.setLinkage(LLVM::Linkage::External);
   SymbolTable table(module);
-  std::string callee = cifaceName(owner);
-  if (!suffix.empty())
-    callee += "." + suffix.str();
-  if (failed(table.rename(ciface, callee)))
+  if (failed(table.rename(ciface, emit::variantName(cifaceName(owner), suffix))))
     return;
   // Then what no longer has a use, until nothing more goes.
   for (bool erased = true; erased;) {

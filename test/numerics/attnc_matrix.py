@@ -138,3 +138,10 @@ def write_spec(case, work):
     with open(spec, "w") as f:
         f.write(spec_text(case))
     return directory, spec
+
+
+def write_matrix_spec(cases, spec):
+    """Writes one spec holding every case's kernel to `spec`; returns its path."""
+    with open(spec, "w") as f:
+        f.writelines(spec_text(case) for case in cases)
+    return spec

@@ -137,9 +137,7 @@ def group_spec(args, group, emit):
     specs = [attnc_matrix.write_spec(case, args.work)[1] for case in group]
     if len(group) == 1:
         return specs[0], os.path.join(os.path.dirname(specs[0]), "kernel." + emit)
-    spec = os.path.join(args.work, "matrix.mlir")
-    with open(spec, "w") as f:
-        f.writelines(attnc_matrix.spec_text(case) for case in group)
+    spec = attnc_matrix.write_matrix_spec(group, os.path.join(args.work, "matrix.mlir"))
     return spec, os.path.join(args.work, "matrix." + emit)
 
 

@@ -29,9 +29,8 @@ def emit_ptx(args, group, target):
     """{case name: (PTX path or None, failure text)} for one attnc target: one spec of the
     group's kernels, one `attnc --emit=ptx` (a process per case paid attnc's start each),
     its output cut at each kernel's launch line."""
-    spec = os.path.join(args.work, "%s-%s.mlir" % (args.backend, target))
-    with open(spec, "w") as f:
-        f.writelines(attnc_matrix.spec_text(case) for case in group)
+    spec = attnc_matrix.write_matrix_spec(
+        group, os.path.join(args.work, "%s-%s.mlir" % (args.backend, target)))
     rc, out = run([args.attnc, spec, "--backend", args.backend, "--target", target,
                    "--emit=ptx", "-o", spec[:-len(".mlir")] + ".ptx"])
     if rc:
