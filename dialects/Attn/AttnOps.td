@@ -93,6 +93,8 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
     InterfaceMethod<"[seq_q, seq_kv] bound, when given",
                     "std::optional<::llvm::ArrayRef<int64_t>>", "getMaxSeq">,
     InterfaceMethod<"what the kernel writes", "::mlir::attn::OutputKind", "getOutputs">,
+    InterfaceMethod<"the split-KV decode's num_splits (0: auto), when given",
+                    "std::optional<uint64_t>", "getNumSplits">,
     InterfaceMethod<"the score_mod region (empty when absent)", "::mlir::Region &",
                     "getScoreMod">,
     InterfaceMethod<"the mask_mod region (empty when absent)", "::mlir::Region &",
@@ -120,7 +122,8 @@ defvar Attn_SpecArguments = (ins
     Attn_MaskAttrInterface:$mask,
     OptionalAttr<F64Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$max_seq,
-    Attn_OutputKind:$outputs);
+    Attn_OutputKind:$outputs,
+    OptionalAttr<I64Attr>:$num_splits);
 
 class Attn_SpecOp<string mnemonic, list<Trait> traits = []> : Attn_Op<mnemonic, [
     HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface] # traits> {
@@ -156,9 +159,18 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     | `scale` | float > 0; default `1/sqrt(head_dim)` | multiplies q . k |
     | `max_seq` | `[seq_q, seq_kv]` | optional bound on the run-time lengths |
     | `outputs` | subset of `[out, lse, weights]` | what the kernel writes |
+    | `num_splits` | 0 (auto) to 256 | a split-KV decode kernel (below) |
 
     `weights` is quadratic in the sequence length, so it needs `max_seq` with
     `seq_q * seq_kv <= 16777216`.
+
+    `num_splits` makes the kernel a decode kernel: a few query positions (`max_seq`'s
+    seq_q, 16 when not given) against a long KV cache. The query heads of a KV head
+    are computed together (each k and v byte is read once per KV head), the KV length of
+    each (batch, KV head) is cut into `num_splits` contiguous ranges of whole tiles (0:
+    auto, up to 16 ranges of at least 2048 keys), computed as separate work items, and a
+    second phase merges the partial results by their log-sum-exp. The result is the
+    same attention; for a given spec it is bit-identical for any thread count.
 
     Two optional regions follow, each a single block ending in `attn.yield`:
 

@@ -7,6 +7,8 @@
 
 #include "attnc/Interface/KernelInterface.h"
 
+#include <algorithm>
+
 using namespace attnc;
 
 namespace {
@@ -27,6 +29,34 @@ Dims attentionDims(int32_t layout, const char *heads, const char *seq) {
   }
   dims.legend = (bshd ? "bshd: " : "bhsd: ") + dims.legend;
   return dims;
+}
+
+/// A split-KV decode: each (batch, KV head, split) work item writes its
+/// range's normalized partial rows and their log-sum-exp to the runtime's
+/// scratch tensors, and the merge combines them per (batch, head).
+void addDecodeScratch(KernelInterface &in, const AttentionFacts &f) {
+  in.symbols.push_back({"splits", f.splits});
+  auto scratch = [&](const char *name, const char *dims, const char *strides,
+                     int32_t arg, int32_t param) {
+    TensorSpec t;
+    t.name = name;
+    t.dims = dims;
+    t.legend = dims;
+    t.strides = strides;
+    t.arg = arg;
+    t.flags = ATTNC_TENSOR_SCRATCH;
+    t.dtypeCode = kDLFloat;
+    t.dtypeBits = 32;
+    t.strideParam = param;
+    return t;
+  };
+  in.tensors.push_back(scratch("o_part", "batch,heads,splits,seq_q,head_dim",
+                               "batch,heads,splits,seq_q", in.numArgs, ATTNC_P_O_PART_STRIDES));
+  in.tensors.push_back(scratch("lse_part", "batch,heads,splits,seq_q", "batch,heads,splits",
+                               in.numArgs + 1, ATTNC_P_LSE_PART_STRIDES));
+  in.numParams = ATTNC_P_DECODE_COUNT;
+  in.phases = {{"attention", "batch,kv_heads,splits", "b,g,split", f.onDevice},
+               {"merge", "batch,heads", "b,h", f.onDevice}};
 }
 
 } // namespace
@@ -100,7 +130,16 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
     in.numParams = ATTNC_P_WEIGHTS_STRIDES + 3;
   }
   in.phases = {{"attention", "batch,heads,seq_q/block_q", "b,h,q_tile", f.onDevice}};
+  if (f.splits > 0)
+    addDecodeScratch(in, f);
   return in;
+}
+
+int32_t KernelInterface::numViews() const {
+  int32_t views = numArgs;
+  for (const TensorSpec &t : tensors)
+    views = std::max(views, t.arg + 1);
+  return views;
 }
 
 InterfaceTables::InterfaceTables(KernelInterface interface) : spec(std::move(interface)) {

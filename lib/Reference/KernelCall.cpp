@@ -13,8 +13,11 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <new>
 
 using namespace attnc;
 using namespace mlir::attn;
@@ -34,6 +37,28 @@ static DLDataType dlpackDtype(ElementType type) {
     return {kDLBfloat, 16, 1};
   }
   llvm_unreachable("unknown element type");
+}
+
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+} // namespace
+
+template <> char *attnc::TensorAllocator<char>::allocate(size_t n) {
+  if (n < kHugePage)
+    return static_cast<char *>(::operator new(n));
+  size_t bytes = (n + kHugePage - 1) / kHugePage * kHugePage;
+  void *p = std::aligned_alloc(kHugePage, bytes);
+  if (!p)
+    throw std::bad_alloc();
+  madvise(p, bytes, MADV_HUGEPAGE); // advice: no huge pages is no error
+  return static_cast<char *>(p);
+}
+
+template <> void attnc::TensorAllocator<char>::deallocate(char *p, size_t n) {
+  if (n < kHugePage)
+    ::operator delete(p);
+  else
+    std::free(p);
 }
 
 DeviceTensor::DeviceTensor(ElementType type, llvm::ArrayRef<int64_t> dims)

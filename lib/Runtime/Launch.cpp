@@ -32,8 +32,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 
 #define ATTNC_RT_EXPORT __attribute__((visibility("default")))
@@ -110,7 +112,7 @@ bool runItem(Job &job, int64_t item) {
   // Item functions take non-const descriptors (MLIR's C interface); fresh
   // copies per item keep a misbehaving kernel from skewing others.
   attnc_memref m[kMaxArgs];
-  std::copy(job.views, job.views + job.desc->num_args, m);
+  std::copy(job.views, job.views + job.checked->tables.numViews, m);
   int64_t params[kMaxParams];
   std::copy(job.checked->params, job.checked->params + job.desc->num_params, params);
   attnc_memref_i64 p = {params, params, 0, job.desc->num_params, 1};
@@ -260,6 +262,26 @@ int runItemPhase(Job &job, const attnc_options *opt) {
   return ATTNC_OK;
 }
 
+/// The scratch tensors' block (validateLaunch laid them out: their views'
+/// bases are offsets into it until here).
+int allocateScratch(const attnc_kernel_desc &desc, CheckedLaunch &checked,
+                    std::unique_ptr<void, void (*)(void *)> &block) {
+  if (checked.scratchBytes == 0)
+    return ATTNC_OK;
+  block.reset(std::aligned_alloc(64, checked.scratchBytes));
+  if (!block) {
+    setError(cat("kernel '", kernelName(desc), "': could not allocate ", checked.scratchBytes,
+                 " bytes of working memory").c_str());
+    return ATTNC_ERR_LIMIT;
+  }
+  for (int i = 0; i < desc.num_tensors; ++i)
+    if (isScratch(desc.tensors[i])) {
+      TensorView &v = checked.views[desc.tensors[i].arg];
+      v.base = static_cast<char *>(block.get()) + reinterpret_cast<uintptr_t>(v.base);
+    }
+  return ATTNC_OK;
+}
+
 int launch(const attnc_kernel_desc *desc, const DLTensor *const *args,
            const attnc_options *opt) {
   CheckedLaunch checked;
@@ -290,12 +312,15 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *const *args,
     setError("");
     return ATTNC_OK;
   }
+  std::unique_ptr<void, void (*)(void *)> scratch(nullptr, std::free);
+  if (int rc = allocateScratch(*desc, checked, scratch))
+    return rc;
   for (int p = 0; p < desc->num_phases; ++p) {
     Job job;
     job.desc = desc;
     job.phase = &desc->phases[p];
     job.checked = &checked;
-    for (int a = 0; a < desc->num_args; ++a)
+    for (int a = 0; a < checked.tables.numViews; ++a)
       job.views[a] = memrefOf(checked.views[a]);
     job.shape = &checked.phases[p];
     job.items = checked.phases[p].items;

@@ -9,6 +9,7 @@
 
 #include "Describe.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -141,10 +142,18 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
   TensorShape &shape = tables.tensors[i];
   if (!t.name || !t.dims || !t.legend || !t.strides)
     return cat("tensor ", i, " lacks a name, dims, legend or strides");
-  if (t.arg < 0 || t.arg >= d.num_args || argSeen[t.arg])
+  if (isScratch(t)) {
+    if (t.arg < d.num_args || t.arg >= kMaxArgs || argSeen[t.arg] ||
+        (t.flags & ATTNC_TENSOR_OUTPUT) || d.device_type != kDLCPU)
+      return cat("scratch tensor ", t.name, " is view ", t.arg, ", not a free one in [",
+                 d.num_args, ", ", kMaxArgs, ") after the arguments, or is flagged an output, "
+                 "or belongs to a kernel not on kDLCPU");
+  } else if (t.arg < 0 || t.arg >= d.num_args || argSeen[t.arg]) {
     return cat("tensor ", t.name, " is argument ", t.arg, ", not a free one of the ",
                d.num_args, " arguments");
+  }
   argSeen[t.arg] = true;
+  tables.numViews = std::max(tables.numViews, t.arg + 1);
   if (!isKernelDtype(t.dtype_code, t.dtype_bits))
     return cat("tensor ", t.name, " has dtype_code = ", t.dtype_code, " and dtype_bits = ",
                t.dtype_bits, ", but this runtime only runs ", kernelDtypeList(), " tensors");
@@ -174,9 +183,16 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
   for (int j = 0; j < i && shape.sameAs < 0; ++j)
     if (std::strcmp(d.tensors[j].dims, t.dims) == 0)
       shape.sameAs = j;
-  for (int n = 0; n < shape.rank; ++n)
-    if (d.symbols[shape.dims[n]].value < 0 && tables.boundBy[shape.dims[n]] < 0)
-      tables.boundBy[shape.dims[n]] = i;
+  for (int n = 0; n < shape.rank; ++n) {
+    int sym = shape.dims[n];
+    if (d.symbols[sym].value >= 0 || tables.boundBy[sym] >= 0)
+      continue;
+    // A scratch tensor's size comes from the arguments', never the reverse.
+    if (isScratch(t))
+      return cat("scratch tensor ", t.name, " has dim ", d.symbols[sym].name,
+                 ", which no argument before it binds");
+    tables.boundBy[sym] = i;
+  }
   return "";
 }
 
@@ -191,6 +207,7 @@ std::string attnc::rt::checkTables(const attnc_kernel_desc &d, Tables &tables) {
   for (int s = 0; s < d.num_symbols; ++s)
     tables.boundBy[s] = -1;
   bool argSeen[kMaxArgs] = {};
+  tables.numViews = d.num_args;
   for (int i = 0; i < d.num_tensors; ++i)
     if (std::string bad = checkTensor(d, i, tables, argSeen); !bad.empty())
       return bad;

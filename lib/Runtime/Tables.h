@@ -46,7 +46,10 @@ struct Tables {
   int phaseRank[kMaxPhases] = {};
   Term phaseItems[kMaxPhases][kMaxRank];
   int boundBy[kMaxSymbols] = {}; // the first tensor with a bound symbol's dim
+  int numViews = 0;              // arguments, then scratch tensors
 };
+
+inline bool isScratch(const attnc_tensor_desc &t) { return t.flags & ATTNC_TENSOR_SCRATCH; }
 
 /// Resolves and checks `desc`'s tables into `tables`: "" if they are sound,
 /// else what is wrong (a corrupt or hand-made descriptor: attnc writes sound

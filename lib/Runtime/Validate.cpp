@@ -33,6 +33,9 @@ namespace {
 /// sequence; larger ones exist only as zero-stride views, whose work would
 /// not end).
 constexpr int64_t kMaxExtent = int64_t(1) << 32;
+/// Bytes of scratch one launch may allocate (a split-KV decode's partials are
+/// splits x its output; beyond this a shape is an error, not a huge malloc).
+constexpr int64_t kMaxScratch = int64_t(1) << 36;
 
 bool mulOk(int64_t a, int64_t b, int64_t &r) { return !__builtin_mul_overflow(a, b, &r); }
 bool addOk(int64_t a, int64_t b, int64_t &r) { return !__builtin_add_overflow(a, b, &r); }
@@ -44,7 +47,10 @@ bool sameDtype(DLDataType a, DLDataType b) {
 class Validator {
 public:
   Validator(const attnc_kernel_desc &d, const DLTensor *const *args, CheckedLaunch &launch)
-      : desc(d), args(args), launch(launch), tables(launch.tables) {}
+      : desc(d), args(args), launch(launch), tables(launch.tables) {
+    for (int i = 0; i < d.num_tensors; ++i)
+      (isScratch(d.tensors[i]) ? scratch : arguments).push(i);
+  }
 
   attnc_status run();
   std::string message;
@@ -74,16 +80,27 @@ private:
   attnc_status checkAliasing();
   void fillParams();
 
+  attnc_status layoutScratch();
+
+  /// Indices of tensor table entries, in table order.
+  struct IndexList {
+    int at[kMaxTensors] = {}, count = 0;
+    void push(int i) { at[count++] = i; }
+    const int *begin() const { return at; }
+    const int *end() const { return at + count; }
+  };
+
   const attnc_kernel_desc &desc;
   const DLTensor *const *args;
   CheckedLaunch &launch;
   Tables &tables;
+  IndexList arguments, scratch; // tensors the caller passes; the runtime's own
 };
 
 } // namespace
 
 attnc_status Validator::checkPresence() {
-  for (int i = 0; i < desc.num_tensors; ++i) {
+  for (int i : arguments) {
     if (args[spec(i).arg])
       continue;
     std::string wanted = cat(dtypeName(tensorDtype(spec(i))), " ", deviceNoun(desc.device_type),
@@ -101,7 +118,7 @@ attnc_status Validator::checkPresence() {
 /// NULL data only on a tensor without elements: PyTorch's empty tensors may
 /// have no storage (checkStrides gives them an empty view).
 attnc_status Validator::checkData() {
-  for (int i = 0; i < desc.num_tensors; ++i)
+  for (int i : arguments)
     if (!arg(i).data && std::none_of(arg(i).shape, arg(i).shape + rank(i),
                                      [](int64_t d) { return d == 0; }))
       return fail(ATTNC_ERR_NULL, cat(spec(i).name, " has NULL data; a tensor with ",
@@ -111,7 +128,7 @@ attnc_status Validator::checkData() {
 
 attnc_status Validator::checkDevices() {
   const DLTensor &first = arg(0);
-  for (int i = 0; i < desc.num_tensors; ++i) {
+  for (int i : arguments) {
     DLDevice dev = arg(i).device;
     if (dev.device_type != desc.device_type)
       return fail(ATTNC_ERR_DEVICE,
@@ -134,7 +151,7 @@ attnc_status Validator::checkDevices() {
 }
 
 attnc_status Validator::checkDtypes() {
-  for (int i = 0; i < desc.num_tensors; ++i) {
+  for (int i : arguments) {
     DLDataType dt = arg(i).dtype, want = tensorDtype(spec(i));
     if (!sameDtype(dt, want))
       return fail(ATTNC_ERR_DTYPE,
@@ -147,7 +164,7 @@ attnc_status Validator::checkDtypes() {
 }
 
 attnc_status Validator::checkRanks() {
-  for (int i = 0; i < desc.num_tensors; ++i) {
+  for (int i : arguments) {
     if (arg(i).ndim != rank(i))
       return fail(ATTNC_ERR_SHAPE, cat(spec(i).name, " has ", arg(i).ndim,
                                        " dimensions but needs ", rank(i), " (",
@@ -203,7 +220,7 @@ attnc_status Validator::checkShapes() {
   for (int s = 0; s < desc.num_symbols; ++s)
     if (desc.symbols[s].value >= 0)
       launch.symbols[s] = desc.symbols[s].value;
-  for (int i = 0; i < desc.num_tensors; ++i)
+  for (int i : arguments)
     if (attnc_status s = checkShape(i, bound))
       return s;
   return ATTNC_OK;
@@ -335,12 +352,12 @@ attnc_status Validator::checkStrides(int i) {
 
 attnc_status Validator::checkAliasing() {
   ByteRange range[kMaxTensors];
-  for (int i = 0; i < desc.num_tensors; ++i) {
+  for (int i : arguments) {
     uintptr_t begin = reinterpret_cast<uintptr_t>(view(i).base);
     range[i] = {begin, begin + uintptr_t(view(i).size) * (spec(i).dtype_bits / 8)};
   }
   auto isOutput = [&](int i) { return (spec(i).flags & ATTNC_TENSOR_OUTPUT) != 0; };
-  for (int i = 0; i < desc.num_tensors; ++i) {
+  for (int i : arguments) {
     const DLTensor &x = arg(i);
     if (!isOutput(i) || view(i).size == 0) // no element to write
       continue;
@@ -356,7 +373,7 @@ attnc_status Validator::checkAliasing() {
                       ", which map different elements to one address; an output needs "
                       "distinct addresses (e.g. strides ",
                       formatDims(compact, n), ")"));
-    for (int j = 0; j < desc.num_tensors; ++j)
+    for (int j : arguments)
       // A pair of outputs is checked once, from the later one.
       if (j != i && !(isOutput(j) && j < i) && view(j).size && range[i].overlaps(range[j]))
         return fail(ATTNC_ERR_ALIAS,
@@ -365,6 +382,33 @@ attnc_status Validator::checkAliasing() {
                         "share memory with each other or with an input, and the kernel "
                         "does not run in place"));
   }
+  return ATTNC_OK;
+}
+
+/// Each scratch tensor compact in one block, at 64-byte aligned offsets
+/// (Launch.cpp allocates it): its view's base holds the offset until then.
+attnc_status Validator::layoutScratch() {
+  int64_t bytes = 0;
+  for (int i : scratch) {
+    TensorView &v = view(i);
+    v.rank = rank(i);
+    int64_t size = 1;
+    bool ok = true;
+    for (int d = v.rank - 1; d >= 0; --d) {
+      v.shape[d] = launch.symbols[tables.tensors[i].dims[d]];
+      v.strides[d] = size;
+      ok &= mulOk(size, v.shape[d], size);
+    }
+    int64_t tensorBytes = 0;
+    if (!ok || !mulOk(size, spec(i).dtype_bits / 8, tensorBytes) || tensorBytes > kMaxScratch ||
+        !addOk(bytes, (tensorBytes + 63) / 64 * 64, bytes) || bytes > kMaxScratch)
+      return fail(ATTNC_ERR_LIMIT, cat("its working memory (", spec(i).name, ", ",
+                                       spec(i).legend, ") would exceed ", kMaxScratch,
+                                       " bytes for these shapes"));
+    v.size = size;
+    v.base = reinterpret_cast<void *>(intptr_t(bytes - (tensorBytes + 63) / 64 * 64));
+  }
+  launch.scratchBytes = uintptr_t(bytes);
   return ATTNC_OK;
 }
 
@@ -384,10 +428,12 @@ attnc_status Validator::run() {
   if ((s = checkPresence()) || (s = checkDevices()) || (s = checkDtypes()) ||
       (s = checkRanks()) || (s = checkShapes()) || (s = checkData()) || (s = checkLimits()))
     return s;
-  for (int i = 0; i < desc.num_tensors; ++i)
+  for (int i : arguments)
     if ((s = checkStrides(i)))
       return s;
   if ((s = checkAliasing()))
+    return s;
+  if ((s = layoutScratch()))
     return s;
   fillParams();
   return ATTNC_OK;

@@ -51,6 +51,7 @@ struct CheckedLaunch {
   PhaseItems phases[kMaxPhases];
   int64_t totalItems = 0;            // over every phase
   int reducedZero = -1;              // a REDUCED symbol that is 0, or -1
+  uintptr_t scratchBytes = 0;        // the scratch tensors' block (views: offsets in it)
   Tables tables;                     // the descriptor's tables, parsed
 };
 

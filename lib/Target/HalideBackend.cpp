@@ -35,7 +35,7 @@ halideProblems(ModuleOp module, const Selection &selection) {
     FailureOr<halide::FlashProblem> problem = attn::flashProblemFromOp(
         kernel, selection.targetName());
     if (failed(problem))
-      return error("the Halide backend cannot compile kernel '" + kernel.getSymName() + "'");
+      return alreadyReported(); // flashProblemFromOp said why, at the spec's line
     // The CPU hand schedule's unroll; the GPU schedules have none (0).
     problem->unroll =
         selection.schedule.declares("unroll") ? selection.schedule.get("unroll") : 0;

@@ -118,6 +118,8 @@ def spec_text(case):
     if "max_seq" in case:
         params.append("max_seq = [%d, %d]" % tuple(case["max_seq"]))
     params.append("outputs = [%s]" % ", ".join(case["outputs"]))
+    if "num_splits" in case:
+        params.append("num_splits = %d" % case["num_splits"])
     text = "attn.kernel @%s {\n  attn.attention {%s}\n" % (case["name"], ", ".join(params))
     if case.get("score_mod"):
         body = SCORE_MODS[case["score_mod"]].format(

@@ -183,11 +183,14 @@ def main():
                         "case's inputs and reference outputs go (default: --work), kept for "
                         "a later run with the same case")
     parser.add_argument("--halide-include", help="with --runner cross: HalideRuntime.h's dir")
+    parser.add_argument("--matrix", default=attnc_matrix.MATRIX,
+                        help="the matrix of cases (default: matrix.json; decode.json: the "
+                             "split-KV decode kernels)")
     parser.add_argument("--weights", action="store_true",
                         help="every case also outputs the attention weights (mlir backend, "
                              "run by attnc-run)")
     args = parser.parse_args()
-    matrix = attnc_matrix.load()
+    matrix = attnc_matrix.load(args.matrix)
     # Only the MLIR CPU kernels write weights, and only attnc-run's call passes them; a
     # multi-target object dispatches attention's five tensors.
     keep_weights = (args.backend == "mlir" and args.runner == "attnc-run"

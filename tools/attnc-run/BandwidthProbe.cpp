@@ -78,8 +78,8 @@ size_t lastLevelCacheBytes() {
 
 /// Five times the last-level cache, at least 256 MiB, at most a quarter of
 /// the memory; a whole number of huge pages per thread.
-size_t bufferBytes(size_t llc, int threads) {
-  size_t bytes = std::max(5 * llc, kMinBytes);
+size_t bufferBytes(size_t llc, int threads, size_t timesLlc = 5) {
+  size_t bytes = std::max(timesLlc * llc, kMinBytes);
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   if (pages > 0 && pageSize > 0)
     bytes = std::min(bytes, size_t(pages) * size_t(pageSize) / 4);
@@ -131,4 +131,22 @@ attnc::ReadBandwidth attnc::measureReadBandwidth(int threads) {
       return result;
   result.gigabytesPerSecond = best;
   return result;
+}
+
+attnc::CacheEvictor::CacheEvictor()
+    : bytes(bufferBytes(lastLevelCacheBytes(), 1, 2)),
+      buffer(static_cast<uint64_t *>(std::aligned_alloc(kAlign, bytes)), std::free) {
+  if (!buffer)
+    return;
+  madvise(buffer.get(), bytes, MADV_HUGEPAGE);
+  std::fill_n(buffer.get(), bytes / sizeof(uint64_t), uint64_t(1));
+}
+
+void attnc::CacheEvictor::evict() {
+  if (!buffer)
+    return;
+  size_t words = bytes / sizeof(uint64_t);
+  uint64_t (*sum)(const uint64_t *, size_t) =
+      __builtin_cpu_supports("avx2") ? sumAvx2 : sumScalar;
+  sink += sum(buffer.get(), words);
 }

@@ -9,6 +9,9 @@
 #define ATTNC_TOOLS_ATTNC_RUN_BANDWIDTHPROBE_H
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
 
 namespace attnc {
 
@@ -24,6 +27,21 @@ struct ReadBandwidth {
 /// a few passes. The bound a memory-bound kernel (decode) is measured
 /// against, as the FMA peak is for compute-bound ones.
 ReadBandwidth measureReadBandwidth(int threads);
+
+/// Empties the caches of what a kernel read (attnc-run --cold-cache): reads
+/// a buffer of twice the last-level cache (at least 256 MiB, at most a
+/// quarter of RAM), so a decode kernel's next run takes its KV cache from
+/// memory, as a serving step does, not from a last-level cache that holds it.
+class CacheEvictor {
+public:
+  CacheEvictor();
+  void evict();
+
+private:
+  size_t bytes;
+  std::unique_ptr<uint64_t, void (*)(void *)> buffer;
+  uint64_t sink = 0;
+};
 
 } // namespace attnc
 

@@ -88,9 +88,9 @@ llvm::Error attnc::runConcurrentCallers(AttentionSpecOpInterface op, const Loade
     serial.push_back(secondsSince(start));
   }
   // The first serial call's bytes: every call must give them, serial or not.
-  const std::vector<char> out = tensors.front()->out->data, lse = tensors.front()->lse->data;
-  const std::vector<char> weights =
-      tensors.front()->weights ? tensors.front()->weights->data : std::vector<char>();
+  using Bytes = decltype(DeviceTensor::data);
+  const Bytes out = tensors.front()->out->data, lse = tensors.front()->lse->data;
+  const Bytes weights = tensors.front()->weights ? tensors.front()->weights->data : Bytes();
   auto differs = [&](const std::unique_ptr<KernelTensors> &t) {
     return t->out->data != out || (t->wantLse && t->lse->data != lse) ||
            (t->weights && t->weights->data != weights);

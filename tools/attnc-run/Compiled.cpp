@@ -14,6 +14,7 @@
 
 #include "Compiled.h"
 
+#include "BandwidthProbe.h"
 #include "Callers.h"
 #include "PeakProbe.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -25,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 using namespace attnc;
@@ -62,9 +64,14 @@ attnc::runCompiled(AttentionSpecOpInterface op, const HostTensor &q, const HostT
   // by from here is the kernel's working memory (threads, stacks, buffers).
   double rssBefore = peakRssMegabytes();
   std::vector<double> times;
+  std::optional<CacheEvictor> evictor;
+  if (o.coldCache)
+    evictor.emplace();
   for (int r = 0; r <= o.repeat; ++r) { // run 0 warms up
     if (tilesVisited)
       *tilesVisited = 0;
+    if (evictor)
+      evictor->evict();
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = tensors.call(*kernel, o.threads))
       return std::move(err);

@@ -21,6 +21,7 @@ struct CompiledOptions {
   bool measurePeak = true;
   int callers = 1;             // > 1: also call from this many threads at once
   bool hostParallelFor = false; // helpers through attnc_set_parallel_for
+  bool coldCache = false;       // evict the caches before each run
 };
 
 struct CompiledOutputs {

@@ -97,6 +97,7 @@ static constexpr int kMaxThreads = 256;
 static cl::opt<int> threads("num-threads", cl::desc("With --so: threads (0 = all cores, at most 256)"),
                             cl::init(0), cl::cat(compiledCat));
 static cl::opt<int> repeat("repeat", cl::desc("With --so: timed runs"), cl::init(5), cl::cat(compiledCat));
+static cl::opt<bool> coldCache("cold-cache", cl::desc("With --so: before each run, read a buffer of twice the last-level cache, so the kernel's tensors come from memory (decode: a KV cache that a cache larger than it would otherwise hold)"), cl::cat(compiledCat));
 // Without --rtol / --atol, the numeric matrix's tolerance for the spec's dtype
 // (defaultTolerance).
 static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance (default per dtype: f32 2e-5, f16 4e-3, bf16 2e-2)"), cl::cat(compiledCat));
@@ -287,6 +288,7 @@ llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in)
   options.soPath = soFile;
   options.threads = threads;
   options.repeat = repeat;
+  options.coldCache = coldCache;
   options.measurePeak = !noPeak;
   options.callers = callers;
   options.hostParallelFor = hostParallelFor;

@@ -50,6 +50,8 @@ struct KernelInterface {
   std::vector<TensorSpec> tensors;
   std::vector<PhaseSpec> phases;
   int32_t numArgs = 0, numParams = 0;
+  /// Views an item function takes: the arguments, then the scratch tensors.
+  int32_t numViews() const;
 };
 
 /// The facts of an attention kernel (attn.flash) that its interface depends on.
@@ -60,12 +62,16 @@ struct AttentionFacts {
   int32_t outputs = 1;               // bit 0: out, bit 1: lse, bit 2: weights
   int32_t dtypeCode = kDLFloat, dtypeBits = 32;
   bool onDevice = false;             // a grid (device) function instead of a tile function
+  int64_t splits = 0;                // > 0: a split-KV decode kernel with this many ranges
 };
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs
 /// bit 1) lse and (bit 2) weights as arguments 0-5 (5 arguments without
 /// weights), params as attnc_param lays them out, and one phase over
-/// (batch, heads, seq_q / block_q).
+/// (batch, heads, seq_q / block_q). A decode kernel (splits > 0) has two
+/// scratch tensors after them, o_part [batch, heads, splits, seq_q, head_dim]
+/// and lse_part [batch, heads, splits, seq_q] (f32, compact), and two phases:
+/// "attention" over (batch, kv_heads, splits), then "merge" over (batch, heads).
 KernelInterface attentionInterface(const AttentionFacts &facts);
 
 /// An interface laid out as the C structs the runtime reads, valid while

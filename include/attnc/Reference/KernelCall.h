@@ -25,10 +25,24 @@
 namespace attnc {
 
 /// A CPU tensor owning its data, stored as the kernel stores its type.
+/// Bytes for a kernel's tensors: aligned beyond any element size, and from
+/// 2 MiB up on transparent huge pages where the OS gives them on request
+/// (transparent_hugepage = madvise), as the read-bandwidth probe's buffer
+/// and a serving system's preallocated KV cache are: a decode kernel reads
+/// such tensors at the bandwidth the probe measures, not at the TLB's pace.
+template <typename T> struct TensorAllocator {
+  using value_type = T;
+  TensorAllocator() = default;
+  template <typename U> TensorAllocator(const TensorAllocator<U> &) {}
+  T *allocate(size_t n);
+  void deallocate(T *p, size_t n);
+  bool operator==(const TensorAllocator &) const { return true; }
+};
+
 struct DeviceTensor {
   ElementType type;
   std::vector<int64_t> shape;
-  std::vector<char> data; // new'd, so aligned beyond any element size
+  std::vector<char, TensorAllocator<char>> data;
   DLTensor dl{};
 
   DeviceTensor(ElementType type, llvm::ArrayRef<int64_t> dims);

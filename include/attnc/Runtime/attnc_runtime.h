@@ -142,7 +142,12 @@ enum attnc_param {
   ATTNC_P_COUNT = 17,
   /* Kernels that output the attention weights: their strides (batch, head,
    * seq_q; seq_kv's is 1), after the 17 every kernel has. */
-  ATTNC_P_WEIGHTS_STRIDES = 17
+  ATTNC_P_WEIGHTS_STRIDES = 17,
+  /* Split-KV decode kernels (no weights): their scratch tensors' strides,
+   * o_part's (batch, head, split, seq_q) and lse_part's (batch, head, split). */
+  ATTNC_P_O_PART_STRIDES = 17,
+  ATTNC_P_LSE_PART_STRIDES = 21,
+  ATTNC_P_DECODE_COUNT = 24
 };
 
 /* The attention family's functions, which its tables' item and device
@@ -211,8 +216,14 @@ typedef struct attnc_tensor_desc {
 } attnc_tensor_desc;
 
 enum attnc_tensor_flag {
-  ATTNC_TENSOR_OUTPUT = 1,    /* written: checked against aliasing */
-  ATTNC_TENSOR_UNIT_INNER = 2 /* its innermost dim has stride 1 (unless of extent 1) */
+  ATTNC_TENSOR_OUTPUT = 1,     /* written: checked against aliasing */
+  ATTNC_TENSOR_UNIT_INNER = 2, /* its innermost dim has stride 1 (unless of extent 1) */
+  /* Not an argument: working memory the runtime allocates for each launch of a
+   * kDLCPU kernel (compact row-major, 64-byte aligned, uninitialized) once
+   * its dims' symbols are known, hands to the item functions at position
+   * `arg` (num_args or beyond: after the arguments) and frees after the last
+   * phase. A split-KV decode's partial results between its two phases. */
+  ATTNC_TENSOR_SCRATCH = 4
 };
 
 enum attnc_fill { ATTNC_FILL_ZERO = 0, ATTNC_FILL_NEG_INF = 1 };

@@ -50,20 +50,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::cpu;
 
-Value FlashKernelBuilder::readParam(int64_t index) {
-  Value v = memref::LoadOp::create(b, params, idx(index));
-  return arith::IndexCastOp::create(b, b.getIndexType(), v);
-}
-
-Strides FlashKernelBuilder::readStrides(int64_t first) {
-  return {readParam(first), readParam(first + 1), readParam(first + 2)};
-}
-
-Value FlashKernelBuilder::offset(const Strides &s, Value bIdx, Value hIdx,
-                                 Value row) {
-  return add(add(mul(bIdx, s.batch), mul(hIdx, s.head)), mul(row, s.seq));
-}
-
 void FlashKernelBuilder::zeroFill(Value buffer, ArrayRef<int64_t> shape) {
   Value zero = f32(0);
   loop(0, shape[0], 1, [&](Value i) {
@@ -209,22 +195,29 @@ void FlashKernelBuilder::widenKvTile(Value k0, Value cols) {
   });
 }
 
-Value FlashKernelBuilder::fromF32(Value x) {
+Value mlir::attn::cpu::roundFromF32(OpBuilder &b, Location loc, Value x, Type elemType,
+                                    bool nativeBf16) {
   if (elemType.isF32())
     return x;
-  if (!elemType.isBF16() || cfg.bf16Dot)
-    return arith::TruncFOp::create(b, elemType, x); // vcvtps2ph / vcvtneps2bf16
+  if (!elemType.isBF16() || nativeBf16)
+    return arith::TruncFOp::create(b, loc, elemType, x); // vcvtps2ph / vcvtneps2bf16
   // Without AVX512-BF16, LLVM calls __truncsfbf2, which libgcc before 13
   // lacks: round the f32 bits to nearest even by hand; NaN stays a quiet NaN.
   Type i32 = b.getI32Type();
-  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, v, 32); };
-  Value bits = arith::BitcastOp::create(b, i32, x);
-  Value odd = arith::AndIOp::create(b, arith::ShRUIOp::create(b, bits, c(16)), c(1));
+  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
+  Value bits = arith::BitcastOp::create(b, loc, i32, x);
+  Value odd = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, bits, c(16)), c(1));
   Value rounded = arith::ShRUIOp::create(
-      b, arith::AddIOp::create(b, bits, arith::AddIOp::create(b, odd, c(0x7fff))), c(16));
-  Value isNan = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
-  Value half = arith::SelectOp::create(b, isNan, c(0x7fc0), rounded);
-  return arith::BitcastOp::create(b, elemType, arith::TruncIOp::create(b, b.getI16Type(), half));
+      b, loc, arith::AddIOp::create(b, loc, bits, arith::AddIOp::create(b, loc, odd, c(0x7fff))),
+      c(16));
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  Value half = arith::SelectOp::create(b, loc, isNan, c(0x7fc0), rounded);
+  return arith::BitcastOp::create(b, loc, elemType,
+                                  arith::TruncIOp::create(b, loc, b.getI16Type(), half));
+}
+
+Value FlashKernelBuilder::fromF32(Value x) {
+  return roundFromF32(b, b.getLoc(), x, elemType, cfg.bf16Dot);
 }
 
 void FlashKernelBuilder::writeOutputs() {
@@ -267,14 +260,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   params = args[first], batch = args[first + 1], head = args[first + 2];
   Value qTile = args[first + 3];
   kvHead = arith::DivUIOp::create(b, head, idx(op.getHeads() / op.getKvHeads()));
-  seqQ = readParam(ATTNC_P_SEQ_Q);
-  seqKv = readParam(ATTNC_P_SEQ_KV);
-  qS = readStrides(ATTNC_P_Q_STRIDES);
-  kS = readStrides(ATTNC_P_K_STRIDES);
-  vS = readStrides(ATTNC_P_V_STRIDES);
-  outS = readStrides(ATTNC_P_OUT_STRIDES);
+  readAttentionParams();
   vBatchHead = offset(vS, batch, kvHead, idx(0));
-  lseS = readStrides(ATTNC_P_LSE_STRIDES);
   q0 = mul(qTile, idx(blockQ));
   rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
 

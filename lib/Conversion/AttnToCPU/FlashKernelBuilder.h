@@ -17,6 +17,7 @@
 #ifndef ATTNC_LIB_CONVERSION_ATTNTOCPU_FLASHKERNELBUILDER_H
 #define ATTNC_LIB_CONVERSION_ATTNTOCPU_FLASHKERNELBUILDER_H
 
+#include "LoopBuilder.h"
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
 #include "attnc/Support/RegisterBlocks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -46,16 +47,15 @@ constexpr float kFusedSumLimit = 4096.0f;
 /// Bytes per cache line, the prefetch granule.
 constexpr int64_t kLineBytes = 64;
 
-/// (batch, head, seq) strides of one tensor, read from the params array.
-struct Strides {
-  Value batch, head, seq;
-};
+/// x (f32) rounded to `elemType` (f32, f16, bf16; nearest even), with
+/// vcvtneps2bf16 where the target has AVX512-BF16 (`nativeBf16`).
+Value roundFromF32(OpBuilder &b, Location loc, Value x, Type elemType, bool nativeBf16);
 
-class FlashKernelBuilder {
+class FlashKernelBuilder : LoopBuilder {
 public:
   FlashKernelBuilder(FlashOp op, const CpuKernelConfig &config,
                      ImplicitLocOpBuilder &b)
-      : op(op), cfg(config), b(b), dim(op.getDim()), blockQ(op.getTileQ()),
+      : LoopBuilder(b), op(op), cfg(config), dim(op.getDim()), blockQ(op.getTileQ()),
         blockKv(op.getTileKv()), base2Scores(op.getScoreMod().empty()),
         dimPadded((dim + config.vectorWidth - 1) / config.vectorWidth *
                   config.vectorWidth),
@@ -70,18 +70,6 @@ public:
   void build(func::FuncOp func, StringRef counterName);
 
 private:
-  // Small builders.
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value f32(float v) { return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(v)); }
-  Value negInf() { return f32(-std::numeric_limits<float>::infinity()); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value minIdx(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
-  /// Logical not of an i1.
-  Value notI1(Value x) {
-    return arith::XOrIOp::create(b, x, arith::ConstantIntOp::create(b, 1, 1));
-  }
-  Value lt(Value x, Value y) { return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y); }
   VectorType vecType() { return VectorType::get({cfg.vectorWidth}, b.getF32Type()); }
   /// A vector of the tensors' element type, as wide as vecType().
   VectorType elemVecType() { return VectorType::get({cfg.vectorWidth}, elemType); }
@@ -100,22 +88,6 @@ private:
   Value stackBuffer(ArrayRef<int64_t> shape, Type elem) {
     return memref::AllocaOp::create(b, MemRefType::get(shape, elem));
   }
-  template <typename Fn> void loop(Value lo, Value hi, int64_t step, Fn body) {
-    scf::ForOp::create(b, lo, hi, idx(step), ValueRange{},
-                       [&](OpBuilder &nested, Location loc, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPoint(nested.getInsertionBlock(),
-                                             nested.getInsertionPoint());
-                         body(iv);
-                         scf::YieldOp::create(b);
-                       });
-  }
-  template <typename Fn> void loop(int64_t lo, Value hi, int64_t step, Fn body) {
-    loop(idx(lo), hi, step, body);
-  }
-  template <typename Fn> void loop(int64_t lo, int64_t hi, int64_t step, Fn body) {
-    loop(idx(lo), idx(hi), step, body);
-  }
   /// Runs cfg.unroll steps of a reduction loop per iteration, the remainder
   /// in an epilogue loop whose results then replace the loop's: called after
   /// the loop's results are used.
@@ -123,41 +95,11 @@ private:
     if (cfg.unroll > 1)
       (void)loopUnrollByFactor(loop, cfg.unroll);
   }
-  template <typename Fn> void ifThen(Value cond, Fn body) {
-    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    body();
-  }
-  template <typename Then, typename Else> void ifThenElse(Value cond, Then thenFn, Else elseFn) {
-    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    thenFn();
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    elseFn();
-  }
-  /// scf.if yielding one value of `type` from each branch.
-  template <typename Then, typename Else>
-  Value select(Value cond, Type type, Then thenFn, Else elseFn) {
-    auto ifOp = scf::IfOp::create(b, TypeRange{type}, cond, true, true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      scf::YieldOp::create(b, thenFn());
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, elseFn());
-    }
-    return ifOp.getResult(0);
-  }
 
   /// x (f32) rounded to the element type (nearest even).
   Value fromF32(Value x);
 
   // Pieces of the kernel.
-  Value readParam(int64_t index);
-  Strides readStrides(int64_t first);
-  Value offset(const Strides &s, Value batch, Value head, Value row);
   void loadQueryTile();
   void zeroFill(Value buffer, ArrayRef<int64_t> shape);
   Value loadValue(OpBuilder &nb, Location loc, Value row, int64_t d);
@@ -211,7 +153,6 @@ private:
 
   FlashOp op;
   CpuKernelConfig cfg;
-  ImplicitLocOpBuilder &b;
   int64_t dim, blockQ, blockKv;
   /// Scores in units of log2(e) (log2(e) folded into the query scale): the
   /// softmax exponentiates with 2^x and saves a multiply per score. Not with
@@ -232,9 +173,9 @@ private:
 
   ModuleOp module;
   // Function arguments and values shared by the pieces.
-  Value qBuf, kBuf, vBuf, outBuf, lseBuf, weightsBuf, params, batch, head, kvHead;
-  Value seqQ, seqKv, q0, rows;
-  Strides qS, kS, vS, outS, lseS, weightsS;
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, weightsBuf, batch, head, kvHead;
+  Value q0, rows;
+  Strides weightsS;
   Value QT, ST, Acc, M, L, ALPHA, status;
   Value TSUM; // fused softmax: the tile's row sums
   Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded

@@ -27,6 +27,13 @@ using namespace mlir::attn;
 
 namespace {
 
+/// The split-KV decode kernel for num_splits, else the prefill tile function.
+LogicalResult lowerFlash(FlashOp flash, const CpuKernelConfig &config) {
+  if (flash.getNumSplits())
+    return buildCpuDecodeKernel(flash, config);
+  return buildCpuFlashKernel(flash, config);
+}
+
 struct AttnLowerFlashToCPUPass
     : public mlir::attn::impl::AttnLowerFlashToCPUPassBase<AttnLowerFlashToCPUPass> {
   using Base::Base;
@@ -61,7 +68,7 @@ struct AttnLowerFlashToCPUPass
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target);
-      if (failed(flash) || failed(buildCpuFlashKernel(*flash, config)))
+      if (failed(flash) || failed(lowerFlash(*flash, config)))
         return signalPassFailure();
       kernels.push_back(flash->describeEntry(kernel.getSymName(), kDLCPU));
       kernel.erase();

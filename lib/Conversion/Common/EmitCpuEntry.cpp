@@ -202,17 +202,17 @@ struct AttnEmitCpuEntryPass
 
   /// `<name>_item(tensors, params, index)` (or `<name>_device(tensors, params,
   /// extents, device_id, stream)`), which calls the kernel's tile (or grid)
-  /// function with the tensors' views one by one, params and the item's
+  /// function with the tensors' views one by one (arguments, then scratch), params and the item's
   /// coordinates (or the outermost extent, batch, the device and the stream).
   LogicalResult emitPhaseFunction(OpBuilder &b, ModuleOp module, StringRef name,
-                                  StringRef kernelFn, StringRef phaseFn, int numArgs,
+                                  StringRef kernelFn, StringRef phaseFn, int numViews,
                                   int rank, bool onDevice) {
     Location loc = module.getLoc();
     MLIRContext *ctx = b.getContext();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     Type i32 = b.getI32Type(), i64 = b.getI64Type();
     auto fn = dyn_cast_or_null<LLVM::LLVMFuncOp>(SymbolTable::lookupSymbolIn(module, kernelFn));
-    unsigned count = numArgs + 1 + (onDevice ? 3 : rank);
+    unsigned count = numViews + 1 + (onDevice ? 3 : rank);
     if (!fn || fn.getNumArguments() != count)
       return error(module, name) << kernelFn << " does not take the " << count
                                  << " arguments its phase passes";
@@ -225,7 +225,7 @@ struct AttnEmitCpuEntryPass
     b.setInsertionPointToStart(body);
     auto memref = LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, i64, i64, i64});
     SmallVector<Value> args;
-    for (int a = 0; a < numArgs; ++a)
+    for (int a = 0; a < numViews; ++a)
       args.push_back(LLVM::GEPOp::create(b, loc, ptr, memref, body->getArgument(0),
                                          ArrayRef<LLVM::GEPArg>{a}));
     args.push_back(body->getArgument(1));
@@ -269,7 +269,7 @@ struct AttnEmitCpuEntryPass
       // An item's coordinates, one per name of its phase's index ("b,h,q_tile").
       int rank = 1 + int(llvm::count(phase.index, ','));
       if (failed(emitPhaseFunction(b, module, name, kernelFn(i, hasGrid ? "grid" : "tile"),
-                                   phaseFns.back(), in.numArgs, rank, hasGrid)))
+                                   phaseFns.back(), in.numViews(), rank, hasGrid)))
         return failure();
     }
     if (failed(emitTables(b, module, name, in, phaseFns, hasGrid)))

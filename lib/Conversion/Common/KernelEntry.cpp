@@ -50,8 +50,14 @@ std::string mlir::attn::cInterfaceName(StringRef function) {
 
 FailureOr<FlashOp> mlir::attn::flashToLower(KernelOp kernel, StringRef backend,
                                             StringRef target) {
-  if (FlashOp flash = kernel.getFlash())
+  if (FlashOp flash = kernel.getFlash()) {
+    if (flash.getNumSplits() && backend != "MLIR CPU")
+      return flash.emitOpError("num_splits (a split-KV decode kernel) is built by the MLIR CPU "
+                               "backend only, not the ")
+             << backend << " backend for target " << target
+             << "; drop num_splits for a prefill-style kernel there";
     return flash;
+  }
   KernelFamilyOpInterface op = kernel.getCompute();
   if (!op)
     return kernel.emitOpError("expects its tiled form, attn.flash; run attn-tile-flash first");

@@ -74,10 +74,10 @@ LogicalResult KernelOp::verify() {
 namespace {
 constexpr StringLiteral kParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs";
+    "outputs, num_splits";
 constexpr StringLiteral kFlashParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, block_q, block_kv";
+    "outputs, num_splits, block_q, block_kv";
 
 /// The tile sizes only attn.flash has; a no-op for attn.attention.
 template <typename Props>
@@ -136,6 +136,8 @@ public:
       return parseMaxSeq();
     if (name == "outputs")
       return parseOutputs();
+    if (name == "num_splits")
+      return parseI64(props.num_splits);
     bool handled;
     ParseResult tile = parseTileSize(
         props, name, [&](IntegerAttr &attr) { return parseI64(attr); }, handled);
@@ -285,6 +287,8 @@ void printSpecParameters(OpAsmPrinter &p, AttentionSpecOpInterface op,
     p << ']';
   }
   p << ", outputs = [" << stringifyOutputKind(op.getOutputs()) << "]";
+  if (std::optional<uint64_t> splits = op.getNumSplits())
+    p << ", num_splits = " << int64_t(*splits);
 }
 
 void printModRegions(OpAsmPrinter &p, AttentionSpecOpInterface op) {
@@ -326,6 +330,30 @@ void FlashOp::print(OpAsmPrinter &p) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// num_splits: a split-KV decode kernel (DecodeKernel.cpp) keeps the query
+/// rows of a KV head's group (query heads x seq_q) and their accumulators on
+/// its stack, so their count and size are bounded.
+template <typename OpT> LogicalResult verifyDecode(OpT op) {
+  std::optional<uint64_t> splits = op.getNumSplits();
+  if (!splits)
+    return success();
+  int64_t n = int64_t(*splits);
+  if (n < 0 || n > kMaxNumSplits)
+    return op.emitOpError("num_splits must be 0 (auto) to ") << kMaxNumSplits << ", got " << n;
+  if (op.hasOutput(OutputKind::weights))
+    return op.emitOpError("output 'weights' is not computed by a split-KV decode kernel "
+                          "(num_splits); drop one of them");
+  int64_t group = op.getHeads() / op.getKvHeads(), maxQ = decodeMaxSeqQ(op.getMaxSeq());
+  int64_t rows = group * maxQ, padded = (op.getDim() + 15) / 16 * 16;
+  if (rows > kMaxDecodeRows || rows * padded > kMaxDecodeElements)
+    return op.emitOpError("a decode kernel (num_splits) computes the ")
+           << group << " query heads of a KV head x " << maxQ
+           << " query positions (max_seq's seq_q, 16 when not given) = " << rows
+           << " rows together; at most " << kMaxDecodeRows << " rows and "
+           << kMaxDecodeElements << " rows x head_dim are allowed: lower max_seq's seq_q";
+  return success();
+}
+
 /// Checks shared by attn.attention and attn.flash.
 template <typename OpT> LogicalResult verifySpec(OpT op) {
   int64_t heads = op.getHeads(), kvHeads = op.getKvHeads(), dim = op.getDim();
@@ -354,7 +382,9 @@ template <typename OpT> LogicalResult verifySpec(OpT op) {
   }
   if (op.getOutputs() == OutputKind::none)
     return op.emitOpError("outputs must name at least one of out, lse, weights");
-  return op.verifySequenceBounds();
+  if (failed(op.verifySequenceBounds()))
+    return failure();
+  return verifyDecode(op);
 }
 
 /// max_seq, and everything that needs a bound on the sequence lengths.

@@ -49,6 +49,12 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
       b.getNamedAttr("max_seq_q", i64(bound(maxSeq ? (*maxSeq)[0] : 0, cover.q))),
       b.getNamedAttr("max_seq_kv", i64(bound(maxSeq ? (*maxSeq)[1] : 0, cover.kv))),
   });
+  // A decode kernel: its splits per (batch, KV head), and seq_q's bound.
+  if (std::optional<uint64_t> splits = getNumSplits()) {
+    facts.set("num_splits", i64(*splits ? int64_t(*splits) : kAutoSplits));
+    int64_t q = bound(maxSeq ? (*maxSeq)[0] : 0, cover.q);
+    facts.set("max_seq_q", i64(q > 0 ? std::min(q, decodeMaxSeqQ(maxSeq)) : decodeMaxSeqQ(maxSeq)));
+  }
   // Tile functions run on the runtime's CPU threads; a grid kernel states its device.
   if (deviceType != kDLCPU)
     facts.set("device_type", i64(deviceType));
@@ -78,6 +84,8 @@ FailureOr<attnc::KernelInterface> FlashOp::interfaceFromEntry(Location loc,
   for (auto [name, value] : {std::pair<StringRef, int64_t>{"layout", layout}, {"outputs", outputs}})
     if (!llvm::isInt<32>(value))
       return fail() << "'" << name << "' is " << value << ", which does not fit int32";
+  if (auto splits = dyn_cast_or_null<IntegerAttr>(entry.get("num_splits")))
+    f.splits = splits.getInt();
   f.layout = int32_t(layout);
   f.outputs = int32_t(outputs);
   auto dtype = dyn_cast_or_null<TypeAttr>(entry.get("dtype"));

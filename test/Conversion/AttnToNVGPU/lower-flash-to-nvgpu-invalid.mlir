@@ -22,3 +22,11 @@ attn.kernel @odd {
 attn.kernel @odd_f32 {
   attn.attention {num_heads = 2, head_dim = 6, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
 }
+
+// -----
+
+// The split-KV decode kernel is the MLIR CPU backend's.
+// CHECK: lower-flash-to-nvgpu-invalid.mlir:[[@LINE+2]]:3: error: 'attn.flash' op num_splits (a split-KV decode kernel) is built by the MLIR CPU backend only, not the MLIR CUDA backend for target cuda-sm80; drop num_splits for a prefill-style kernel there
+attn.kernel @decode {
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = bf16, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0}
+}

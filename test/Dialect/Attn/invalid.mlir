@@ -87,7 +87,7 @@ attn.kernel @unknown_layout {
 // -----
 
 attn.kernel @unknown_parameter {
-  // expected-error @below {{unknown attention parameter 'window'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs}}
+  // expected-error @below {{unknown attention parameter 'window'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits}}
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, window = 4, outputs = [out]}
 }
 
@@ -475,7 +475,7 @@ attn.kernel @flash_bad_gqa {
 // -----
 
 attn.kernel @flash_unknown_parameter {
-  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, block_q, block_kv}}
+  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, block_q, block_kv}}
   attn.flash {num_heads = 2, block_d = 4}
 }
 
@@ -485,4 +485,32 @@ attn.kernel @flash_unknown_parameter {
 attn.kernel @two_forms {
   attn.attention {num_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
   attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
+}
+
+// -----
+
+attn.kernel @decode_negative_splits {
+  // expected-error @below {{num_splits must be 0 (auto) to 256, got -1}}
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = -1}
+}
+
+// -----
+
+attn.kernel @decode_too_many_splits {
+  // expected-error @below {{num_splits must be 0 (auto) to 256, got 257}}
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 257}
+}
+
+// -----
+
+attn.kernel @decode_weights {
+  // expected-error @below {{output 'weights' is not computed by a split-KV decode kernel (num_splits); drop one of them}}
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, max_seq = [4, 1024], outputs = [out, weights], num_splits = 0}
+}
+
+// -----
+
+attn.kernel @decode_too_many_rows {
+  // expected-error @below {{a decode kernel (num_splits) computes the 32 query heads of a KV head x 16 query positions (max_seq's seq_q, 16 when not given) = 512 rows together; at most 256 rows and 65536 rows x head_dim are allowed: lower max_seq's seq_q}}
+  attn.attention {num_heads = 32, num_kv_heads = 1, head_dim = 128, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0}
 }

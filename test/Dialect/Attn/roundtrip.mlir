@@ -159,3 +159,14 @@ attn.kernel @tiled {
       attn.yield %t : f32
     }
 }
+
+// A split-KV decode kernel: num_splits prints after outputs.
+// CHECK-LABEL: attn.kernel @decode
+// CHECK: attn.attention {num_heads = 32, num_kv_heads = 8, head_dim = 128, dtype = bf16, layout = bhsd, mask = #attn.causal<bottom_right>, max_seq = [4, 65536], outputs = [out, lse], num_splits = 0}
+// GENERIC-LABEL: "attn.kernel"() <{sym_name = "decode"}>
+// GENERIC: num_splits = 0 : i64
+attn.kernel @decode {
+  attn.attention {num_splits = 0, num_heads = 32, num_kv_heads = 8, head_dim = 128, dtype = bf16,
+                  layout = bhsd, mask = #attn.causal<bottom_right>, max_seq = [4, 65536],
+                  outputs = [out, lse]}
+}

@@ -46,6 +46,11 @@ struct CpuKernelConfig {
 /// diagnostic and fails for what the CPU backend cannot do.
 FailureOr<func::FuncOp> buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &config);
 
+/// An attn.flash with num_splits: the split-KV decode kernel's two tile
+/// functions, `_mlir_ciface_<name>_tile` (b, g, split) and
+/// `_mlir_ciface_<name>_merge_tile` (b, h) (DecodeKernel.cpp).
+LogicalResult buildCpuDecodeKernel(FlashOp op, const CpuKernelConfig &config);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H

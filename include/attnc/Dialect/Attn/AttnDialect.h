@@ -24,6 +24,23 @@ namespace mlir::attn {
 inline constexpr int64_t kUnbounded = ::attnc::mask::kUnbounded;
 /// Largest seq_q * seq_kv for which a kernel may return the attention weights.
 inline constexpr int64_t kMaxWeightsElements = int64_t(1) << 24;
+
+/// A split-KV decode kernel (num_splits): at most this many KV ranges, and
+/// query rows (query heads of a group x seq_q) and rows x head_dim computed
+/// together; seq_q's bound when max_seq does not give one.
+inline constexpr int64_t kMaxNumSplits = 256;
+inline constexpr int64_t kMaxDecodeRows = 256;
+inline constexpr int64_t kMaxDecodeElements = int64_t(1) << 16;
+inline constexpr int64_t kDecodeDefaultMaxSeqQ = 16;
+/// num_splits = 0 (auto): at most this many ranges of at least this many keys.
+inline constexpr int64_t kAutoSplits = 16;
+inline constexpr int64_t kAutoSplitMinKeys = 2048;
+
+/// The bound on seq_q of a decode kernel: max_seq's, or the default.
+inline int64_t decodeMaxSeqQ(std::optional<llvm::ArrayRef<int64_t>> maxSeq) {
+  return maxSeq && maxSeq->size() == 2 && (*maxSeq)[0] > 0 ? (*maxSeq)[0]
+                                                           : kDecodeDefaultMaxSeqQ;
+}
 } // namespace mlir::attn
 
 #include "Attn/AttnDialect.h.inc"

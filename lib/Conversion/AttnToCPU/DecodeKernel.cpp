@@ -1,0 +1,618 @@
+//===- DecodeKernel.cpp - attn.flash with num_splits to split-KV decode ---===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A decode step reads a long KV cache for a few query rows, so it is bound by
+// memory bandwidth: the kernel must read each k and v byte once and keep the
+// cores busy while it streams. Two phases (kernel interface v2):
+//
+//   attention, item (b, g, split): the rows of every query head of KV head g
+//     (heads g * G .. g * G + G - 1, G = num_heads / num_kv_heads) at every
+//     query position, R = G x seq_q rows packed together, against KV tiles
+//     [t0, t1) of the split (the mask's key range cut into num_splits runs of
+//     whole tiles); the online softmax of attn.flash per row; the normalized
+//     partial rows and their log-sum-exp go to the scratch tensors o_part and
+//     lse_part (an empty range writes lse -inf).
+//   merge, item (b, h): lse = log sum_s exp(lse_s), out = sum_s exp(lse_s -
+//     lse) o_s over the splits (FlashAttention's combine), in split order.
+//
+// Unlike the prefill tile function (FlashKernel.cpp), whose query rows run
+// along the vector lanes (a tile of at least a vector of rows), the rows here
+// are few, so vectors run along head_dim: a score is a dot product of two
+// rows reduced across lanes, and P V adds p * v rows into a row's
+// accumulators. Per row, its query (or accumulator) vectors stay in registers
+// while the tile's keys stream past; the tile's k and v rows come from memory
+// for the first row and from L1 for the others. f16 and bf16 k / v tiles are
+// widened to f32 once per tile. The work per split does not depend on the
+// thread count, and the merge adds in split order: results are bit-identical
+// for any number of threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+
+#include "FlashKernelBuilder.h"
+#include "LoopBuilder.h"
+#include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
+#include "attnc/Conversion/Common/InlineMod.h"
+#include "attnc/Conversion/Common/KernelEntry.h"
+#include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Transforms/TileClassifier.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+constexpr double kLog2e = 1.44269504088896341;
+constexpr double kLn2 = 0.693147180559945309;
+
+class DecodeKernelBuilder : LoopBuilder {
+public:
+  DecodeKernelBuilder(FlashOp op, const CpuKernelConfig &config, ImplicitLocOpBuilder &b,
+                      int64_t splits, int64_t minTiles)
+      : LoopBuilder(b), op(op), cfg(config), w(config.vectorWidth), dim(op.getDim()),
+        dimPadded((dim + w - 1) / w * w), blockKv(op.getTileKv()),
+        group(op.getHeads() / op.getKvHeads()),
+        maxRows(group * decodeMaxSeqQ(op.getMaxSeq())), splits(splits), minTiles(minTiles),
+        elemType(op.getDtype()), base2(op.getScoreMod().empty()),
+        dot(elemType.isBF16() && config.bf16Dot && w == 16 && dim % (2 * w) == 0) {}
+
+  void buildPartial(func::FuncOp func);
+  void buildMerge(func::FuncOp func);
+
+private:
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value div(Value x, Value y) { return arith::DivUIOp::create(b, x, y); }
+  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, x, y); }
+  Value maxIdx(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
+  VectorType vecType() { return VectorType::get({w}, b.getF32Type()); }
+  Value splat(Value x) { return vector::BroadcastOp::create(b, vecType(), x); }
+  Value load(Value buf, ValueRange at) { return memref::LoadOp::create(b, buf, at); }
+  void store(Value x, Value buf, ValueRange at) { memref::StoreOp::create(b, x, buf, at); }
+  Value loadVec(Value buf, ValueRange at) { return vector::LoadOp::create(b, vecType(), buf, at); }
+  void storeVec(Value x, Value buf, ValueRange at) { vector::StoreOp::create(b, x, buf, at); }
+  /// Cache-line aligned: vector stores that straddle two lines (the default
+  /// alignment put KF at 8 bytes past one) cost bf16 decode a third of its time.
+  Value stackBuffer(ArrayRef<int64_t> shape, Type elem) {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, elem), b.getI64IntegerAttr(kLineBytes));
+  }
+  /// A plain max (one vmaxps); NaN scores still make their row NaN through P.
+  Value plainMax(Value x, Value y) {
+    return arith::SelectOp::create(
+        b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, y), x, y);
+  }
+  Value reduce(vector::CombiningKind kind, Value v) {
+    return vector::ReductionOp::create(b, kind, v, arith::FastMathFlags::reassoc);
+  }
+  /// e^x (or 2^x for base-2 scores) of a vector x <= 0.
+  Value expOf(Value x) {
+    if (!base2)
+      x = arith::MulFOp::create(b, x, splat(f32(kLog2e)));
+    return emitExp2NonPositive(b, b.getLoc(), x, ExpAccuracy::f32, cfg.avx512Scalef);
+  }
+
+  /// The factor on q . k: the spec's scale, times log2(e) for base-2 scores.
+  double queryScale() {
+    return op.getScaleAttr().getValueAsDouble() * (base2 ? kLog2e : 1.0);
+  }
+  /// The query head and position of packed row r.
+  std::pair<Value, Value> rowOf(Value r) {
+    return {add(mul(kvHead, idx(group)), div(r, seqQ)), rem(r, seqQ)};
+  }
+  /// Where [batch, head, split, pos] is in lse_part, and its row in o_part.
+  std::pair<Value, Value> partAt(Value head, Value split, Value pos) {
+    Value lse = add(offset(lsePartS, batch, head, split), pos);
+    Value row = add(offset({oPartS[0], oPartS[1], oPartS[2]}, batch, head, split),
+                    mul(pos, oPartS[3]));
+    return {lse, row};
+  }
+
+  void readCommon(ArrayRef<BlockArgument> args);
+  void loadQueries();
+  std::pair<Value, Value> splitTiles(Value split);
+  std::pair<Value, Value> classify(Value k0, Value cols);
+  void widenTile(Value k0, Value cols);
+  Value keyRow(const Strides &s, Value k0, Value j, bool inPlace);
+  Value rowVector(Value src, Value row, int64_t d, bool wide);
+  Value sumLanes(SmallVector<Value> vecs);
+  void computeScores(Value k0, Value cols);
+  void maskScores(Value k0, Value cols, Value full);
+  void softmax();
+  void accumulate(Value k0, Value cols);
+  void prefetchNext(Value buf, const Strides &s, Value r, Value step, int64_t steps);
+  void visitTile(Value tile, Value end);
+  void writePartials(Value split);
+  void mergeRow(Value head, Value pos);
+
+  FlashOp op;
+  CpuKernelConfig cfg;
+  int64_t w, dim, dimPadded, blockKv, group, maxRows, splits, minTiles;
+  Type elemType;
+  /// Scores in units of log2(e), as in the prefill kernel; not with a
+  /// score_mod, which sees natural-unit scores.
+  bool base2;
+  /// bf16 on AVX512-BF16: scores by vdpbf16ps on q and k as stored (QP, k in
+  /// place: no widening of k, half the instructions), scaled as they are
+  /// stored; v is still widened for P V.
+  bool dot;
+  ModuleOp module;
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, oPart, lsePart, batch, kvHead;
+  Value rows, status;
+  Strides lsePartS; // lse_part: (batch, head, split)
+  Value oPartS[4];                           // (batch, head, split, seq_q)
+  /// QS: the packed rows' scaled queries, maxRows x dimPadded (zero padded;
+  /// QP instead with `dot`: the rows as stored, maxRows x dim bf16);
+  /// S: a tile's scores, then P, maxRows x blockKv; Acc, M, L, ALPHA per row;
+  /// KF / VF: a widened tile (f16 / bf16), blockKv x dimPadded.
+  Value QS, QP, S, Acc, M, L, ALPHA, KF, VF;
+  /// Whether the split has a tile after this one, and its first key.
+  Value hasNext, nextK0;
+};
+
+} // namespace
+
+void DecodeKernelBuilder::readCommon(ArrayRef<BlockArgument> args) {
+  module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
+  oPart = args[5], lsePart = args[6], params = args[7];
+  readAttentionParams();
+  lsePartS = readStrides(ATTNC_P_LSE_PART_STRIDES);
+  for (int i = 0; i < 4; ++i)
+    oPartS[i] = readParam(ATTNC_P_O_PART_STRIDES + i);
+  status = stackBuffer({1}, b.getI32Type());
+  store(arith::ConstantIntOp::create(b, 0, 32), status, {idx(0)});
+}
+
+/// QS[r] = scale * q[b, head(r), pos(r)] (times log2(e) for base-2 scores),
+/// or QP[r] = q[b, head(r), pos(r)] with `dot`; M = -inf, L = 0, Acc = 0.
+void DecodeKernelBuilder::loadQueries() {
+  double scale = queryScale();
+  Value zero = f32(0);
+  loop(0, rows, 1, [&](Value r) {
+    auto [head, pos] = rowOf(r);
+    Value base = offset(qS, batch, head, pos);
+    if (dot)
+      loop(0, idx(dim), 1, [&](Value d) { store(load(qBuf, {add(base, d)}), QP, {r, d}); });
+    loop(0, idx(dimPadded), 1, [&](Value d) {
+      store(zero, Acc, {r, d});
+    });
+    store(negInf(), M, {r});
+    store(zero, L, {r});
+    if (dot)
+      return;
+    loop(0, idx(dimPadded), 1, [&](Value d) {
+      Value x = select(
+          lt(d, idx(dim)), b.getF32Type(),
+          [&] {
+            Value e = load(qBuf, {add(base, d)});
+            if (!elemType.isF32())
+              e = arith::ExtFOp::create(b, b.getF32Type(), e);
+            return arith::MulFOp::create(b, e, f32(scale)).getResult();
+          },
+          [&] { return zero; });
+      store(x, QS, {r, d});
+    });
+  });
+}
+
+/// The split's KV tiles [first, end): the mask's key range for query
+/// positions [0, seq_q) in tiles, cut into runs of ceil(tiles / splits) (at
+/// least minTiles) whole tiles; later splits may be empty.
+std::pair<Value, Value> DecodeKernelBuilder::splitTiles(Value split) {
+  auto [keyLo, keyHi] = emitKeyRange(b, b.getLoc(), op.getMask(), idx(0), seqQ, seqQ, seqKv);
+  Value lo = arith::FloorDivSIOp::create(b, maxIdx(keyLo, idx(0)), idx(blockKv));
+  Value hi = arith::CeilDivSIOp::create(b, maxIdx(minIdx(keyHi, seqKv), idx(0)), idx(blockKv));
+  Value count = maxIdx(sub(hi, lo), idx(0));
+  Value run = maxIdx(arith::CeilDivSIOp::create(b, count, idx(splits)), idx(minTiles));
+  Value first = minIdx(add(lo, mul(split, run)), maxIdx(hi, lo));
+  return {first, maxIdx(minIdx(add(first, run), hi), first)};
+}
+
+/// (full, empty) of keys [k0, k0 + cols) for every query position.
+std::pair<Value, Value> DecodeKernelBuilder::classify(Value k0, Value cols) {
+  TileBounds<Value> bounds{idx(0), seqQ, k0, add(k0, cols), seqQ, seqKv};
+  return emitTileClass(b, b.getLoc(), module, op.getMask(), !op.getMaskMod().empty(), bounds);
+}
+
+/// KF / VF rows j < cols = k / v rows k0 + j in f32 (f16 / bf16 kernels; v
+/// only with `dot`). Prefetching the next tile here, in bursts, measured no
+/// better than in the score and P V loops, where the f32 kernel does it.
+void DecodeKernelBuilder::widenTile(Value k0, Value cols) {
+  auto elemVec = VectorType::get({w}, elemType);
+  int64_t dimFull = dim / w * w;
+  loop(0, cols, 1, [&](Value j) {
+    Value to = mul(j, idx(dimPadded));
+    SmallVector<std::tuple<Value, Strides, Value>> tensors = {{vBuf, vS, VF}};
+    if (!dot)
+      tensors.insert(tensors.begin(), {kBuf, kS, KF});
+    for (auto [src, strides, dst] : tensors) {
+      Value from = offset(strides, batch, kvHead, add(k0, j));
+      for (int64_t d = 0; d < dimFull; d += w) {
+        Value x = vector::LoadOp::create(b, elemVec, src, ValueRange{add(from, idx(d))});
+        storeVec(arith::ExtFOp::create(b, vecType(), x), dst, {add(to, idx(d))});
+      }
+      for (int64_t d = dimFull; d < dim; ++d) {
+        Value x = load(src, {add(from, idx(d))});
+        store(arith::ExtFOp::create(b, b.getF32Type(), x), dst, {add(to, idx(d))});
+      }
+    }
+  });
+}
+
+/// Where key (or value) row k0 + j starts: in k (v) itself, or in the
+/// widened tile KF (VF).
+Value DecodeKernelBuilder::keyRow(const Strides &s, Value k0, Value j, bool inPlace) {
+  if (!inPlace)
+    return mul(j, idx(dimPadded));
+  return offset(s, batch, kvHead, add(k0, j));
+}
+
+/// w vectors (key i's products in vector i) -> one vector whose lane i is
+/// the sum of vector i: log2(w) levels, each adding the two halves of every
+/// block of the vectors it pairs up (two shuffles and an add per pair), then
+/// one shuffle into key order. 45 instructions for 16 scores on AVX-512,
+/// where a reduction per score takes 8 with a chain of 7.
+Value DecodeKernelBuilder::sumLanes(SmallVector<Value> vecs) {
+  // keys[v][lane]: whose partial sum each lane holds.
+  SmallVector<SmallVector<int64_t>> keys;
+  for (int64_t v = 0; v < w; ++v)
+    keys.push_back(SmallVector<int64_t>(w, v));
+  for (int64_t half = w / 2; half >= 1; half /= 2) {
+    SmallVector<Value> next;
+    SmallVector<SmallVector<int64_t>> nextKeys;
+    for (size_t v = 0; v < vecs.size(); v += 2) {
+      SmallVector<int64_t> lo, hi, owner;
+      for (int64_t block = 0; block < w; block += 2 * half)
+        for (int64_t from : {int64_t(0), w}) // x's block, then y's
+          for (int64_t i = 0; i < half; ++i) {
+            lo.push_back(from + block + i);
+            hi.push_back(from + block + half + i);
+            owner.push_back(keys[v + (from ? 1 : 0)][block + i]);
+          }
+      Value x = vector::ShuffleOp::create(b, vecs[v], vecs[v + 1], lo);
+      Value y = vector::ShuffleOp::create(b, vecs[v], vecs[v + 1], hi);
+      next.push_back(arith::AddFOp::create(b, x, y));
+      nextKeys.push_back(owner);
+    }
+    vecs = std::move(next);
+    keys = std::move(nextKeys);
+  }
+  SmallVector<int64_t> order(w);
+  for (int64_t lane = 0; lane < w; ++lane)
+    order[keys[0][lane]] = lane;
+  return vector::ShuffleOp::create(b, vecs[0], vecs[0], order);
+}
+
+/// Lanes [d, d + w) of a k or v row at `row` of `src`: a widened row is zero
+/// padded to dimPadded; one in place has a masked load for a head_dim tail.
+Value DecodeKernelBuilder::rowVector(Value src, Value row, int64_t d, bool wide) {
+  Value at = add(row, idx(d));
+  if (wide || d + w <= dim)
+    return loadVec(src, {at});
+  auto maskType = VectorType::get({w}, b.getI1Type());
+  Value mask = vector::CreateMaskOp::create(b, maskType, ValueRange{idx(dim - d)});
+  return vector::MaskedLoadOp::create(b, vecType(), src, ValueRange{at}, mask, splat(f32(0)));
+}
+
+/// S[r, j] = QS[r] . k[k0 + j] for j < cols, -inf past them: per row, its
+/// query vectors stay in registers over the tile's keys, w keys at a time
+/// (head_dim / w FMAs each, independent chains), whose sums sumLanes turns
+/// into one vector of scores. Keys past cols read the last key's row (in
+/// bounds) and are set to -inf after.
+void DecodeKernelBuilder::computeScores(Value k0, Value cols) {
+  bool wide = !elemType.isF32() && !dot;
+  Value src = wide ? KF : kBuf;
+  Value lastKey = sub(cols, idx(1));
+  loop(0, rows, 1, [&](Value r) {
+    SmallVector<Value> qv;
+    auto pairs = VectorType::get({2 * w}, elemType);
+    for (int64_t d = 0; d < (dot ? dim : dimPadded); d += dot ? 2 * w : w)
+      qv.push_back(dot ? vector::LoadOp::create(b, pairs, QP, ValueRange{r, idx(d)}).getResult()
+                       : loadVec(QS, {r, idx(d)}));
+    int64_t steps = blockKv / w;
+    loop(0, idx(blockKv), w, [&](Value j0) {
+      prefetchNext(kBuf, kS, r, div(j0, idx(w)), steps);
+      SmallVector<Value> sums;
+      for (int64_t u = 0; u < w; ++u) {
+        Value row = keyRow(kS, k0, minIdx(add(j0, idx(u)), lastKey), !wide);
+        if (dot) {
+          Value acc = splat(f32(0));
+          for (auto [c, q] : llvm::enumerate(qv)) {
+            Value k = vector::LoadOp::create(b, pairs, kBuf, ValueRange{add(row, idx(c * 2 * w))});
+            acc = x86vector::DotBF16Op::create(b, vecType(), acc, q, k);
+          }
+          sums.push_back(acc);
+          continue;
+        }
+        Value acc;
+        for (auto [c, q] : llvm::enumerate(qv)) {
+          int64_t d = int64_t(c) * w;
+          Value k = rowVector(src, row, d, wide);
+          acc = acc ? vector::FMAOp::create(b, q, k, acc).getResult()
+                    : arith::MulFOp::create(b, q, k).getResult();
+        }
+        sums.push_back(acc);
+      }
+      Value scores = sumLanes(sums);
+      if (dot)
+        scores = arith::MulFOp::create(b, scores, splat(f32(queryScale())));
+      storeVec(scores, S, {r, j0});
+    });
+    loop(cols, idx(blockKv), 1, [&](Value j) { store(negInf(), S, {r, j}); });
+  });
+}
+
+/// Partial tiles (or any with a score_mod): S = keep ? score_mod(S) : -inf
+/// per element, at each row's own head and position.
+void DecodeKernelBuilder::maskScores(Value k0, Value cols, Value full) {
+  loop(0, rows, 1, [&](Value r) {
+    auto [head, pos] = rowOf(r);
+    loop(0, cols, 1, [&](Value j) {
+      Value kPos = add(k0, j);
+      Value s = load(S, {r, j});
+      auto onZero = [&](Value isZero) {
+        ifThen(isZero, [&] { store(arith::ConstantIntOp::create(b, 1, 32), status, {idx(0)}); });
+      };
+      if (!op.getScoreMod().empty())
+        s = inlineMod(b, b.getLoc(), op.getScoreMod(), {s, batch, head, pos, kPos}, onZero);
+      Value keep = select(
+          full, b.getI1Type(), [&] { return arith::ConstantIntOp::create(b, 1, 1).getResult(); },
+          [&] {
+            Value k = emitMaskKeeps(b, b.getLoc(), module, op.getMask(), pos, kPos, seqQ, seqKv);
+            if (!op.getMaskMod().empty())
+              k = arith::AndIOp::create(
+                  b, k,
+                  inlineMod(b, b.getLoc(), op.getMaskMod(), {batch, head, pos, kPos}, onZero));
+            return k;
+          });
+      store(arith::SelectOp::create(b, keep, s, negInf()), S, {r, j});
+    });
+  });
+}
+
+/// Per row: m' = max(m, max_j S), P = exp(S - m') in place, l = l e^(m - m')
+/// + sum P, ALPHA = e^(m - m'). A row with nothing kept yet shifts by 0, so
+/// its P is exp(-inf) = 0, never NaN; every exponent is <= 0.
+void DecodeKernelBuilder::softmax() {
+  loop(0, rows, 1, [&](Value r) {
+    Value mx = splat(negInf());
+    for (int64_t j = 0; j < blockKv; j += w)
+      mx = plainMax(mx, loadVec(S, {r, idx(j)}));
+    Value mOld = load(M, {r});
+    Value mNew = arith::MaximumFOp::create(b, mOld, reduce(vector::CombiningKind::MAXNUMF, mx));
+    Value dead = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInf());
+    Value shift = splat(arith::SelectOp::create(b, dead, f32(0), mNew));
+    Value sum = splat(f32(0));
+    for (int64_t j = 0; j < blockKv; j += w) {
+      Value p = expOf(arith::SubFOp::create(b, loadVec(S, {r, idx(j)}), shift));
+      storeVec(p, S, {r, idx(j)});
+      sum = arith::AddFOp::create(b, sum, p);
+    }
+    Value alpha = expOf(arith::SubFOp::create(b, splat(mOld), shift));
+    Value alpha0 = vector::ExtractOp::create(b, alpha, ArrayRef<int64_t>{0});
+    Value total = reduce(vector::CombiningKind::ADD, sum);
+    store(math::FmaOp::create(b, load(L, {r}), alpha0, total), L, {r});
+    store(mNew, M, {r});
+    store(alpha0, ALPHA, {r});
+  });
+}
+
+/// Acc[r] = Acc[r] ALPHA[r] + sum_j P[r, j] v[k0 + j]: per row, its
+/// accumulator vectors stay in registers over the tile's values.
+void DecodeKernelBuilder::accumulate(Value k0, Value cols) {
+  bool wide = !elemType.isF32();
+  Value src = wide ? VF : vBuf;
+  loop(0, rows, 1, [&](Value r) {
+    Value alpha = splat(load(ALPHA, {r}));
+    SmallVector<Value> init;
+    for (int64_t d = 0; d < dimPadded; d += w)
+      init.push_back(arith::MulFOp::create(b, loadVec(Acc, {r, idx(d)}), alpha));
+    auto sums = scf::ForOp::create(
+        b, idx(0), cols, idx(1), init, [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          prefetchNext(vBuf, vS, r, j, blockKv);
+          Value row = keyRow(vS, k0, j, !wide);
+          Value p = splat(load(S, {r, j}));
+          SmallVector<Value> next;
+          for (auto [c, a] : llvm::enumerate(acc)) {
+            int64_t d = int64_t(c) * w;
+            Value v = rowVector(src, row, d, wide);
+            next.push_back(vector::FMAOp::create(b, p, v, a));
+          }
+          scf::YieldOp::create(b, next);
+        });
+    for (int64_t c = 0; c < dimPadded / w; ++c)
+      storeVec(sums.getResult(c), Acc, {r, idx(c * w)});
+  });
+}
+
+/// Step `step` (of `steps`) of row r's pass over a tile: its share of the
+/// lines of the split's next tile in `buf` (k during the scores, v during
+/// P V), into L2. The first row's pass over a tile would otherwise wait on
+/// memory while the other rows' passes leave it idle (1 thread, 16k keys:
+/// 11 ms, the sum of the two); spread over the steps, the reads overlap the
+/// FMAs. Rows r < group (there are always that many) share the tile's lines
+/// in static amounts: no division by a run-time count in the inner loops.
+void DecodeKernelBuilder::prefetchNext(Value buf, const Strides &s, Value r, Value step,
+                                       int64_t steps) {
+  int64_t bytes = elemType.getIntOrFloatBitWidth() / 8;
+  int64_t perLine = kLineBytes / bytes, linesPerRow = llvm::divideCeil(dim, perLine);
+  int64_t lines = blockKv * linesPerRow;
+  int64_t perStep = llvm::divideCeil(lines, group * steps);
+  Value mine = arith::AndIOp::create(b, hasNext, lt(r, idx(group)));
+  ifThen(mine, [&] {
+    Value first = mul(add(mul(r, idx(steps)), step), idx(perStep));
+    Value lastKey = sub(seqKv, idx(1));
+    for (int64_t l = 0; l < perStep; ++l) {
+      Value line = minIdx(add(first, idx(l)), idx(lines - 1));
+      Value key = minIdx(add(nextK0, div(line, idx(linesPerRow))), lastKey);
+      Value at = add(offset(s, batch, kvHead, key), mul(rem(line, idx(linesPerRow)), idx(perLine)));
+      memref::PrefetchOp::create(b, buf, ValueRange{at}, /*isWrite=*/false,
+                                 /*localityHint=*/2, /*isDataCache=*/true);
+    }
+  });
+}
+
+void DecodeKernelBuilder::visitTile(Value tile, Value end) {
+  hasNext = lt(add(tile, idx(1)), end);
+  nextK0 = mul(add(tile, idx(1)), idx(blockKv));
+  Value k0 = mul(tile, idx(blockKv));
+  Value cols = minIdx(idx(blockKv), sub(seqKv, k0));
+  auto [full, empty] = classify(k0, cols);
+  ifThen(arith::XOrIOp::create(b, empty, arith::ConstantIntOp::create(b, 1, 1)), [&] {
+    if (!elemType.isF32())
+      widenTile(k0, cols);
+    computeScores(k0, cols);
+    Value partial = arith::XOrIOp::create(b, full, arith::ConstantIntOp::create(b, 1, 1));
+    Value elementPass = arith::OrIOp::create(
+        b, partial, arith::ConstantIntOp::create(b, !op.getScoreMod().empty(), 1));
+    ifThen(elementPass, [&] { maskScores(k0, cols, full); });
+    softmax();
+    accumulate(k0, cols);
+  });
+}
+
+/// o_part = Acc / L (0 for a row with nothing kept), lse_part = m + log l
+/// in natural units (-inf for such a row).
+void DecodeKernelBuilder::writePartials(Value split) {
+  loop(0, rows, 1, [&](Value r) {
+    auto [head, pos] = rowOf(r);
+    Value l = load(L, {r});
+    Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, l, f32(0));
+    Value factor = arith::SelectOp::create(b, empty, f32(0), arith::DivFOp::create(b, f32(1), l));
+    auto [at, base] = partAt(head, split, pos);
+    loop(0, idx(dim), 1, [&](Value d) {
+      store(arith::MulFOp::create(b, load(Acc, {r, d}), factor), oPart, {add(base, d)});
+    });
+    Value m = load(M, {r});
+    if (base2)
+      m = arith::MulFOp::create(b, m, f32(kLn2));
+    Value lse = arith::AddFOp::create(b, m, math::LogOp::create(b, l));
+    store(arith::SelectOp::create(b, empty, negInf(), lse), lsePart, {at});
+  });
+}
+
+void DecodeKernelBuilder::buildPartial(func::FuncOp func) {
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  auto args = entry->getArguments();
+  readCommon(args);
+  batch = args[8], kvHead = args[9];
+  Value split = args[10];
+  rows = mul(idx(group), seqQ);
+  Type f32Type = b.getF32Type();
+  S = stackBuffer({maxRows, blockKv}, f32Type);
+  Acc = stackBuffer({maxRows, dimPadded}, f32Type);
+  M = stackBuffer({maxRows}, f32Type);
+  L = stackBuffer({maxRows}, f32Type);
+  ALPHA = stackBuffer({maxRows}, f32Type);
+  if (dot)
+    QP = stackBuffer({maxRows, dim}, elemType);
+  else
+    QS = stackBuffer({maxRows, dimPadded}, f32Type);
+  if (!elemType.isF32()) {
+    // Zero once: the padding columns [dim, dimPadded) are never written.
+    KF = stackBuffer({blockKv * dimPadded}, f32Type);
+    VF = stackBuffer({blockKv * dimPadded}, f32Type);
+    loop(0, idx(blockKv * dimPadded), 1, [&](Value i) {
+      store(f32(0), KF, {i});
+      store(f32(0), VF, {i});
+    });
+  }
+  loadQueries();
+  auto [first, end] = splitTiles(split);
+  loop(first, end, 1, [&](Value tile) { visitTile(tile, end); });
+  writePartials(split);
+  func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
+}
+
+/// Row (head, pos): out and lse from the splits' partials, in split order.
+void DecodeKernelBuilder::mergeRow(Value head, Value pos) {
+  SmallVector<Value> at, row;
+  for (int64_t s = 0; s < splits; ++s) {
+    auto [lse, o] = partAt(head, idx(s), pos);
+    at.push_back(lse);
+    row.push_back(o);
+  }
+  Value mx = negInf();
+  for (int64_t s = 0; s < splits; ++s)
+    mx = arith::MaximumFOp::create(b, mx, load(lsePart, {at[s]}));
+  Value dead = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mx, negInf());
+  Value shift = arith::SelectOp::create(b, dead, f32(0), mx);
+  SmallVector<Value> weights;
+  Value total = f32(0);
+  for (int64_t s = 0; s < splits; ++s) {
+    weights.push_back(math::ExpOp::create(b, arith::SubFOp::create(b, load(lsePart, {at[s]}), shift)));
+    total = arith::AddFOp::create(b, total, weights.back());
+  }
+  // A row with nothing kept: out = 0 (every weight is 0), lse = -inf.
+  Value inv = arith::SelectOp::create(b, dead, f32(0), arith::DivFOp::create(b, f32(1), total));
+  Value outBase = offset(outS, batch, head, pos);
+  loop(0, idx(dim), 1, [&](Value d) {
+    Value x = f32(0);
+    for (int64_t s = 0; s < splits; ++s) {
+      Value o = load(oPart, {add(row[s], d)});
+      x = math::FmaOp::create(b, weights[s], o, x);
+    }
+    x = arith::MulFOp::create(b, x, inv);
+    store(roundFromF32(b, b.getLoc(), x, elemType, cfg.bf16Dot), outBuf, {add(outBase, d)});
+  });
+  if (op.hasOutput(OutputKind::lse)) {
+    Value lse = arith::AddFOp::create(b, shift, math::LogOp::create(b, total));
+    store(arith::SelectOp::create(b, dead, negInf(), lse), lseBuf, {offset(lseS, batch, head, pos)});
+  }
+}
+
+void DecodeKernelBuilder::buildMerge(func::FuncOp func) {
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  auto args = entry->getArguments();
+  readCommon(args);
+  batch = args[8];
+  Value head = args[9];
+  loop(0, seqQ, 1, [&](Value pos) { mergeRow(head, pos); });
+  func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
+}
+
+LogicalResult mlir::attn::buildCpuDecodeKernel(FlashOp op, const CpuKernelConfig &config) {
+  auto kernel = cast<KernelOp>(op->getParentOp());
+  MLIRContext *ctx = kernel.getContext();
+  Type elem = op.getDtype();
+  if (op.getTileKv() % config.vectorWidth != 0)
+    return op.emitOpError() << "block_kv (" << op.getTileKv()
+                            << ") must be a multiple of the CPU target's vector width ("
+                            << config.vectorWidth << " f32 lanes)";
+  int64_t given = int64_t(*op.getNumSplits());
+  int64_t splits = given ? given : kAutoSplits;
+  // auto: ranges of at least kAutoSplitMinKeys keys, so short caches use few.
+  int64_t minTiles = given ? 1 : llvm::divideCeil(kAutoSplitMinKeys, op.getTileKv());
+  ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
+  b.setInsertionPoint(kernel);
+  Type elemBuf = MemRefType::get({ShapedType::kDynamic}, elem);
+  Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
+  Type i64Buf = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
+  Type index = b.getIndexType();
+  SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf, f32Buf, f32Buf, i64Buf};
+  for (auto [phase, coords] : {std::pair<StringRef, int>{"", 3}, {"merge", 2}}) {
+    SmallVector<Type> types(args);
+    types.append(coords, index);
+    std::string name = phaseFunctionName(kernel.getSymName(), "tile", phase);
+    auto func = func::FuncOp::create(b, name, FunctionType::get(ctx, types, {b.getI32Type()}));
+    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    ImplicitLocOpBuilder body(op.getLoc(), ctx);
+    DecodeKernelBuilder builder(op, config, body, splits, minTiles);
+    if (phase.empty())
+      builder.buildPartial(func);
+    else
+      builder.buildMerge(func);
+  }
+  return success();
+}

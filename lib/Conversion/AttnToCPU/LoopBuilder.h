@@ -1,0 +1,129 @@
+//===- LoopBuilder.h - scf loops and params for the CPU kernels -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The small builders the CPU kernels' function builders share: index and f32
+// constants, index arithmetic, scf loops and branches whose bodies are C++
+// lambdas, and the sizes and strides a tile function reads from its params
+// array. FlashKernelBuilder (the prefill tile function) and
+// DecodeKernelBuilder (the split-KV decode) derive from it. Private to
+// lib/Conversion/AttnToCPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_CONVERSION_ATTNTOCPU_LOOPBUILDER_H
+#define ATTNC_LIB_CONVERSION_ATTNTOCPU_LOOPBUILDER_H
+
+#include "attnc/Runtime/attnc_runtime.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <limits>
+
+namespace mlir::attn::cpu {
+
+/// (batch, head, seq) strides of one tensor, read from the params array.
+struct Strides {
+  Value batch, head, seq;
+};
+
+class LoopBuilder {
+protected:
+  explicit LoopBuilder(ImplicitLocOpBuilder &b) : b(b) {}
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(double v) {
+    return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(float(v)));
+  }
+  Value negInf() { return f32(-std::numeric_limits<double>::infinity()); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value minIdx(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
+  Value lt(Value x, Value y) { return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y); }
+  /// Logical not of an i1.
+  Value notI1(Value x) {
+    return arith::XOrIOp::create(b, x, arith::ConstantIntOp::create(b, 1, 1));
+  }
+
+  template <typename Fn> void loop(Value lo, Value hi, int64_t step, Fn body) {
+    scf::ForOp::create(b, lo, hi, idx(step), ValueRange{},
+                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nested.getInsertionBlock(),
+                                             nested.getInsertionPoint());
+                         body(iv);
+                         scf::YieldOp::create(b);
+                       });
+  }
+  template <typename Fn> void loop(int64_t lo, Value hi, int64_t step, Fn body) {
+    loop(idx(lo), hi, step, body);
+  }
+  template <typename Fn> void loop(int64_t lo, int64_t hi, int64_t step, Fn body) {
+    loop(idx(lo), idx(hi), step, body);
+  }
+  template <typename Fn> void ifThen(Value cond, Fn body) {
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    body();
+  }
+  template <typename Then, typename Else> void ifThenElse(Value cond, Then thenFn, Else elseFn) {
+    auto ifOp = scf::IfOp::create(b, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    thenFn();
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    elseFn();
+  }
+  /// scf.if yielding one value of `type` from each branch.
+  template <typename Then, typename Else>
+  Value select(Value cond, Type type, Then thenFn, Else elseFn) {
+    auto ifOp = scf::IfOp::create(b, TypeRange{type}, cond, true, true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, thenFn());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, elseFn());
+    return ifOp.getResult(0);
+  }
+
+  /// params[index] (i64) as an index.
+  Value readParam(int64_t index) {
+    Value v = memref::LoadOp::create(b, params, idx(index));
+    return arith::IndexCastOp::create(b, b.getIndexType(), v);
+  }
+  Strides readStrides(int64_t first) {
+    return {readParam(first), readParam(first + 1), readParam(first + 2)};
+  }
+  /// Where element 0 of (batch, head, row) is in a tensor with strides `s`.
+  Value offset(const Strides &s, Value batch, Value head, Value row) {
+    return add(add(mul(batch, s.batch), mul(head, s.head)), mul(row, s.seq));
+  }
+
+  /// Reads the lengths and the q, k, v, out and lse strides every attention
+  /// tile function takes (attnc_param) from `params`.
+  void readAttentionParams() {
+    seqQ = readParam(ATTNC_P_SEQ_Q);
+    seqKv = readParam(ATTNC_P_SEQ_KV);
+    qS = readStrides(ATTNC_P_Q_STRIDES);
+    kS = readStrides(ATTNC_P_K_STRIDES);
+    vS = readStrides(ATTNC_P_V_STRIDES);
+    outS = readStrides(ATTNC_P_OUT_STRIDES);
+    lseS = readStrides(ATTNC_P_LSE_STRIDES);
+  }
+
+  ImplicitLocOpBuilder &b;
+  /// The tile function's params argument (sizes and strides, attnc_param).
+  Value params;
+  Value seqQ, seqKv;
+  Strides qS, kS, vS, outS, lseS;
+};
+
+} // namespace mlir::attn::cpu
+
+#endif // ATTNC_LIB_CONVERSION_ATTNTOCPU_LOOPBUILDER_H

@@ -1,0 +1,48 @@
+// attn-lower-flash-to-cpu on an attn.flash with num_splits: the split-KV decode kernel's two
+// tile functions (DecodeKernel.cpp), a (b, g, split) item writing the scratch partials and a
+// (b, h) merge; the entry records num_splits and seq_q's bound for the kernel interface.
+// RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu --verify-diagnostics | FileCheck %s
+// RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu="target=x86-64-avx512-bf16" | FileCheck %s --check-prefix=BF16DOT
+// RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu="target=x86-64-avx2" | FileCheck %s --check-prefix=AVX2
+
+// CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, dtype = f32, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 65536 : i64, max_seq_q = 4 : i64, name = "decode", num_heads = 8 : i64, num_kv_heads = 2 : i64, num_splits = 3 : i64, op = "attn.flash", outputs = 3 : i64}]}
+// q, k, v, out, lse, then the scratch o_part and lse_part; params; (b, g, split).
+// CHECK-LABEL: func.func @decode_tile(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %[[K:.*]]: memref<?xf32>, %[[V:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[OPART:.*]]: memref<?xf32>, %[[LSEPART:.*]]: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
+// The packed rows (4 query heads per KV head x max seq_q 4) on a cache-line aligned stack.
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// Scores: 16 keys' dot products at once, their lanes summed by shuffles; the next tile's
+// k and v lines prefetched into L2 meanwhile.
+// CHECK: memref.prefetch %[[K]][%{{.*}}], read, locality<2>, data
+// CHECK: vector.fma
+// CHECK: vector.shuffle
+// CHECK: memref.prefetch %[[V]][%{{.*}}], read, locality<2>, data
+// CHECK: memref.store %{{.*}}, %[[OPART]][
+// CHECK: memref.store %{{.*}}, %[[LSEPART]][
+// CHECK: return
+// The merge over (b, h): a weight exp(lse_s - max) per split.
+// CHECK-LABEL: func.func @decode_merge_tile(
+// CHECK-SAME: %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
+// CHECK-COUNT-3: math.exp
+// CHECK-NOT: math.exp
+// CHECK: math.log
+// CHECK-NOT: attn.kernel
+attn.kernel @decode {
+  attn.flash {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.sliding_window<left = inf, right = 0, align = bottom_right>, scale = 0.125, max_seq = [4, 65536], outputs = [out, lse], num_splits = 3, block_q = 64, block_kv = 64}
+}
+
+// -----
+
+// bf16 on AVX512-BF16: scores by vdpbf16ps on q and k as stored, v widened for P V. On AVX2
+// both k and v are widened to f32, and no x86vector op appears.
+// BF16DOT-LABEL: func.func @decode_bf16_tile(
+// BF16DOT: x86vector.avx512.dot
+// BF16DOT-LABEL: func.func @decode_bf16_merge_tile(
+// AVX2-LABEL: func.func @decode_bf16_tile(
+// AVX2-NOT: x86vector
+// AVX2: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// AVX2-NOT: x86vector
+// AVX2-LABEL: func.func @decode_bf16_merge_tile(
+attn.kernel @decode_bf16 {
+  attn.flash {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = bf16, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], num_splits = 0, block_q = 64, block_kv = 64}
+}
