@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Decode steps, the serving group: attnc's split-KV decode kernel against its own prefill-style
+kernel and PyTorch's SDPA, as % of the machine's memory read bandwidth, in one run.
+
+  benchmarks/.venv/bin/python benchmarks/serving.py --out DIR          (peers/install.sh)
+  python3 benchmarks/serving.py --quick --out DIR                      (no torch: attnc only)
+
+A decode step reads the whole KV cache, 2 x batch x L x kv_heads x head_dim x bytes, for a few
+query rows: its roof is the read bandwidth (attnc-run --bandwidth-peak on the same threads),
+not the FMA peak. Rows: batch 1, 32 query heads over 8 KV heads, head_dim 128 (Llama-3-8B),
+one query token, KV lengths 4k / 16k / 64k, K and V in f32 and in bf16 (q and out too).
+Every peer gets the same inputs, bottom-right causal (for one query token: every key).
+
+Cold: before every timed call the caches are emptied by reading a buffer of twice the last-level
+cache (numpy, untimed): a serving step finds its KV cache in memory, not in a cache that held it
+since the last call (this machine's 480 MiB L3 holds a 16k-token f32 cache otherwise). Each row
+is timed --repeats times per peer, peers interleaved; median and best are reported. Inputs are
+allocated on transparent huge pages where the OS gives them (madvise), as attnc-run's and the
+probe's are; SDPA's K and V are zero-copy views of the same arrays.
+
+Peers:
+  attnc-decode    the spec with num_splits = 0 (auto), compiled for --target / the bf16 target
+  attnc-prefill   the same spec without num_splits: the tile-of-query-rows kernel
+  torch-sdpa      F.scaled_dot_product_attention(q, k, v, enable_gqa=True) under no_grad
+Each is checked against attnc's reference evaluator on a short cache (max abs error 1e-4 for
+f32, 1e-2 for bf16) before it is timed. Batched decode with mixed lengths, paged caches and
+FlexAttention's decoding path are not here yet: attnc has no varlen or paged kernel (issue 36).
+"""
+import argparse
+import ctypes
+import datetime
+import json
+import mmap
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from peers import attnc_peer  # noqa: E402
+from peers.base import bf16_bits, bf16_to_float32, round_bf16  # noqa: E402
+
+BUILD = attnc_peer.BUILD
+ATOL = {"f32": 1e-4, "bf16": 1e-2}
+HEADS, KV_HEADS, DIM = 32, 8, 128
+
+
+def spec(name, dtype, decode):
+    splits = ", num_splits = 0" if decode else ""
+    return ("attn.kernel @%s {\n  attn.attention {num_heads = %d, num_kv_heads = %d, head_dim = %d, "
+            "dtype = %s, layout = bhsd, mask = #attn.causal<bottom_right>, outputs = [out, lse]%s}\n}\n"
+            % (name, HEADS, KV_HEADS, DIM, dtype, splits))
+
+
+def huge_array(shape, dtype):
+    """A zeroed array on memory advised for transparent huge pages, 2 MiB aligned."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    size = (nbytes + (2 << 20) * 2 - 1) // (2 << 20) * (2 << 20)
+    buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    if hasattr(buf, "madvise") and hasattr(mmap, "MADV_HUGEPAGE"):
+        buf.madvise(mmap.MADV_HUGEPAGE)
+    base = np.frombuffer(buf, np.uint8)
+    start = (-base.ctypes.data) % (2 << 20)
+    return base[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def inputs(dtype, seq_kv, batch=1, seq_q=1, seed=0):
+    """q, k, v: float32 arrays of the inputs, or for bf16 uint16 arrays of their bf16 bits."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for heads, seq in ((HEADS, seq_q), (KV_HEADS, seq_kv), (KV_HEADS, seq_kv)):
+        x = rng.uniform(-1, 1, (batch, heads, seq, DIM)).astype(np.float32)
+        a = huge_array(x.shape, np.uint16 if dtype == "bf16" else np.float32)
+        a[...] = bf16_bits(round_bf16(x)) if dtype == "bf16" else x
+        arrays.append(a)
+    return arrays
+
+
+class Attnc:
+    """One compiled attnc kernel called through its C entry point (ctypes, DLPack)."""
+
+    def __init__(self, name, dtype, decode, target, work):
+        self.name, self.dtype = name, dtype
+        path = os.path.join(work, name + ".mlir")
+        with open(path, "w") as f:
+            f.write(spec(name, dtype, decode))
+        so = os.path.join(work, name + ".so")
+        subprocess.run([os.path.join(BUILD, "bin", "attnc"), path, "--target", target,
+                        "--emit=so", "-o", so], check=True)
+        self.entry = getattr(ctypes.CDLL(so), name)
+        self.entry.restype = ctypes.c_int
+
+    def prepare(self, q, k, v, threads):
+        out = np.zeros_like(q)
+        lse = np.zeros(q.shape[:3], np.float32)
+        ts = [attnc_peer.dl_tensor(a, self.dtype) for a in (q, k, v, out)]
+        ts.append(attnc_peer.dl_tensor(lse))
+        args = [ctypes.byref(t) for t in ts] + [ctypes.byref(attnc_peer.Options(threads, None))]
+
+        def run():
+            rc = self.entry(*args)
+            if rc:
+                raise RuntimeError("attnc kernel %s returned %d" % (self.name, rc))
+            return out
+        return run
+
+
+class Sdpa:
+    name = "torch-sdpa"
+
+    def __init__(self, dtype):
+        import torch  # noqa: F401: a missing torch leaves the peer out
+        self.dtype = dtype
+
+    def prepare(self, q, k, v, threads):
+        import torch
+        import torch.nn.functional as F
+        torch.set_num_threads(threads)
+        if self.dtype == "bf16":  # the bits, reinterpreted: no copy of the cache
+            tq, tk, tv = (torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) for a in (q, k, v))
+        else:
+            tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+
+        def run():
+            torch.set_num_threads(threads)
+            with torch.no_grad():
+                out = F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True)
+            return out.view(torch.int16).numpy().view(np.uint16) if self.dtype == "bf16" else out.numpy()
+        return run
+
+
+def as_f32(out, dtype):
+    return bf16_to_float32(out) if dtype == "bf16" else out
+
+
+def reference(dtype, q, k, v, work):
+    """attnc's reference evaluator, in float32, on the (bf16-rounded) inputs."""
+    directory = tempfile.mkdtemp(dir=work)
+    path = os.path.join(directory, "spec.mlir")
+    with open(path, "w") as f:
+        f.write(spec("reference", "f32", decode=False))
+    for n, a in (("q", q), ("k", k), ("v", v)):
+        np.save(os.path.join(directory, n + ".npy"), as_f32(a, dtype).astype(np.float32))
+    subprocess.run([os.path.join(BUILD, "bin", "attnc-run"), "--reference", path,
+                    "--q", os.path.join(directory, "q.npy"), "--k", os.path.join(directory, "k.npy"),
+                    "--v", os.path.join(directory, "v.npy"), "-o", directory],
+                   check=True, stdout=subprocess.DEVNULL)
+    return np.load(os.path.join(directory, "out.npy"))
+
+
+def agrees(peer, dtype, work, threads):
+    q, k, v = inputs(dtype, seq_kv=700, seed=1)
+    want = reference(dtype, q, k, v, work)
+    got = as_f32(peer.prepare(q, k, v, threads)(), dtype)
+    err = float(np.max(np.abs(got - want)))
+    return None if err <= ATOL[dtype] else "disagrees with the reference: max abs err %.2e" % err
+
+
+def probe(flag, threads):
+    out = subprocess.run([os.path.join(BUILD, "bin", "attnc-run"), flag, "--num-threads",
+                          str(threads)], capture_output=True, text=True, check=True).stdout
+    return out
+
+
+class Evictor:
+    """Reads a buffer of twice the last-level cache (at least 256 MiB)."""
+
+    def __init__(self):
+        llc = os.sysconf("SC_LEVEL3_CACHE_SIZE") if "SC_LEVEL3_CACHE_SIZE" in os.sysconf_names else 0
+        self.buffer = np.ones(max(2 * max(llc, 0), 256 << 20) // 8, np.int64)
+
+    def __call__(self):
+        return int(self.buffer.sum())
+
+
+def time_row(peers, q, k, v, threads, repeats, evict):
+    runs = {p.name: p.prepare(q, k, v, threads) for p in peers}
+    times = {name: [] for name in runs}
+    for r in range(repeats + 1):  # round 0 warms up
+        for name, fn in runs.items():
+            evict()
+            start = time.perf_counter()
+            fn()
+            if r:
+                times[name].append(time.perf_counter() - start)
+    return times
+
+
+def write_report(out, meta, rows):
+    lines = ["# Serving: decode steps", "",
+             "Machine: %s; read bandwidth %s; command: `%s`; %s." % (
+                 meta["machine"], ", ".join("%.1f GB/s on %s threads" % (b, t)
+                                            for t, b in meta["read_bandwidth"].items()),
+                 meta["command"], meta["date"]), "",
+             "Decode, batch 1, %d query heads over %d KV heads, head_dim %d, one query token; "
+             "caches emptied before every call. GB/s: K and V bytes read per second (median); "
+             "%% bw: of the read bandwidth on the row's threads; x sdpa: SDPA's median time over "
+             "the peer's." % (HEADS, KV_HEADS, DIM), "",
+             "| dtype | L | threads | peer | median ms | best ms | GB/s | % bw | x sdpa |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        sdpa = row["results"].get("torch-sdpa", {}).get("median_s")
+        for name, r in row["results"].items():
+            lines.append("| %s | %d | %d | %s | %.3f | %.3f | %.1f | %.0f%% | %s |" % (
+                row["dtype"], row["seq_kv"], row["threads"], name, r["median_s"] * 1e3,
+                r["best_s"] * 1e3, r["gbps"], r["bw_pct"],
+                "%.2f" % (sdpa / r["median_s"]) if sdpa else "-"))
+        for name, why in row["notes"].items():
+            lines.append("| %s | %d | %d | %s | %s | | | | |" % (
+                row["dtype"], row["seq_kv"], row["threads"], name, why))
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--quick", action="store_true", help="short caches, one repeat")
+    parser.add_argument("--seqs", nargs="+", type=int, default=[4096, 16384, 65536])
+    parser.add_argument("--dtypes", nargs="+", choices=["f32", "bf16"], default=["f32", "bf16"])
+    parser.add_argument("--threads", nargs="+", type=int, default=[2])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--target", default="host", help="attnc's target for f32 kernels")
+    args = parser.parse_args()
+    if args.quick:
+        args.seqs, args.repeats = [1024], 1
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="attnc-serving-")
+    targets = {"f32": args.target, "bf16": attnc_peer.bf16_target(args.target)}
+    bandwidth = {t: float(re.search(r"read bandwidth: ([0-9.]+) GB/s",
+                                    probe("--bandwidth-peak", t)).group(1)) for t in args.threads}
+    evict = (lambda: 0) if args.quick else Evictor()
+    rows = []
+    for dtype in args.dtypes:
+        peers = [Attnc("decode_" + dtype, dtype, True, targets[dtype], work),
+                 Attnc("prefill_" + dtype, dtype, False, targets[dtype], work)]
+        peers[0].name, peers[1].name = "attnc-decode", "attnc-prefill"
+        notes = {}
+        try:
+            peers.append(Sdpa(dtype))
+        except ImportError as e:
+            notes["torch-sdpa"] = "not installed (benchmarks/peers/install.sh): %s" % e
+        for p in list(peers):
+            why = agrees(p, dtype, work, args.threads[0])
+            if why:
+                notes[p.name] = why
+                peers.remove(p)
+        for seq in args.seqs:
+            q, k, v = inputs(dtype, seq)
+            for t in args.threads:
+                times = time_row(peers, q, k, v, t, args.repeats, evict)
+                kv_bytes = k.nbytes + v.nbytes
+                results = {}
+                for name, ts in times.items():
+                    median = statistics.median(ts)
+                    gbps = kv_bytes / median * 1e-9
+                    results[name] = {"median_s": median, "best_s": min(ts), "gbps": gbps,
+                                     "bw_pct": 100 * gbps / bandwidth[t]}
+                rows.append({"dtype": dtype, "seq_kv": seq, "threads": t, "results": results,
+                             "notes": notes, "kv_bytes": kv_bytes})
+                print("%-5s L=%-6d t=%d  %s" % (dtype, seq, t, "  ".join(
+                    "%s %.2f ms (%.0f%% bw)" % (n, r["median_s"] * 1e3, r["bw_pct"])
+                    for n, r in results.items())), flush=True)
+    meta = {"command": " ".join(sys.argv), "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count()),
+            "read_bandwidth": bandwidth, "targets": targets, "cold": not args.quick}
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    write_report(args.out, meta, rows)
+    print("wrote %s" % os.path.join(args.out, "report.md"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
