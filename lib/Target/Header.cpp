@@ -54,6 +54,10 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
        << ", seq_q, seq_kv] (required; 0 where masked)\n";
   if (std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq())
     os << " *   seq_q <= " << (*maxSeq)[0] << ", seq_kv <= " << (*maxSeq)[1] << "\n";
+  if (std::optional<uint64_t> splits = op.getNumSplits())
+    os << " *   split-KV decode, num_splits = " << *splits << (*splits ? "" : " (auto)")
+       << ": seq_q <= " << decodeMaxSeqQ(op.getMaxSeq())
+       << "; each call allocates splits x out in float32 as working memory\n";
   os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"

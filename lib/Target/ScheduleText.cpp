@@ -18,7 +18,8 @@
 using namespace attnc;
 
 void attnc::describeSchedule(const Selection &s, int64_t blockQ, int64_t blockKv, int64_t dim,
-                             int64_t elemBytes, int64_t workItems, llvm::raw_ostream &os) {
+                             int64_t elemBytes, int64_t workItems, llvm::StringRef itemsOf,
+                             llvm::raw_ostream &os) {
   const CpuTarget &cpu = s.cpu;
   if (const CudaTarget *cuda = s.backend == "mlir" ? lookupMlirCudaTarget(s.gpuTarget) : nullptr) {
     auto shape = mlir::attn::MmaKernelShape::of(*cuda, blockQ, blockKv, dim, elemBytes);
@@ -31,10 +32,10 @@ void attnc::describeSchedule(const Selection &s, int64_t blockQ, int64_t blockKv
                         cuda->registerBudget(shape.threads));
   } else {
     os << llvm::formatv("schedule: {0} backend, {1} ({2} f32 lanes, {3} vector registers): "
-                        "block_q {4}, block_kv {5}; {6} work items (batch x heads x query "
-                        "tiles) over the caller's threads (default: all cores)\n",
+                        "block_q {4}, block_kv {5}; {6} work items ({7}) over the caller's "
+                        "threads (default: all cores)\n",
                         s.backend, cpu.name, cpu.vectorWidth, cpu.vectorRegisters, blockQ,
-                        blockKv, workItems);
+                        blockKv, workItems, itemsOf);
   }
   os << "tunables: ";
   s.schedule.print(os);

@@ -116,6 +116,38 @@ void writeTileSvg(const TileMap &map, StringRef title, llvm::raw_ostream &os) {
   os << "</svg>\n";
 }
 
+/// A decode kernel's splits per (batch, KV head): num_splits, or auto's bound.
+int64_t decodeSplits(AttentionSpecOpInterface op) {
+  int64_t given = int64_t(*op.getNumSplits());
+  return given ? given : kAutoSplits;
+}
+
+/// A split-KV decode kernel (num_splits): its packed rows, how the mask's key
+/// range is split (as DecodeKernel.cpp splits it), the bytes of K and V it
+/// reads and its scratch.
+void describeDecode(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
+                    int64_t blockKv, llvm::raw_ostream &os) {
+  attnc::mask::IntEmitter e;
+  auto [lo, hi] = attnc::mask::Classifier<attnc::mask::IntEmitter>(e).keyRange(
+      op.getMask().toMaskRule(), {0, o.seqQ, 0, o.seqKv, o.seqQ, o.seqKv});
+  int64_t first = std::max<int64_t>(lo, 0) / blockKv;
+  int64_t end = tilesOver(std::max<int64_t>(std::min(hi, o.seqKv), 1), blockKv);
+  int64_t tiles = std::max<int64_t>(end - first, 0), splits = decodeSplits(op);
+  int64_t minTiles = *op.getNumSplits() ? 1 : int64_t(llvm::divideCeil(kAutoSplitMinKeys, blockKv));
+  int64_t run = std::max(int64_t(llvm::divideCeil(tiles, splits)), minTiles);
+  int64_t group = op.getHeads() / op.getKvHeads();
+  double kvBytes = 2.0 * o.batch * op.getKvHeads() * o.seqKv * op.getDim() *
+                   (op.getDtype().getIntOrFloatBitWidth() / 8);
+  double scratch = 4.0 * o.batch * op.getHeads() * splits * o.seqQ * (op.getDim() + 1);
+  os << llvm::formatv("decode: {0} query heads x seq_q {1} = {2} rows per KV head, together; "
+                      "{3} KV tiles of the mask's range per (batch, KV head) in runs of {4} "
+                      "over {5} splits ({6} used); K and V read once: {7:f1} MiB; scratch "
+                      "{8:f1} KiB\n",
+                      group, o.seqQ, group * o.seqQ, tiles, run, splits,
+                      run ? int64_t(llvm::divideCeil(tiles, run)) : 0, kvBytes / (1 << 20),
+                      scratch / 1024);
+}
+
 llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           llvm::raw_ostream &os, std::string *svg) {
   AttentionSpecOpInterface op = kernel.getSpec();
@@ -165,8 +197,17 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       flopPerPair * perHead *
                           countKeptPairs(op.getMask(), o.seqQ, o.seqKv));
   os << "\n";
-  attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
-                          op.getDtype().getIntOrFloatBitWidth() / 8, perHead * map.qTiles, os);
+  if (op.getNumSplits()) {
+    describeDecode(op, o, blockKv, os);
+    int64_t items = o.batch * op.getKvHeads() * decodeSplits(op);
+    attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
+                            op.getDtype().getIntOrFloatBitWidth() / 8, items,
+                            "batch x kv_heads x splits, then a merge over batch x heads", os);
+  } else {
+    attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
+                            op.getDtype().getIntOrFloatBitWidth() / 8, perHead * map.qTiles,
+                            "batch x heads x query tiles", os);
+  }
   if (svg) {
     llvm::raw_string_ostream s(*svg);
     std::string title = ("@" + kernel.getSymName() + ": " + llvm::Twine(map.qTiles) +

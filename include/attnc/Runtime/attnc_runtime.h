@@ -13,9 +13,10 @@
  *            DLTensor *out, DLTensor *lse, const attnc_options *opt);
  *
  * which forwards to attnc_rt_launch(&NAME_desc, ...). The runtime checks every
- * argument against the descriptor's tables, then runs the kernel's phases:
- * today one, whose work items are (batch, head, query tile), on a thread
- * pool.
+ * argument against the descriptor's tables, then runs the kernel's phases on
+ * a thread pool: for attention one, whose work items are (batch, head, query
+ * tile); for a split-KV decode two, (batch, KV head, split) and a merge over
+ * (batch, head), on scratch tensors the runtime allocates.
  *
  *===----------------------------------------------------------------------===*/
 

@@ -81,11 +81,11 @@ llvm::Error printTargetTunables(llvm::StringRef backend, llvm::StringRef target,
 std::string scheduleMisfit(const Selection &selection, int64_t headDim);
 
 /// `attnc explain`'s lines for a kernel's schedule on the selection's target:
-/// the layout of its `workItems` tiles and the tunables' values
-/// (ScheduleText.cpp).
+/// the layout of its `workItems` (what `itemsOf` names: "batch x heads x
+/// query tiles") and the tunables' values (ScheduleText.cpp).
 void describeSchedule(const Selection &selection, int64_t blockQ, int64_t blockKv,
                       int64_t headDim, int64_t elemBytes, int64_t workItems,
-                      llvm::raw_ostream &os);
+                      llvm::StringRef itemsOf, llvm::raw_ostream &os);
 
 /// The block_q attn-tile-flash uses for a kernel of `headDim` (the schedule's,
 /// or the automatic one of the selection's backend and target).

@@ -24,11 +24,12 @@
 // are few, so vectors run along head_dim: a score is a dot product of two
 // rows reduced across lanes, and P V adds p * v rows into a row's
 // accumulators. Per row, its query (or accumulator) vectors stay in registers
-// while the tile's keys stream past; the tile's k and v rows come from memory
-// for the first row and from L1 for the others. f16 and bf16 k / v tiles are
-// widened to f32 once per tile. The work per split does not depend on the
-// thread count, and the merge adds in split order: results are bit-identical
-// for any number of threads.
+// while the tile's keys stream past; the tile's k and v rows come from L2
+// (prefetched during the previous tile) for the first row and from L1 for the
+// others. f16 and bf16 k / v tiles are widened to f32 once per tile (bf16 on
+// AVX512-BF16: v only; the scores run vdpbf16ps on k in place). The work per
+// split does not depend on the thread count, and the merge adds in split
+// order: results are bit-identical for any number of threads.
 //
 //===----------------------------------------------------------------------===//
 
