@@ -213,6 +213,90 @@ TEST_F(Runtime, EmptyKeysGiveZeroOutAndMinusInfinityLse) {
                "out = 0 and lse = -inf)");
 }
 
+/// What the item functions of a two-phase kernel with scratch tensors (a
+/// split-KV decode's interface) saw: phases run in order, so the first
+/// items calls are the first phase's.
+struct ScratchSeen {
+  std::mutex mutex;
+  int64_t firstPhaseItems = 0, calls = 0, merges = 0, mismatches = 0;
+  attnc_memref oPart{}, lsePart{};
+  int64_t oStrides[4] = {}, lseStrides[3] = {};
+};
+ScratchSeen *gScratch = nullptr;
+
+/// Phase 1 writes its (b, g, split) into its lse_part slots; the merge reads
+/// every split's back for its (b, h).
+int32_t scratchItem(attnc_memref *t, attnc_memref_i64 *params, const int64_t *index) {
+  ScratchSeen &seen = *gScratch;
+  std::lock_guard<std::mutex> lock(seen.mutex);
+  seen.oPart = t[5], seen.lsePart = t[6];
+  const int64_t *p = static_cast<const int64_t *>(params->aligned);
+  std::copy(p + ATTNC_P_O_PART_STRIDES, p + ATTNC_P_O_PART_STRIDES + 4, seen.oStrides);
+  std::copy(p + ATTNC_P_LSE_PART_STRIDES, p + ATTNC_P_LSE_PART_STRIDES + 3, seen.lseStrides);
+  auto *lse = static_cast<float *>(t[6].aligned);
+  int64_t seqQ = p[ATTNC_P_SEQ_Q], group = 2, splits = 3;
+  if (seen.calls++ < seen.firstPhaseItems) {
+    auto [b, g, split] = std::tuple(index[0], index[1], index[2]);
+    for (int64_t h = g * group; h < (g + 1) * group; ++h)
+      for (int64_t s = 0; s < seqQ; ++s)
+        lse[b * p[ATTNC_P_LSE_PART_STRIDES] + h * p[ATTNC_P_LSE_PART_STRIDES + 1] +
+            split * p[ATTNC_P_LSE_PART_STRIDES + 2] + s] = float(b * 100 + g * 10 + split);
+    return 0;
+  }
+  ++seen.merges;
+  auto [b, h] = std::pair(index[0], index[1]);
+  for (int64_t split = 0; split < splits; ++split)
+    for (int64_t s = 0; s < seqQ; ++s)
+      seen.mismatches += lse[b * p[ATTNC_P_LSE_PART_STRIDES] + h * p[ATTNC_P_LSE_PART_STRIDES + 1] +
+                             split * p[ATTNC_P_LSE_PART_STRIDES + 2] + s] !=
+                         float(b * 100 + (h / group) * 10 + split);
+  return 0;
+}
+
+// A decode interface (facts.splits): the runtime allocates o_part and
+// lse_part, compact and 64-byte aligned, hands them to every item after the
+// five arguments with their strides in params, keeps them across phases, and
+// the call takes attention's five tensors.
+TEST_F(Runtime, ScratchTensorsLiveAcrossPhases) {
+  Problem p;
+  p.facts.splits = 3;
+  p.item = scratchItem;
+  ScratchSeen seen;
+  seen.firstPhaseItems = p.n.batch * p.n.kvHeads * 3;
+  gScratch = &seen;
+  ASSERT_EQ(p.run(2), ATTNC_OK) << attnc_last_error();
+  EXPECT_EQ(seen.calls, seen.firstPhaseItems + p.n.batch * p.n.heads);
+  EXPECT_EQ(seen.merges, p.n.batch * p.n.heads);
+  EXPECT_EQ(seen.mismatches, 0);
+  const Dims &n = p.n;
+  EXPECT_EQ(seen.oPart.size, n.batch * n.heads * 3 * n.seqQ * n.dim);
+  EXPECT_EQ(seen.lsePart.size, n.batch * n.heads * 3 * n.seqQ);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(seen.oPart.aligned) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(seen.lsePart.aligned) % 64, 0u);
+  int64_t oStrides[4] = {n.heads * 3 * n.seqQ * n.dim, 3 * n.seqQ * n.dim, n.seqQ * n.dim, n.dim};
+  int64_t lseStrides[3] = {n.heads * 3 * n.seqQ, 3 * n.seqQ, n.seqQ};
+  EXPECT_TRUE(std::equal(oStrides, oStrides + 4, seen.oStrides));
+  EXPECT_TRUE(std::equal(lseStrides, lseStrides + 3, seen.lseStrides));
+  gScratch = nullptr;
+}
+
+// A scratch tensor at an argument's position (or flagged an output) is a
+// malformed descriptor, refused before anything runs.
+TEST_F(Runtime, ScratchAmongTheArgumentsIsMalformed) {
+  Problem p;
+  p.facts.splits = 3;
+  attnc::KernelInterface in = attnc::attentionInterface(p.facts);
+  in.tensors[5].arg = 2;
+  attnc::InterfaceTables tables(std::move(in));
+  tables.fill(p.desc, p.item, nullptr);
+  EXPECT_EQ(attnc_rt_launch(&p.desc, &p.q.dl, &p.k.dl, &p.v.dl, &p.out.dl, &p.lse.dl, nullptr),
+            ATTNC_ERR_ABI);
+  EXPECT_STREQ(attnc_last_error(), "kernel 'fake': malformed descriptor: scratch tensor o_part "
+               "is view 2, not a free one in [5, 16) after the arguments, or is flagged an "
+               "output, or belongs to a kernel not on kDLCPU");
+  EXPECT_TRUE(gVisits.empty());
+}
+
 // PyTorch's empty tensors may have no storage: NULL data is refused only on a
 // tensor with elements (RuntimeErrorsTest's NullData).
 TEST_F(Runtime, EmptyTensorsMayHaveNullData) {
