@@ -33,13 +33,17 @@ attn.kernel @decode {
 
 // -----
 
-// bf16 on AVX512-BF16: scores by vdpbf16ps on q and k as stored, v widened for P V. On AVX2
+// bf16 on AVX512-BF16: scores by vdpbf16ps on q and k as stored, v converted as P V loads it,
+// no widened tile (no arith.extf of a whole tile into a stack buffer). On AVX2
 // both k and v are widened to f32, and no x86vector op appears.
 // BF16DOT-LABEL: func.func @decode_bf16_tile(
+// BF16DOT-NOT: memref<4096xf32>
 // BF16DOT: x86vector.avx512.dot
+// BF16DOT: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // BF16DOT-LABEL: func.func @decode_bf16_merge_tile(
 // AVX2-LABEL: func.func @decode_bf16_tile(
 // AVX2-NOT: x86vector
+// AVX2: memref.alloca() {alignment = 64 : i64} : memref<4096xf32>
 // AVX2: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 // AVX2-NOT: x86vector
 // AVX2-LABEL: func.func @decode_bf16_merge_tile(
