@@ -9,10 +9,11 @@
 // compositions, score_mod and mask_mod bodies, GQA, both layouts, f32 / f16 /
 // bf16, lse), a schedule (block sizes, so that tiles are full, partial and
 // empty at small lengths), a CPU target this machine runs and a small problem
-// (lengths 0-80, batch 0-2). The spec is compiled in process by the mlir
-// backend's pipeline to an object, linked with the runtime into a shared
-// object, run, and compared with the reference evaluator under the numeric
-// matrix's tolerance for its dtype (scaled to the inputs as attnc-run does).
+// (lengths 0-80, seq_q 0-16 for a decode kernel, batch 0-2). The spec is
+// compiled in process by the mlir backend's pipeline to an object, linked
+// with the runtime into a shared object, run, and compared with the
+// reference evaluator under the numeric matrix's tolerance for its dtype
+// (scaled to the inputs as attnc-run does).
 // A spec the verifier rejects, a failed compile or launch, or a mismatch
 // prints the spec and aborts: the generator only writes valid specs, so each
 // is a finding (the input is in the findings directory; ATTNC_FUZZ_DEBUG=1
@@ -56,7 +57,7 @@ struct Choice {
   int threads;
 };
 
-Choice choose(FuzzedDataProvider &in) {
+Choice choose(FuzzedDataProvider &in, bool decode) {
   Choice c;
   std::vector<std::string> targets;
   for (const TargetEntry &t : listTargets())
@@ -69,7 +70,9 @@ Choice choose(FuzzedDataProvider &in) {
   if (in.ConsumeBool())
     c.schedule.push_back("block_kv=" + std::to_string(16 * in.ConsumeIntegralInRange(1, 4)));
   c.size.batch = in.ConsumeIntegralInRange(0, 8) == 0 ? 0 : in.ConsumeIntegralInRange(1, 2);
-  c.size.seqQ = in.ConsumeIntegralInRange(0, 80);
+  // A decode kernel takes up to 16 query positions (its seq_q bound; past a
+  // block layout's cover it refuses, as below).
+  c.size.seqQ = in.ConsumeIntegralInRange(0, decode ? 16 : 80);
   c.size.seqKv = in.ConsumeIntegralInRange(0, 80);
   c.threads = in.ConsumeIntegralInRange(1, 3);
   c.seed = in.ConsumeIntegral<uint32_t>();
@@ -198,8 +201,9 @@ extern "C" const char *__asan_default_options() { return "allow_user_poisoning=0
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FuzzedDataProvider in(data, size);
   int64_t headDim;
-  std::string spec = fuzz::writeSpec(in, headDim);
-  Choice c = choose(in);
+  bool decode;
+  std::string spec = fuzz::writeSpec(in, headDim, decode);
+  Choice c = choose(in, decode);
   if (getenv("ATTNC_FUZZ_DEBUG"))
     llvm::errs() << spec;
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(

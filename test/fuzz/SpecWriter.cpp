@@ -17,7 +17,7 @@ class SpecWriter {
 public:
   explicit SpecWriter(FuzzedDataProvider &in) : in(in) {}
 
-  std::string spec(int64_t &headDim) {
+  std::string spec(int64_t &headDim, bool &decode) {
     int64_t kvHeads = in.ConsumeIntegralInRange<int64_t>(1, 3);
     int64_t heads = kvHeads * in.ConsumeIntegralInRange<int64_t>(1, 3);
     headDim = in.ConsumeIntegralInRange<int64_t>(1, 80);
@@ -29,7 +29,11 @@ public:
        << ", layout = " << pick({"bhsd", "bshd"}) << ", mask = " << mask(2);
     if (in.ConsumeIntegralInRange(0, 3) == 0)
       os << ", scale = " << llvm::formatv("{0:f3}", in.ConsumeFloatingPointInRange(0.01, 1.0));
-    os << ", outputs = " << pick({"[out]", "[out, lse]", "[lse, out]"}) << "}\n";
+    os << ", outputs = " << pick({"[out]", "[out, lse]", "[lse, out]"});
+    decode = in.ConsumeIntegralInRange(0, 3) == 3; // not when the bytes ran out
+    if (decode)
+      os << ", num_splits = " << small(9);
+    os << "}\n";
     os << scoreMod() << maskMod() << "}\n";
     return text;
   }
@@ -138,6 +142,6 @@ private:
 
 } // namespace
 
-std::string attnc::fuzz::writeSpec(FuzzedDataProvider &in, int64_t &headDim) {
-  return SpecWriter(in).spec(headDim);
+std::string attnc::fuzz::writeSpec(FuzzedDataProvider &in, int64_t &headDim, bool &decode) {
+  return SpecWriter(in).spec(headDim, decode);
 }
