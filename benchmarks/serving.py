@@ -54,8 +54,9 @@ HEADS, KV_HEADS, DIM = 32, 8, 128
 
 def spec(name, dtype, decode):
     splits = ", num_splits = 0" if decode else ""
-    return ("attn.kernel @%s {\n  attn.attention {num_heads = %d, num_kv_heads = %d, head_dim = %d, "
-            "dtype = %s, layout = bhsd, mask = #attn.causal<bottom_right>, outputs = [out, lse]%s}\n}\n"
+    return ("attn.kernel @%s {\n  attn.attention {num_heads = %d, num_kv_heads = %d, "
+            "head_dim = %d, dtype = %s, layout = bhsd, mask = #attn.causal<bottom_right>, "
+            "outputs = [out, lse]%s}\n}\n"
             % (name, HEADS, KV_HEADS, DIM, dtype, splits))
 
 
@@ -124,7 +125,8 @@ class Sdpa:
         import torch.nn.functional as F
         torch.set_num_threads(threads)
         if self.dtype == "bf16":  # the bits, reinterpreted: no copy of the cache
-            tq, tk, tv = (torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) for a in (q, k, v))
+            tq, tk, tv = (torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+                          for a in (q, k, v))
         else:
             tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
 
@@ -132,7 +134,9 @@ class Sdpa:
             torch.set_num_threads(threads)
             with torch.no_grad():
                 out = F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True)
-            return out.view(torch.int16).numpy().view(np.uint16) if self.dtype == "bf16" else out.numpy()
+            if self.dtype == "bf16":
+                return out.view(torch.int16).numpy().view(np.uint16)
+            return out.numpy()
         return run
 
 
@@ -149,7 +153,8 @@ def reference(dtype, q, k, v, work):
     for n, a in (("q", q), ("k", k), ("v", v)):
         np.save(os.path.join(directory, n + ".npy"), as_f32(a, dtype).astype(np.float32))
     subprocess.run([os.path.join(BUILD, "bin", "attnc-run"), "--reference", path,
-                    "--q", os.path.join(directory, "q.npy"), "--k", os.path.join(directory, "k.npy"),
+                    "--q", os.path.join(directory, "q.npy"),
+                    "--k", os.path.join(directory, "k.npy"),
                     "--v", os.path.join(directory, "v.npy"), "-o", directory],
                    check=True, stdout=subprocess.DEVNULL)
     return np.load(os.path.join(directory, "out.npy"))
@@ -173,7 +178,8 @@ class Evictor:
     """Reads a buffer of twice the last-level cache (at least 256 MiB)."""
 
     def __init__(self):
-        llc = os.sysconf("SC_LEVEL3_CACHE_SIZE") if "SC_LEVEL3_CACHE_SIZE" in os.sysconf_names else 0
+        name = "SC_LEVEL3_CACHE_SIZE"
+        llc = os.sysconf(name) if name in os.sysconf_names else 0
         self.buffer = np.ones(max(2 * max(llc, 0), 256 << 20) // 8, np.int64)
 
     def __call__(self):
@@ -268,7 +274,8 @@ def main():
                 print("%-5s L=%-6d t=%d  %s" % (dtype, seq, t, "  ".join(
                     "%s %.2f ms (%.0f%% bw)" % (n, r["median_s"] * 1e3, r["bw_pct"])
                     for n, r in results.items())), flush=True)
-    meta = {"command": " ".join(sys.argv), "date": datetime.datetime.now().isoformat(timespec="seconds"),
+    meta = {"command": " ".join(sys.argv),
+            "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count()),
             "read_bandwidth": bandwidth, "targets": targets, "cold": not args.quick}
     with open(os.path.join(args.out, "results.json"), "w") as f:

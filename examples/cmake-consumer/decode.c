@@ -123,7 +123,8 @@ int main(void) {
     }
   /* Five query tokens: beyond max_seq's 4, refused before anything runs. */
   int64_t long_q[4] = {BATCH, HEADS, 5, DIM};
-  uint16_t *q5 = calloc((size_t)BATCH * HEADS * 5 * DIM, 2), *out5 = calloc((size_t)BATCH * HEADS * 5 * DIM, 2);
+  size_t n5 = (size_t)BATCH * HEADS * 5 * DIM;
+  uint16_t *q5 = calloc(n5, 2), *out5 = calloc(n5, 2);
   float *lse5 = calloc((size_t)BATCH * HEADS * 5, sizeof *lse5);
   int64_t lse5_shape[3] = {BATCH, HEADS, 5};
   DLTensor tq5 = tensor(q5, 4, long_q, 1), tout5 = tensor(out5, 4, long_q, 1);

@@ -82,7 +82,8 @@ private:
   /// Cache-line aligned: vector stores that straddle two lines (the default
   /// alignment put KF at 8 bytes past one) cost bf16 decode a third of its time.
   Value stackBuffer(ArrayRef<int64_t> shape, Type elem) {
-    return memref::AllocaOp::create(b, MemRefType::get(shape, elem), b.getI64IntegerAttr(kLineBytes));
+    return memref::AllocaOp::create(b, MemRefType::get(shape, elem),
+                                    b.getI64IntegerAttr(kLineBytes));
   }
   /// A plain max (one vmaxps); NaN scores still make their row NaN through P.
   Value plainMax(Value x, Value y) {
@@ -147,7 +148,7 @@ private:
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, oPart, lsePart, batch, kvHead;
   Value rows, status;
   Strides lsePartS; // lse_part: (batch, head, split)
-  Value oPartS[4];                           // (batch, head, split, seq_q)
+  Value oPartS[4];  // o_part: (batch, head, split, seq_q)
   /// QS: the packed rows' scaled queries, maxRows x dimPadded (zero padded;
   /// QP instead with `dot`: the rows as stored, maxRows x dim bf16);
   /// S: a tile's scores, then P, maxRows x blockKv; Acc, M, L, ALPHA per row;
@@ -553,7 +554,8 @@ void DecodeKernelBuilder::mergeRow(Value head, Value pos) {
   SmallVector<Value> weights;
   Value total = f32(0);
   for (int64_t s = 0; s < splits; ++s) {
-    weights.push_back(math::ExpOp::create(b, arith::SubFOp::create(b, load(lsePart, {at[s]}), shift)));
+    Value x = arith::SubFOp::create(b, load(lsePart, {at[s]}), shift);
+    weights.push_back(math::ExpOp::create(b, x));
     total = arith::AddFOp::create(b, total, weights.back());
   }
   // A row with nothing kept: out = 0 (every weight is 0), lse = -inf.
@@ -570,7 +572,8 @@ void DecodeKernelBuilder::mergeRow(Value head, Value pos) {
   });
   if (op.hasOutput(OutputKind::lse)) {
     Value lse = arith::AddFOp::create(b, shift, math::LogOp::create(b, total));
-    store(arith::SelectOp::create(b, dead, negInf(), lse), lseBuf, {offset(lseS, batch, head, pos)});
+    store(arith::SelectOp::create(b, dead, negInf(), lse), lseBuf,
+          {offset(lseS, batch, head, pos)});
   }
 }
 
