@@ -20,7 +20,8 @@ import sys
 
 import numpy as np
 
-from attnc_abi import K_DL_BFLOAT, K_DL_CPU, K_DL_FLOAT, DLDataType, DLDevice, DLTensor, Options
+import device_run
+from attnc_abi import K_DL_BFLOAT, K_DL_FLOAT, Options
 
 ERR_SHAPE, ERR_LIMIT = 4, 6
 HEADS, KV_HEADS, DIM, MAX_Q = 8, 2, 64, 4
@@ -49,13 +50,9 @@ def build(args):
 
 
 def tensor(array, dtype):
-    code, bits = (K_DL_BFLOAT, 16) if dtype == "bf16" and array.dtype == np.uint16 else (
-        K_DL_FLOAT, 32)
-    shape = (ctypes.c_int64 * array.ndim)(*array.shape)
-    t = DLTensor(array.ctypes.data_as(ctypes.c_void_p), DLDevice(K_DL_CPU, 0), array.ndim,
-                 DLDataType(code, bits, 1), shape, None, 0)
-    t._keep = (array, shape)
-    return t
+    """A DLTensor over `array`: bf16 bits (uint16) for bf16, float32 otherwise."""
+    bf16 = dtype == "bf16" and array.dtype == np.uint16
+    return device_run.tensor(array, K_DL_BFLOAT if bf16 else K_DL_FLOAT, 16 if bf16 else 32)
 
 
 def inputs(dtype, batch, seq_q, seq_kv, seed=3):

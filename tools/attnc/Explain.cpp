@@ -116,12 +116,6 @@ void writeTileSvg(const TileMap &map, StringRef title, llvm::raw_ostream &os) {
   os << "</svg>\n";
 }
 
-/// A decode kernel's splits per (batch, KV head): num_splits, or auto's bound.
-int64_t decodeSplits(AttentionSpecOpInterface op) {
-  int64_t given = int64_t(*op.getNumSplits());
-  return given ? given : kAutoSplits;
-}
-
 /// A split-KV decode kernel (num_splits): its packed rows, how the mask's key
 /// range is split (as DecodeKernel.cpp splits it), the bytes of K and V it
 /// reads and its scratch.
@@ -132,8 +126,9 @@ void describeDecode(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
       op.getMask().toMaskRule(), {0, o.seqQ, 0, o.seqKv, o.seqQ, o.seqKv});
   int64_t first = std::max<int64_t>(lo, 0) / blockKv;
   int64_t end = tilesOver(std::max<int64_t>(std::min(hi, o.seqKv), 1), blockKv);
-  int64_t tiles = std::max<int64_t>(end - first, 0), splits = decodeSplits(op);
-  int64_t minTiles = *op.getNumSplits() ? 1 : int64_t(llvm::divideCeil(kAutoSplitMinKeys, blockKv));
+  int64_t tiles = std::max<int64_t>(end - first, 0);
+  int64_t splits = decodeSplitCount(*op.getNumSplits());
+  int64_t minTiles = decodeMinTiles(*op.getNumSplits(), blockKv);
   int64_t run = std::max(int64_t(llvm::divideCeil(tiles, splits)), minTiles);
   int64_t group = op.getHeads() / op.getKvHeads();
   double kvBytes = 2.0 * o.batch * op.getKvHeads() * o.seqKv * op.getDim() *
@@ -199,7 +194,7 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   os << "\n";
   if (op.getNumSplits()) {
     describeDecode(op, o, blockKv, os);
-    int64_t items = o.batch * op.getKvHeads() * decodeSplits(op);
+    int64_t items = o.batch * op.getKvHeads() * decodeSplitCount(*op.getNumSplits());
     attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
                             op.getDtype().getIntOrFloatBitWidth() / 8, items,
                             "batch x kv_heads x splits, then a merge over batch x heads", os);

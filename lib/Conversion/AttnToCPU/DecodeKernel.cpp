@@ -596,10 +596,8 @@ LogicalResult mlir::attn::buildCpuDecodeKernel(FlashOp op, const CpuKernelConfig
     return op.emitOpError() << "block_kv (" << op.getTileKv()
                             << ") must be a multiple of the CPU target's vector width ("
                             << config.vectorWidth << " f32 lanes)";
-  int64_t given = int64_t(*op.getNumSplits());
-  int64_t splits = given ? given : kAutoSplits;
-  // auto: ranges of at least kAutoSplitMinKeys keys, so short caches use few.
-  int64_t minTiles = given ? 1 : llvm::divideCeil(kAutoSplitMinKeys, op.getTileKv());
+  int64_t splits = decodeSplitCount(*op.getNumSplits());
+  int64_t minTiles = decodeMinTiles(*op.getNumSplits(), op.getTileKv());
   ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
   b.setInsertionPoint(kernel);
   Type elemBuf = MemRefType::get({ShapedType::kDynamic}, elem);

@@ -51,7 +51,7 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
   });
   // A decode kernel: its splits per (batch, KV head), and seq_q's bound.
   if (std::optional<uint64_t> splits = getNumSplits()) {
-    facts.set("num_splits", i64(*splits ? int64_t(*splits) : kAutoSplits));
+    facts.set("num_splits", i64(decodeSplitCount(*splits)));
     int64_t q = bound(maxSeq ? (*maxSeq)[0] : 0, cover.q);
     facts.set("max_seq_q", i64(q > 0 ? std::min(q, decodeMaxSeqQ(maxSeq)) : decodeMaxSeqQ(maxSeq)));
   }

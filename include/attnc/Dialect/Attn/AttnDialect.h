@@ -36,6 +36,17 @@ inline constexpr int64_t kDecodeDefaultMaxSeqQ = 16;
 inline constexpr int64_t kAutoSplits = 16;
 inline constexpr int64_t kAutoSplitMinKeys = 2048;
 
+/// A decode kernel's splits per (batch, KV head) for its num_splits (0: auto).
+inline int64_t decodeSplitCount(uint64_t numSplits) {
+  return numSplits ? int64_t(numSplits) : kAutoSplits;
+}
+
+/// The fewest whole KV tiles of `blockKv` keys in one split: auto keeps short
+/// caches to few splits (kAutoSplitMinKeys keys each); a given num_splits, 1.
+inline int64_t decodeMinTiles(uint64_t numSplits, int64_t blockKv) {
+  return numSplits ? 1 : (kAutoSplitMinKeys + blockKv - 1) / blockKv;
+}
+
 /// The bound on seq_q of a decode kernel: max_seq's, or the default.
 inline int64_t decodeMaxSeqQ(std::optional<llvm::ArrayRef<int64_t>> maxSeq) {
   return maxSeq && maxSeq->size() == 2 && (*maxSeq)[0] > 0 ? (*maxSeq)[0]
