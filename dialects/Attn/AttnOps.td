@@ -95,6 +95,10 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
     InterfaceMethod<"what the kernel writes", "::mlir::attn::OutputKind", "getOutputs">,
     InterfaceMethod<"the split-KV decode's num_splits (0: auto), when given",
                     "std::optional<uint64_t>", "getNumSplits">,
+    InterfaceMethod<"a decode kernel's KV cache: 0 for contiguous with per-sequence "
+                    "lengths (kv_cache = lengths), N for pages of N tokens (kv_cache = "
+                    "paged<N>); none for one length for the batch",
+                    "std::optional<uint64_t>", "getPageSize">,
     InterfaceMethod<"the score_mod region (empty when absent)", "::mlir::Region &",
                     "getScoreMod">,
     InterfaceMethod<"the mask_mod region (empty when absent)", "::mlir::Region &",
@@ -123,7 +127,8 @@ defvar Attn_SpecArguments = (ins
     OptionalAttr<F64Attr>:$scale,
     OptionalAttr<DenseI64ArrayAttr>:$max_seq,
     Attn_OutputKind:$outputs,
-    OptionalAttr<I64Attr>:$num_splits);
+    OptionalAttr<I64Attr>:$num_splits,
+    OptionalAttr<I64Attr>:$page_size);
 
 class Attn_SpecOp<string mnemonic, list<Trait> traits = []> : Attn_Op<mnemonic, [
     HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface] # traits> {
@@ -160,6 +165,7 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     | `max_seq` | `[seq_q, seq_kv]` | optional bound on the run-time lengths |
     | `outputs` | subset of `[out, lse, weights]` | what the kernel writes |
     | `num_splits` | 0 (auto) to 256 | a split-KV decode kernel (below) |
+    | `kv_cache` | `lengths`, `paged<N>` (N in 1..256) | a decode kernel's cache (below) |
 
     `weights` is quadratic in the sequence length, so it needs `max_seq` with
     `seq_q * seq_kv <= 16777216`.
@@ -171,6 +177,16 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     auto, up to 16 ranges of at least 2048 keys), computed as separate work items, and a
     second phase merges the partial results by their log-sum-exp. The result is the
     same attention; for a given spec it is bit-identical for any thread count.
+
+    `kv_cache` (decode kernels only) gives every sequence of the batch its own KV
+    length, an int32 tensor `kv_lens` [batch] (FlashAttention's `cache_seqlens`,
+    vLLM's `seq_lens`); the queries are the last seq_q positions of their sequence, so
+    bottom-right masks align per sequence. `lengths`: k and v are the usual
+    contiguous tensors, each sequence using its first kv_lens[b] keys. `paged<N>`:
+    k and v are caches of pages [num_pages, N, num_kv_heads, head_dim] (the vLLM and
+    FlashAttention form), and an int32 `block_table` [batch, max_pages] names the page
+    of each sequence's keys N * i .. N * i + N - 1. The runtime checks every table entry
+    (in [0, num_pages)) and every length (at most the cache's) before any load.
 
     Two optional regions follow, each a single block ending in `attn.yield`:
 

@@ -54,9 +54,59 @@ void addDecodeScratch(KernelInterface &in, const AttentionFacts &f) {
                                "batch,heads,splits,seq_q", in.numArgs, ATTNC_P_O_PART_STRIDES));
   in.tensors.push_back(scratch("lse_part", "batch,heads,splits,seq_q", "batch,heads,splits",
                                in.numArgs + 1, ATTNC_P_LSE_PART_STRIDES));
-  in.numParams = ATTNC_P_DECODE_COUNT;
+  in.numParams = std::max(in.numParams, int32_t(ATTNC_P_DECODE_COUNT));
   in.phases = {{"attention", "batch,kv_heads,splits", "b,g,split", f.onDevice},
                {"merge", "batch,heads", "b,h", f.onDevice}};
+}
+
+/// An int32 tensor of lengths or indices, entries within `bound`.
+TensorSpec indexTensor(const char *name, const char *dims, const char *legend,
+                       const char *bound, int32_t arg, int32_t param) {
+  TensorSpec t;
+  t.name = name;
+  t.dims = dims;
+  t.legend = legend;
+  t.strides = "batch";
+  t.bound = bound;
+  t.arg = arg;
+  t.flags = ATTNC_TENSOR_UNIT_INNER;
+  t.dtypeCode = kDLInt;
+  t.dtypeBits = 32;
+  t.strideParam = param;
+  return t;
+}
+
+/// Per-sequence KV lengths (kv_lens), and with pages the caches' form
+/// [num_pages, page_size, kv_heads, head_dim] and the block table. The
+/// caches' strides go to their params as (page, kv head, position in page),
+/// in the places of (batch, kv head, position).
+void addKvCache(KernelInterface &in, const AttentionFacts &f) {
+  bool paged = f.pageSize > 0;
+  in.numArgs = paged ? 7 : 6;
+  in.numParams = ATTNC_P_SERVING_COUNT;
+  in.tensors.push_back(indexTensor("kv_lens", "batch", "batch: each sequence's KV length",
+                                   paged ? "<=max_pages*page_size" : "<=seq_kv", 5,
+                                   ATTNC_P_KV_LENS_STRIDES));
+  if (!paged)
+    return;
+  in.symbols.push_back({"num_pages"});
+  in.symbols.push_back({"page_size", f.pageSize});
+  in.symbols.push_back({"max_pages"});
+  // seq_kv is no tensor's extent: the lengths are per sequence.
+  for (auto it = in.symbols.begin(); it != in.symbols.end(); ++it)
+    if (it->name == "seq_kv") {
+      in.symbols.erase(it);
+      break;
+    }
+  for (TensorSpec &t : in.tensors)
+    if (t.name == "k" || t.name == "v") {
+      t.dims = "num_pages,page_size,kv_heads,head_dim";
+      t.legend = "pages: num_pages, page_size, kv_heads, head_dim";
+      t.strides = "num_pages,kv_heads,page_size";
+    }
+  in.tensors.push_back(indexTensor("block_table", "batch,max_pages",
+                                   "batch, max_pages: each sequence's pages, in key order",
+                                   "<num_pages", 6, ATTNC_P_BLOCK_TABLE_STRIDES));
 }
 
 } // namespace
@@ -130,6 +180,8 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
     in.numParams = ATTNC_P_WEIGHTS_STRIDES + 3;
   }
   in.phases = {{"attention", "batch,heads,seq_q/block_q", "b,h,q_tile", f.onDevice}};
+  if (f.splits > 0 && f.pageSize >= 0)
+    addKvCache(in, f);
   if (f.splits > 0)
     addDecodeScratch(in, f);
   return in;
@@ -148,7 +200,8 @@ InterfaceTables::InterfaceTables(KernelInterface interface) : spec(std::move(int
   for (const TensorSpec &t : spec.tensors)
     tensors.push_back({t.name.c_str(), t.dims.c_str(), t.legend.c_str(),
                        t.about.empty() ? nullptr : t.about.c_str(), t.strides.c_str(), t.arg,
-                       t.flags, t.dtypeCode, t.dtypeBits, t.strideParam, t.fill});
+                       t.flags, t.dtypeCode, t.dtypeBits, t.strideParam, t.fill,
+                       t.bound.empty() ? nullptr : t.bound.c_str()});
   for (const PhaseSpec &p : spec.phases)
     phases.push_back({p.name.c_str(), p.items.c_str(), p.index.c_str(), nullptr, nullptr});
 }

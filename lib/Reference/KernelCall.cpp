@@ -7,6 +7,7 @@
 
 #include "attnc/Reference/KernelCall.h"
 
+#include "attnc/Reference/KvCache.h"
 #include "attnc/Runtime/ElementCodec.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -107,12 +108,28 @@ llvm::Expected<LoadedKernel> attnc::loadKernel(llvm::StringRef soPath, llvm::Str
   return kernel;
 }
 
+IndexTensor::IndexTensor(std::vector<int32_t> values, std::vector<int64_t> dims)
+    : data(std::move(values)), shape(std::move(dims)) {
+  dl.data = data.data();
+  dl.device = {kDLCPU, 0};
+  dl.ndim = int32_t(shape.size());
+  dl.dtype = {kDLInt, 32, 1};
+  dl.shape = shape.data();
+}
+
 KernelTensors::KernelTensors(AttentionSpecOpInterface op, const HostTensor &hq, const HostTensor &hk,
-                             const HostTensor &hv) {
+                             const HostTensor &hv, const KvCache *cache) {
   ElementType type = *elementTypeOf(op.getDtype());
   q = DeviceTensor::from(type, hq);
-  k = DeviceTensor::from(type, hk);
-  v = DeviceTensor::from(type, hv);
+  bool paged = cache && cache->pageSize > 0;
+  k = DeviceTensor::from(type, paged ? toPages(op, hk, *cache) : hk);
+  v = DeviceTensor::from(type, paged ? toPages(op, hv, *cache) : hv);
+  if (cache && cache->pageSize >= 0)
+    kvLens = std::make_unique<IndexTensor>(cache->lens,
+                                           std::vector<int64_t>{int64_t(cache->lens.size())});
+  if (paged)
+    blockTable = std::make_unique<IndexTensor>(
+        cache->table, std::vector<int64_t>{hq.shape[0], cache->maxPages});
   out = std::make_unique<DeviceTensor>(type, hq.shape);
   bool bhsd = op.getLayout() == Layout::bhsd;
   // lse is float32 for every kernel (the runtime checks it).
@@ -130,9 +147,18 @@ KernelTensors::KernelTensors(AttentionSpecOpInterface op, const HostTensor &hq, 
 llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
   attnc_options options{threads};
   DLTensor *lseArg = wantLse ? &lse->dl : nullptr;
-  int status = weights ? reinterpret_cast<WeightsEntryFn>(kernel.entry)(
-                             &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &weights->dl, &options)
-                       : kernel.entry(&q->dl, &k->dl, &v->dl, &out->dl, lseArg, &options);
+  int status;
+  if (blockTable)
+    status = reinterpret_cast<PagedEntryFn>(kernel.entry)(
+        &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &kvLens->dl, &blockTable->dl, &options);
+  else if (kvLens)
+    status = reinterpret_cast<LensEntryFn>(kernel.entry)(&q->dl, &k->dl, &v->dl, &out->dl,
+                                                         lseArg, &kvLens->dl, &options);
+  else if (weights)
+    status = reinterpret_cast<WeightsEntryFn>(kernel.entry)(
+        &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &weights->dl, &options);
+  else
+    status = kernel.entry(&q->dl, &k->dl, &v->dl, &out->dl, lseArg, &options);
   if (status == ATTNC_OK)
     return llvm::Error::success();
   return error("kernel returned " + llvm::Twine(status) + ": " +

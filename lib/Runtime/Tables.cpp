@@ -26,6 +26,9 @@ bool isKernelDtype(int32_t code, int32_t bits) {
   return false;
 }
 
+/// Lengths and indices (a bound tensor's entries).
+constexpr DLDataType kIndexDtype = {kDLInt, 32, 1};
+
 /// "float32 (kDLFloat = 2, 32 bits), ... and bfloat16 (kDLBfloat = 4, 16
 /// bits)", from the one list of kernel dtypes.
 std::string kernelDtypeList() {
@@ -137,6 +140,37 @@ std::string checkPhases(const attnc_kernel_desc &d, Tables &tables) {
   return "";
 }
 
+/// `bound` ("<S" or "<=S", S = "a*b*...") into `shape`: only on int32
+/// inputs, which only a bound may have.
+std::string parseBound(const attnc_kernel_desc &d, const attnc_tensor_desc &t,
+                       TensorShape &shape) {
+  bool index = t.dtype_code == kIndexDtype.code && t.dtype_bits == kIndexDtype.bits;
+  shape.numBound = 0;
+  if (!t.bound)
+    return index ? cat("int32 tensor ", t.name, " has no bound: its entries would go unchecked")
+                 : "";
+  if (!index || (t.flags & (ATTNC_TENSOR_OUTPUT | ATTNC_TENSOR_SCRATCH)))
+    return cat("tensor ", t.name, " has a bound but is not an int32 input");
+  const char *p = t.bound;
+  if (*p++ != '<')
+    return cat("tensor ", t.name, "'s bound \"", t.bound, "\" does not start with < or <=");
+  shape.boundInclusive = *p == '=';
+  p += shape.boundInclusive;
+  for (;;) {
+    const char *end = std::strchr(p, '*');
+    if (!end)
+      end = p + std::strlen(p);
+    int sym = findSymbol(d, p, size_t(end - p));
+    if (sym < 0 || shape.numBound == kMaxRank)
+      return cat("tensor ", t.name, "'s bound \"", t.bound, "\" names ", std::string(p, end),
+                 ", which is not a symbol of the kernel (or has too many)");
+    shape.boundSymbols[shape.numBound++] = sym;
+    if (!*end)
+      return "";
+    p = end + 1;
+  }
+}
+
 std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool *argSeen) {
   const attnc_tensor_desc &t = d.tensors[i];
   TensorShape &shape = tables.tensors[i];
@@ -154,9 +188,13 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
   }
   argSeen[t.arg] = true;
   tables.numViews = std::max(tables.numViews, t.arg + 1);
-  if (!isKernelDtype(t.dtype_code, t.dtype_bits))
+  bool index = t.dtype_code == kIndexDtype.code && t.dtype_bits == kIndexDtype.bits;
+  if (!isKernelDtype(t.dtype_code, t.dtype_bits) && !index)
     return cat("tensor ", t.name, " has dtype_code = ", t.dtype_code, " and dtype_bits = ",
-               t.dtype_bits, ", but this runtime only runs ", kernelDtypeList(), " tensors");
+               t.dtype_bits, ", but this runtime only runs ", kernelDtypeList(),
+               " tensors, and int32 lengths and indices");
+  if (std::string bad = parseBound(d, t, shape); !bad.empty())
+    return bad;
   Term dims[kMaxRank], strides[kMaxRank];
   std::string bad = parseList(d, t.dims, false, dims, shape.rank, {"tensor ", t.name, "'s dims"});
   if (bad.empty())

@@ -39,6 +39,11 @@ struct TensorShape {
   int numStrides = 0;
   int strideDims[kMaxRank] = {};  // dimensions whose strides go into params
   int sameAs = -1;                // an earlier tensor with the same dims
+  /// An int32 tensor's `bound`: entries in [0, product of these symbols),
+  /// or [0, product] when inclusive; numBound 0: no bound.
+  int numBound = 0;
+  int boundSymbols[kMaxRank] = {};
+  bool boundInclusive = false;
 };
 
 struct Tables {

@@ -24,6 +24,7 @@
 #include "Describe.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace attnc::rt;
 
@@ -78,6 +79,7 @@ private:
   attnc_status countItems();
   attnc_status checkStrides(int i);
   attnc_status checkAliasing();
+  attnc_status checkEntries(int i);
   void fillParams();
 
   attnc_status layoutScratch();
@@ -109,8 +111,9 @@ attnc_status Validator::checkPresence() {
       return fail(ATTNC_ERR_NULL, cat(spec(i).name, " is NULL, but this kernel outputs ",
                                       spec(i).name, " and needs a ", wanted, " for it (",
                                       spec(i).legend, ")"));
+    const char *article = std::strchr("aeiou", wanted[0]) ? "an " : "a ";
     return fail(ATTNC_ERR_NULL,
-                cat(spec(i).name, " is NULL; pass a ", wanted, " (", spec(i).legend, ")"));
+                cat(spec(i).name, " is NULL; pass ", article, wanted, " (", spec(i).legend, ")"));
   }
   return ATTNC_OK;
 }
@@ -385,6 +388,47 @@ attnc_status Validator::checkAliasing() {
   return ATTNC_OK;
 }
 
+/// Every entry of a bound int32 tensor (lengths, a block table) within its
+/// range, before any phase reads through them: the kernel trusts them.
+attnc_status Validator::checkEntries(int i) {
+  const TensorShape &shape = tables.tensors[i];
+  const TensorView &v = view(i);
+  if (!shape.numBound || !v.size)
+    return ATTNC_OK;
+  int64_t limit = 1;
+  std::string range;
+  for (int s = 0; s < shape.numBound; ++s) {
+    int sym = shape.boundSymbols[s];
+    if (!mulOk(limit, launch.symbols[sym], limit))
+      limit = INT64_MAX;
+    range += cat(s ? "*" : "", symbolName(sym));
+  }
+  int64_t at[kMaxRank] = {}, offset = 0;
+  const int32_t *data = static_cast<const int32_t *>(v.base);
+  for (;;) {
+    int64_t x = data[offset];
+    if (x < 0 || (shape.boundInclusive ? x > limit : x >= limit)) {
+      std::string index;
+      for (int d = 0; d < v.rank; ++d)
+        index += cat(d ? ", " : "", at[d]);
+      return fail(ATTNC_ERR_INDEX,
+                  cat(spec(i).name, "[", index, "] = ", x, ", but its entries must lie in [0, ",
+                      range, shape.boundInclusive ? "] = [0, " : ") = [0, ", limit,
+                      shape.boundInclusive ? "]" : ")", " (", spec(i).legend, ")"));
+    }
+    int d = v.rank - 1;
+    for (; d >= 0; --d) {
+      offset += v.strides[d];
+      if (++at[d] < v.shape[d])
+        break;
+      offset -= v.strides[d] * v.shape[d];
+      at[d] = 0;
+    }
+    if (d < 0)
+      return ATTNC_OK;
+  }
+}
+
 /// Each scratch tensor compact in one block, at 64-byte aligned offsets
 /// (Launch.cpp allocates it): its view's base holds the offset until then.
 attnc_status Validator::layoutScratch() {
@@ -433,6 +477,9 @@ attnc_status Validator::run() {
       return s;
   if ((s = checkAliasing()))
     return s;
+  for (int i : arguments)
+    if ((s = checkEntries(i)))
+      return s;
   if ((s = layoutScratch()))
     return s;
   fillParams();

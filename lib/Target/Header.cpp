@@ -27,6 +27,8 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
                 : ("[batch, " + seq + ", " + heads + ", " + llvm::Twine(op.getDim()) + "]").str();
   };
   std::string heads = std::to_string(op.getHeads()), kv = std::to_string(op.getKvHeads());
+  std::optional<uint64_t> pageSize = op.getPageSize();
+  int64_t page = pageSize ? int64_t(*pageSize) : -1;
   Type dtype = op.getDtype();
   // DLPack's names (the runtime's messages use them too).
   StringRef dlName = dtype.isF32() ? "float32" : dtype.isF16() ? "float16" : "bfloat16";
@@ -44,7 +46,12 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
      << " *   q, out: " << dlName << " " << shape(heads, "seq_q")
      << (op.hasOutput(OutputKind::out) ? "" : " (out is written even though the spec asks for lse only)")
      << "\n"
-     << " *   k, v:   " << dlName << " " << shape(kv, "seq_kv") << "\n"
+     << " *   k, v:   " << dlName << " "
+     << (page > 0 ? "[num_pages, " + std::to_string(page) + ", " + kv + ", " +
+                        std::to_string(op.getDim()) + "] (pages of " + std::to_string(page) +
+                        " keys)"
+                  : shape(kv, "seq_kv"))
+     << "\n"
      << " *   lse:    float32 [batch, " << heads << ", seq_q]"
      << (op.hasOutput(OutputKind::lse) ? " (required)" : " (not written; pass NULL)")
      << "\n";
@@ -53,15 +60,25 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
     os << " *   weights: " << dlName << " [batch, " << heads
        << ", seq_q, seq_kv] (required; 0 where masked)\n";
   if (std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq())
-    os << " *   seq_q <= " << (*maxSeq)[0] << ", seq_kv <= " << (*maxSeq)[1] << "\n";
+    os << " *   seq_q <= " << (*maxSeq)[0]
+       << (page > 0 ? "" : ", seq_kv <= " + std::to_string((*maxSeq)[1])) << "\n";
   if (std::optional<uint64_t> splits = op.getNumSplits())
     os << " *   split-KV decode, num_splits = " << *splits << (*splits ? "" : " (auto)")
        << ": seq_q <= " << decodeMaxSeqQ(op.getMaxSeq())
        << "; each call allocates splits x out in float32 as working memory\n";
+  if (page >= 0)
+    os << " *   kv_lens: int32 [batch], each sequence's KV length (<= "
+       << (page > 0 ? "max_pages * page_size" : "seq_kv")
+       << "); its queries are its last seq_q positions\n";
+  if (page > 0)
+    os << " *   block_table: int32 [batch, max_pages], the pages of each sequence in key "
+          "order (every entry in [0, num_pages))\n";
   os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"
      << "    DLTensor *out, DLTensor *lse, " << (weights ? "DLTensor *weights, " : "")
+     << (page >= 0 ? "const DLTensor *kv_lens, " : "")
+     << (page > 0 ? "const DLTensor *block_table, " : "")
      << "const attnc_options *opt);\n\n";
 }
 

@@ -120,6 +120,8 @@ def spec_text(case):
     params.append("outputs = [%s]" % ", ".join(case["outputs"]))
     if "num_splits" in case:
         params.append("num_splits = %d" % case["num_splits"])
+    if "kv_cache" in case:
+        params.append("kv_cache = %s" % case["kv_cache"])
     text = "attn.kernel @%s {\n  attn.attention {%s}\n" % (case["name"], ", ".join(params))
     if case.get("score_mod"):
         body = SCORE_MODS[case["score_mod"]].format(

@@ -14,6 +14,8 @@
 
 namespace attnc {
 
+struct KvCache;
+
 struct CompiledOptions {
   std::string soPath;
   int threads = 0;  // 0: all cores
@@ -22,6 +24,7 @@ struct CompiledOptions {
   int callers = 1;             // > 1: also call from this many threads at once
   bool hostParallelFor = false; // helpers through attnc_set_parallel_for
   bool coldCache = false;       // evict the caches before each run
+  const KvCache *kvCache = nullptr; // a kv_cache kernel's lengths (and pages)
 };
 
 struct CompiledOutputs {

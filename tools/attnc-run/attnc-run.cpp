@@ -24,6 +24,7 @@
 #include "attnc/Tools/HelpOptions.h"
 #include "attnc/Tools/SpecFile.h"
 #include "attnc/Reference/Evaluator.h"
+#include "attnc/Reference/KvCache.h"
 #include "attnc/Reference/Npy.h"
 #include "attnc/Reference/WeightsSvg.h"
 #include "attnc/Transforms/Passes.h"
@@ -75,6 +76,12 @@ static cl::opt<int64_t> seqKv("seq-kv", cl::desc("Key/value length (default: seq
                               cl::init(-1), cl::cat(problemCat));
 static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the generated inputs"),
                               cl::init(0), cl::cat(problemCat));
+static cl::opt<std::string> kvLens(
+    "kv-lens",
+    cl::desc("A kernel with kv_cache: each sequence's KV length, comma-separated (one per "
+             "batch entry, each in [0, seq-kv]), or 'random' (seeded); default: all seq-kv. "
+             "Paged kernels get seq-kv / page_size pages per sequence in a seeded random order"),
+    cl::cat(problemCat));
 static cl::opt<std::string> qFile("q", cl::desc("q as .npy (with --k, --v)"), cl::cat(problemCat));
 static cl::opt<std::string> kFile("k", cl::desc("k as .npy"), cl::cat(problemCat));
 static cl::opt<std::string> vFile("v", cl::desc("v as .npy"), cl::cat(problemCat));
@@ -129,6 +136,7 @@ llvm::Expected<attn::AttentionSpecOpInterface> selectKernel(ModuleOp module) {
 
 struct Inputs {
   HostTensor q, k, v;
+  KvCache cache; // a kv_cache kernel's lengths and pages
   bool seeded = false;
 
   /// seq_q * seq_kv, read off the tensors in the spec's layout.
@@ -150,6 +158,13 @@ llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType
         return t.takeError();
       *tensor = std::move(*t);
     }
+    int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
+    if (in.k.shape.size() != 4)
+      return error("k has shape " + in.k.shapeString() + "; the spec's k has 4 dimensions");
+    llvm::Expected<KvCache> cache = makeKvCache(op, in.k.shape[0], in.k.shape[seqDim], kvLens, seed);
+    if (!cache)
+      return cache.takeError();
+    in.cache = std::move(*cache);
     return in;
   }
   if (given != 0)
@@ -163,6 +178,10 @@ llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType
   in.k = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 40));
   in.v = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 41));
   in.seeded = true;
+  llvm::Expected<KvCache> cache = makeKvCache(op, size.batch, size.seqKv, kvLens, seed);
+  if (!cache)
+    return cache.takeError();
+  in.cache = std::move(*cache);
   return in;
 }
 
@@ -276,10 +295,20 @@ llvm::Error writeCompiledOutputs(attn::AttentionSpecOpInterface op, const Inputs
   return drawWeights(op, got.weights, "compiled kernel's ");
 }
 
+/// The reference, with per-sequence lengths for a kv_cache kernel.
+llvm::Expected<ReferenceResult> evaluate(attn::AttentionSpecOpInterface op, const Inputs &in,
+                                         bool wantWeights = false) {
+  if (in.cache.pageSize >= 0)
+    return evaluateWithLengths(op, in.q, in.k, in.v, in.cache.lens);
+  return evaluateReference(op, in.q, in.k, in.v, wantWeights);
+}
+
 llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in) {
+  if (in.cache.pageSize >= 0 && callers > 1)
+    return error("--callers is not available for kernels with kv_cache yet");
   std::optional<ReferenceResult> ref;
   if (!noReference) {
-    llvm::Expected<ReferenceResult> r = evaluateReference(op, in.q, in.k, in.v);
+    llvm::Expected<ReferenceResult> r = evaluate(op, in);
     if (!r)
       return r.takeError();
     ref = std::move(*r);
@@ -292,6 +321,7 @@ llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in)
   options.measurePeak = !noPeak;
   options.callers = callers;
   options.hostParallelFor = hostParallelFor;
+  options.kvCache = &in.cache;
   double pairs = ref ? double(ref->keptPairs) : keptPairsOfMask(op, in);
   llvm::Expected<CompiledOutputs> got = runCompiled(op, in.q, in.k, in.v, pairs, options);
   if (!got)
@@ -337,8 +367,7 @@ llvm::Error runReferenceMode(attn::AttentionSpecOpInterface op, const Inputs &in
     return error("--weights-svg draws at most " + llvm::Twine(kMaxSvgCells) +
                  " cells per head (seq_q * seq_kv); use shorter sequences");
   auto start = std::chrono::steady_clock::now();
-  llvm::Expected<ReferenceResult> result =
-      evaluateReference(op, in.q, in.k, in.v, wantSvg);
+  llvm::Expected<ReferenceResult> result = evaluate(op, in, wantSvg);
   if (!result)
     return result.takeError();
   double seconds = std::chrono::duration<double>(

@@ -141,6 +141,16 @@ void describeDecode(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
                       group, o.seqQ, group * o.seqQ, tiles, run, splits,
                       run ? int64_t(llvm::divideCeil(tiles, run)) : 0, kvBytes / (1 << 20),
                       scratch / 1024);
+  if (std::optional<uint64_t> page = op.getPageSize()) {
+    os << "KV cache: each sequence's own length (int32 kv_lens [batch]; the figures above take "
+          "every one as seq_kv)";
+    if (*page)
+      os << llvm::formatv("; pages of {0} keys [num_pages, {0}, {1}, {2}] named by int32 "
+                          "block_table [batch, max_pages], every entry checked before the "
+                          "launch",
+                          int64_t(*page), op.getKvHeads(), op.getDim());
+    os << "\n";
+  }
 }
 
 llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,

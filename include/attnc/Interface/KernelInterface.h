@@ -35,7 +35,7 @@ struct SymbolSpec {
 };
 
 struct TensorSpec {
-  std::string name, dims, legend, about, strides;
+  std::string name, dims, legend, about, strides, bound;
   int32_t arg = 0, flags = 0, dtypeCode = 0, dtypeBits = 0, strideParam = 0;
   int32_t fill = ATTNC_FILL_ZERO;
 };
@@ -63,6 +63,7 @@ struct AttentionFacts {
   int32_t dtypeCode = kDLFloat, dtypeBits = 32;
   bool onDevice = false;             // a grid (device) function instead of a tile function
   int64_t splits = 0;                // > 0: a split-KV decode kernel with this many ranges
+  int64_t pageSize = -1;             // decode: 0 kv_lens, > 0 also pages of this many keys
 };
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs
@@ -72,6 +73,10 @@ struct AttentionFacts {
 /// scratch tensors after them, o_part [batch, heads, splits, seq_q, head_dim]
 /// and lse_part [batch, heads, splits, seq_q] (f32, compact), and two phases:
 /// "attention" over (batch, kv_heads, splits), then "merge" over (batch, heads).
+/// A decode kernel with per-sequence lengths (pageSize >= 0) takes int32
+/// kv_lens [batch] as argument 5; with pages (pageSize > 0) k and v are
+/// [num_pages, page_size, kv_heads, head_dim] and int32 block_table
+/// [batch, max_pages] is argument 6.
 KernelInterface attentionInterface(const AttentionFacts &facts);
 
 /// An interface laid out as the C structs the runtime reads, valid while

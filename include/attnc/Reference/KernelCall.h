@@ -76,13 +76,33 @@ struct LoadedKernel {
 llvm::Expected<LoadedKernel> loadKernel(llvm::StringRef soPath, llvm::StringRef name,
                                         bool global);
 
-/// One call's tensors for `op` on q, k, v: out and (if the spec has it) lse.
+/// The entry of a decode kernel with kv_cache: kv_lens, and block_table when paged.
+using LensEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *,
+                            DLTensor *, const DLTensor *, const attnc_options *);
+using PagedEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *,
+                             DLTensor *, const DLTensor *, const DLTensor *,
+                             const attnc_options *);
+
+/// An int32 host tensor (kv_lens, block_table).
+struct IndexTensor {
+  std::vector<int32_t> data;
+  std::vector<int64_t> shape;
+  DLTensor dl{};
+  IndexTensor(std::vector<int32_t> values, std::vector<int64_t> dims);
+  IndexTensor(const IndexTensor &) = delete;
+};
+
+struct KvCache;
+
+/// One call's tensors for `op` on q, k, v: out and (if the spec has it) lse;
+/// with a kv_cache, kv_lens and, paged, k and v as pages and block_table.
 struct KernelTensors {
   std::unique_ptr<DeviceTensor> q, k, v, out, lse, weights; // weights: when the spec has them
+  std::unique_ptr<IndexTensor> kvLens, blockTable;
   bool wantLse = false;
 
   KernelTensors(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q, const HostTensor &k,
-                const HostTensor &v);
+                const HostTensor &v, const KvCache *cache = nullptr);
   /// Calls the kernel once; the error carries attnc_last_error's text.
   llvm::Error call(const LoadedKernel &kernel, int threads);
   double megabytes() const;

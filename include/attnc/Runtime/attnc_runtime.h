@@ -42,8 +42,10 @@ extern "C" {
  * 5: kernel interface v2: the descriptor lists the kernel's symbols,
  * tensors and phases, and item / device functions take every tensor in one
  * array; the attention facts (heads, layout, block_q, ...) left it for its
- * tables. */
-#define ATTNC_ABI_VERSION 5
+ * tables.
+ * 6: a tensor's table entry gained `bound` (int32 lengths and indices, such
+ * as a paged KV cache's block table, checked before the launch). */
+#define ATTNC_ABI_VERSION 6
 
 typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
@@ -70,8 +72,10 @@ typedef enum attnc_status {
   ATTNC_ERR_KERNEL = 8,   /* the kernel itself failed (e.g. a mod divided by zero) */
   ATTNC_ERR_ALIAS = 9,    /* out or lse overlaps another tensor, or maps two elements
                              to one address */
-  ATTNC_ERR_CPU = 10      /* this CPU lacks features the kernel's code needs, or
+  ATTNC_ERR_CPU = 10,     /* this CPU lacks features the kernel's code needs, or
                              ATTNC_TARGET names no variant of the kernel */
+  ATTNC_ERR_INDEX = 11    /* an entry of a lengths or index tensor (kv_lens,
+                             block_table) outside its range; nothing was read */
 } attnc_status;
 
 /* The message of the last failed call on this thread; "" if none. */
@@ -148,7 +152,12 @@ enum attnc_param {
    * o_part's (batch, head, split, seq_q) and lse_part's (batch, head, split). */
   ATTNC_P_O_PART_STRIDES = 17,
   ATTNC_P_LSE_PART_STRIDES = 21,
-  ATTNC_P_DECODE_COUNT = 24
+  ATTNC_P_DECODE_COUNT = 24,
+  /* Decode kernels with kv_cache: kv_lens' stride (batch), and with pages
+   * block_table's (batch; max_pages' is 1). */
+  ATTNC_P_KV_LENS_STRIDES = 24,
+  ATTNC_P_BLOCK_TABLE_STRIDES = 25,
+  ATTNC_P_SERVING_COUNT = 26
 };
 
 /* The attention family's functions, which its tables' item and device
@@ -214,6 +223,10 @@ typedef struct attnc_tensor_desc {
   int32_t dtype_bits;   /* ... and bits, with 1 lane */
   int32_t stride_param; /* index in params of the first of `strides` */
   int32_t fill;         /* an output's attnc_fill, for a REDUCED symbol of 0 */
+  /* NULL, or the range of an int32 tensor's entries, checked entry by entry
+   * before any phase runs (ATTNC_ERR_INDEX): "<S" for [0, S), "<=S" for
+   * [0, S], S a symbol or a product of symbols ("max_pages*page_size"). */
+  const char *bound;
 } attnc_tensor_desc;
 
 enum attnc_tensor_flag {
@@ -289,7 +302,7 @@ typedef struct attnc_phase_desc {
   X(const char *, name) X(const char *, dims) X(const char *, legend)          \
   X(const char *, about) X(const char *, strides) X(int32_t, arg)             \
   X(int32_t, flags) X(int32_t, dtype_code) X(int32_t, dtype_bits)             \
-  X(int32_t, stride_param) X(int32_t, fill)
+  X(int32_t, stride_param) X(int32_t, fill) X(const char *, bound)
 #define ATTNC_PHASE_DESC_FIELDS(X)                                             \
   X(const char *, name) X(const char *, items) X(const char *, index)         \
   X(attnc_item_fn, item) X(attnc_device_fn, device)

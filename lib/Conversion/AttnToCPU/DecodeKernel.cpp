@@ -62,6 +62,7 @@ public:
         dimPadded((dim + w - 1) / w * w), blockKv(op.getTileKv()),
         group(op.getHeads() / op.getKvHeads()),
         maxRows(group * decodeMaxSeqQ(op.getMaxSeq())), splits(splits), minTiles(minTiles),
+        pageSize(op.getPageSize() ? int64_t(*op.getPageSize()) : -1),
         elemType(op.getDtype()), base2(op.getScoreMod().empty()),
         dot(elemType.isBF16() && config.bf16Dot && w == 16 && dim % (2 * w) == 0) {}
 
@@ -117,6 +118,7 @@ private:
   }
 
   void readCommon(ArrayRef<BlockArgument> args);
+  Value keyAt(const Strides &s, Value key);
   void loadQueries();
   std::pair<Value, Value> splitTiles(Value split);
   std::pair<Value, Value> classify(Value k0, Value cols);
@@ -136,6 +138,10 @@ private:
   FlashOp op;
   CpuKernelConfig cfg;
   int64_t w, dim, dimPadded, blockKv, group, maxRows, splits, minTiles;
+  /// kv_cache: -1 none, 0 per-sequence lengths, > 0 pages of this many keys.
+  int64_t pageSize;
+  /// The first of the item's coordinates among the function's arguments.
+  unsigned coords = 0;
   Type elemType;
   /// Scores in units of log2(e), as in the prefill kernel; not with a
   /// score_mod, which sees natural-unit scores.
@@ -147,6 +153,8 @@ private:
   ModuleOp module;
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, oPart, lsePart, batch, kvHead;
   Value rows, status;
+  /// kv_cache: kv_lens, and with pages block_table and its batch stride.
+  Value lensBuf, tableBuf, tableStride;
   Strides lsePartS; // lse_part: (batch, head, split)
   Value oPartS[4];  // o_part: (batch, head, split, seq_q)
   /// QS: the packed rows' scaled queries, maxRows x dimPadded (zero padded;
@@ -163,8 +171,16 @@ private:
 void DecodeKernelBuilder::readCommon(ArrayRef<BlockArgument> args) {
   module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
-  oPart = args[5], lsePart = args[6], params = args[7];
+  unsigned at = 5;
+  if (pageSize >= 0)
+    lensBuf = args[at++];
+  if (pageSize > 0)
+    tableBuf = args[at++];
+  oPart = args[at], lsePart = args[at + 1], params = args[at + 2];
+  coords = at + 3;
   readAttentionParams();
+  if (pageSize > 0)
+    tableStride = readParam(ATTNC_P_BLOCK_TABLE_STRIDES);
   lsePartS = readStrides(ATTNC_P_LSE_PART_STRIDES);
   for (int i = 0; i < 4; ++i)
     oPartS[i] = readParam(ATTNC_P_O_PART_STRIDES + i);
@@ -232,7 +248,7 @@ void DecodeKernelBuilder::widenTile(Value k0, Value cols) {
   loop(0, cols, 1, [&](Value j) {
     Value to = mul(j, idx(dimPadded));
     for (auto [src, strides, dst] : {std::tuple{kBuf, kS, KF}, std::tuple{vBuf, vS, VF}}) {
-      Value from = offset(strides, batch, kvHead, add(k0, j));
+      Value from = keyAt(strides, add(k0, j));
       for (int64_t d = 0; d < dimFull; d += w) {
         Value x = vector::LoadOp::create(b, elemVec, src, ValueRange{add(from, idx(d))});
         storeVec(arith::ExtFOp::create(b, vecType(), x), dst, {add(to, idx(d))});
@@ -250,7 +266,19 @@ void DecodeKernelBuilder::widenTile(Value k0, Value cols) {
 Value DecodeKernelBuilder::keyRow(const Strides &s, Value k0, Value j, bool inPlace) {
   if (!inPlace)
     return mul(j, idx(dimPadded));
-  return offset(s, batch, kvHead, add(k0, j));
+  return keyAt(s, add(k0, j));
+}
+
+/// Where key `key` of the item's sequence and KV head starts in k (v): with
+/// pages, at row key % page_size of page block_table[b, key / page_size] (the
+/// runtime checked every entry; a power-of-two page size costs a shift and a
+/// mask).
+Value DecodeKernelBuilder::keyAt(const Strides &s, Value key) {
+  if (pageSize <= 0)
+    return offset(s, batch, kvHead, key);
+  Value slot = add(mul(batch, tableStride), div(key, idx(pageSize)));
+  Value page = arith::IndexCastOp::create(b, b.getIndexType(), load(tableBuf, {slot}));
+  return offset(s, page, kvHead, rem(key, idx(pageSize)));
 }
 
 /// w vectors (key i's products in vector i) -> one vector whose lane i is
@@ -458,7 +486,7 @@ void DecodeKernelBuilder::prefetchNext(Value buf, const Strides &s, Value r, Val
     for (int64_t l = 0; l < perStep; ++l) {
       Value line = minIdx(add(first, idx(l)), idx(lines - 1));
       Value key = minIdx(add(nextK0, div(line, idx(linesPerRow))), lastKey);
-      Value at = add(offset(s, batch, kvHead, key), mul(rem(line, idx(linesPerRow)), idx(perLine)));
+      Value at = add(keyAt(s, key), mul(rem(line, idx(linesPerRow)), idx(perLine)));
       memref::PrefetchOp::create(b, buf, ValueRange{at}, /*isWrite=*/false,
                                  /*localityHint=*/2, /*isDataCache=*/true);
     }
@@ -509,8 +537,12 @@ void DecodeKernelBuilder::buildPartial(func::FuncOp func) {
   b.setInsertionPointToStart(entry);
   auto args = entry->getArguments();
   readCommon(args);
-  batch = args[8], kvHead = args[9];
-  Value split = args[10];
+  batch = args[coords], kvHead = args[coords + 1];
+  Value split = args[coords + 2];
+  // kv_cache: this sequence's length (the runtime checked it against the cache).
+  if (pageSize >= 0)
+    seqKv = arith::IndexCastOp::create(b, b.getIndexType(),
+                                       load(lensBuf, {mul(batch, readParam(ATTNC_P_KV_LENS_STRIDES))}));
   rows = mul(idx(group), seqQ);
   Type f32Type = b.getF32Type();
   S = stackBuffer({maxRows, blockKv}, f32Type);
@@ -582,8 +614,8 @@ void DecodeKernelBuilder::buildMerge(func::FuncOp func) {
   b.setInsertionPointToStart(entry);
   auto args = entry->getArguments();
   readCommon(args);
-  batch = args[8];
-  Value head = args[9];
+  batch = args[coords];
+  Value head = args[coords + 1];
   loop(0, seqQ, 1, [&](Value pos) { mergeRow(head, pos); });
   func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
 }
@@ -604,7 +636,11 @@ LogicalResult mlir::attn::buildCpuDecodeKernel(FlashOp op, const CpuKernelConfig
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   Type i64Buf = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
   Type index = b.getIndexType();
-  SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf, f32Buf, f32Buf, i64Buf};
+  SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf};
+  Type i32Buf = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
+  if (op.getPageSize()) // kv_lens, then with pages block_table
+    args.append(*op.getPageSize() ? 2 : 1, i32Buf);
+  args.append({f32Buf, f32Buf, i64Buf});
   for (auto [phase, coords] : {std::pair<StringRef, int>{"", 3}, {"merge", 2}}) {
     SmallVector<Type> types(args);
     types.append(coords, index);

@@ -185,7 +185,7 @@ struct AttnEmitCpuEntryPass
                           {"fill", t.fill}},
                          {{"name", text(t.name)}, {"dims", text(t.dims)},
                           {"legend", text(t.legend)}, {"about", text(t.about)},
-                          {"strides", text(t.strides)}}});
+                          {"strides", text(t.strides)}, {"bound", text(t.bound)}}});
     for (auto [p, fn] : llvm::zip_equal(in.phases, phaseFns))
       phases.push_back({{},
                         {{"name", text(p.name)}, {"items", text(p.items)},

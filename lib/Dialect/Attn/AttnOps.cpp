@@ -74,10 +74,10 @@ LogicalResult KernelOp::verify() {
 namespace {
 constexpr StringLiteral kParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits";
+    "outputs, num_splits, kv_cache";
 constexpr StringLiteral kFlashParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits, block_q, block_kv";
+    "outputs, num_splits, kv_cache, block_q, block_kv";
 
 /// The tile sizes only attn.flash has; a no-op for attn.attention.
 template <typename Props>
@@ -138,6 +138,8 @@ public:
       return parseOutputs();
     if (name == "num_splits")
       return parseI64(props.num_splits);
+    if (name == "kv_cache")
+      return parseKvCache();
     bool handled;
     ParseResult tile = parseTileSize(
         props, name, [&](IntegerAttr &attr) { return parseI64(attr); }, handled);
@@ -165,6 +167,27 @@ private:
     if (parser.parseInteger(value))
       return failure();
     attr = b.getI64IntegerAttr(value);
+    return success();
+  }
+
+  /// `lengths` (page_size 0) or `paged<N>` (page_size N).
+  ParseResult parseKvCache() {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef keyword;
+    if (parser.parseKeyword(&keyword))
+      return failure();
+    int64_t pageSize = 0;
+    if (keyword == "paged") {
+      SMLoc at = parser.getCurrentLocation();
+      if (parser.parseLess() || parser.parseInteger(pageSize) || parser.parseGreater())
+        return failure();
+      if (pageSize < 1)
+        return parser.emitError(at, "paged<N> needs N >= 1 tokens per page, got ") << pageSize;
+    } else if (keyword != "lengths") {
+      return parser.emitError(loc, "unknown kv_cache '")
+             << keyword << "'; expected lengths or paged<N>";
+    }
+    props.page_size = b.getI64IntegerAttr(pageSize);
     return success();
   }
 
@@ -289,6 +312,12 @@ void printSpecParameters(OpAsmPrinter &p, AttentionSpecOpInterface op,
   p << ", outputs = [" << stringifyOutputKind(op.getOutputs()) << "]";
   if (std::optional<uint64_t> splits = op.getNumSplits())
     p << ", num_splits = " << int64_t(*splits);
+  if (std::optional<uint64_t> page = op.getPageSize()) {
+    if (*page)
+      p << ", kv_cache = paged<" << int64_t(*page) << ">";
+    else
+      p << ", kv_cache = lengths";
+  }
 }
 
 void printModRegions(OpAsmPrinter &p, AttentionSpecOpInterface op) {
@@ -335,6 +364,13 @@ namespace {
 /// its stack, so their count and size are bounded.
 template <typename OpT> LogicalResult verifyDecode(OpT op) {
   std::optional<uint64_t> splits = op.getNumSplits();
+  std::optional<uint64_t> page = op.getPageSize();
+  if (page && !splits)
+    return op.emitOpError("kv_cache (per-sequence lengths, pages) is built for split-KV "
+                          "decode kernels: add num_splits (0: auto)");
+  if (page && (int64_t(*page) < 0 || int64_t(*page) > kMaxPageSize))
+    return op.emitOpError("kv_cache = paged<N> needs N in 1 to ")
+           << kMaxPageSize << " tokens per page, got " << int64_t(*page);
   if (!splits)
     return success();
   int64_t n = int64_t(*splits);

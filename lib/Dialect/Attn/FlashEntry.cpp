@@ -54,6 +54,8 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
     facts.set("num_splits", i64(decodeSplitCount(*splits)));
     int64_t q = bound(maxSeq ? (*maxSeq)[0] : 0, cover.q);
     facts.set("max_seq_q", i64(q > 0 ? std::min(q, decodeMaxSeqQ(maxSeq)) : decodeMaxSeqQ(maxSeq)));
+    if (std::optional<uint64_t> page = getPageSize())
+      facts.set("page_size", i64(int64_t(*page)));
   }
   // Tile functions run on the runtime's CPU threads; a grid kernel states its device.
   if (deviceType != kDLCPU)
@@ -86,6 +88,8 @@ FailureOr<attnc::KernelInterface> FlashOp::interfaceFromEntry(Location loc,
       return fail() << "'" << name << "' is " << value << ", which does not fit int32";
   if (auto splits = dyn_cast_or_null<IntegerAttr>(entry.get("num_splits")))
     f.splits = splits.getInt();
+  if (auto page = dyn_cast_or_null<IntegerAttr>(entry.get("page_size")))
+    f.pageSize = page.getInt();
   f.layout = int32_t(layout);
   f.outputs = int32_t(outputs);
   auto dtype = dyn_cast_or_null<TypeAttr>(entry.get("dtype"));

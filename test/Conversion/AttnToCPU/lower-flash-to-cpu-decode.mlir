@@ -50,3 +50,21 @@ attn.kernel @decode {
 attn.kernel @decode_bf16 {
   attn.flash {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = bf16, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], num_splits = 0, block_q = 64, block_kv = 64}
 }
+
+// -----
+
+// kv_cache = paged<16>: kv_lens and block_table (int32) follow lse; the item's KV length is
+// kv_lens[b], and each key's row is found through block_table[b, key / 16] at key % 16.
+// CHECK: {{.*}}name = "paged"{{.*}}page_size = 16 : i64
+// CHECK-LABEL: func.func @paged_tile(
+// CHECK-SAME: %{{.*}}: memref<?xf32>, %[[PK:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[LENS:.*]]: memref<?xi32>, %[[TABLE:.*]]: memref<?xi32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32
+// CHECK: memref.load %[[LENS]][
+// CHECK: memref.load %[[TABLE]][
+// CHECK-NEXT: arith.index_cast
+// CHECK: arith.remui %{{.*}}, %c16{{.*}} : index
+// CHECK: memref.prefetch %[[PK]][
+// CHECK-LABEL: func.func @paged_merge_tile(
+// CHECK-SAME: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index) -> i32
+attn.kernel @paged {
+  attn.flash {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, max_seq = [4, 65536], outputs = [out, lse], num_splits = 3, kv_cache = paged<16>, block_q = 64, block_kv = 64}
+}

@@ -475,7 +475,7 @@ attn.kernel @flash_bad_gqa {
 // -----
 
 attn.kernel @flash_unknown_parameter {
-  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, block_q, block_kv}}
+  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, kv_cache, block_q, block_kv}}
   attn.flash {num_heads = 2, block_d = 4}
 }
 
@@ -513,4 +513,32 @@ attn.kernel @decode_weights {
 attn.kernel @decode_too_many_rows {
   // expected-error @below {{a decode kernel (num_splits) computes the 32 query heads of a KV head x 16 query positions (max_seq's seq_q, 16 when not given) = 512 rows together; at most 256 rows and 65536 rows x head_dim are allowed: lower max_seq's seq_q}}
   attn.attention {num_heads = 32, num_kv_heads = 1, head_dim = 128, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0}
+}
+
+// -----
+
+attn.kernel @kv_cache_without_num_splits {
+  // expected-error @below {{kv_cache (per-sequence lengths, pages) is built for split-KV decode kernels: add num_splits (0: auto)}}
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], kv_cache = lengths}
+}
+
+// -----
+
+attn.kernel @kv_cache_page_too_large {
+  // expected-error @below {{kv_cache = paged<N> needs N in 1 to 256 tokens per page, got 512}}
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0, kv_cache = paged<512>}
+}
+
+// -----
+
+attn.kernel @kv_cache_page_zero {
+  // expected-error @below {{paged<N> needs N >= 1 tokens per page, got 0}}
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0, kv_cache = paged<0>}
+}
+
+// -----
+
+attn.kernel @kv_cache_unknown {
+  // expected-error @below {{unknown kv_cache 'ragged'; expected lengths or paged<N>}}
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0, kv_cache = ragged}
 }

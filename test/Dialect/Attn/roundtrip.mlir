@@ -170,3 +170,23 @@ attn.kernel @decode {
                   layout = bhsd, mask = #attn.causal<bottom_right>, max_seq = [4, 65536],
                   outputs = [out, lse]}
 }
+
+// A decode kernel over a paged KV cache, and one with per-sequence lengths:
+// kv_cache prints after num_splits, as page_size (0: lengths).
+// CHECK-LABEL: attn.kernel @decode_paged
+// CHECK: outputs = [out, lse], num_splits = 4, kv_cache = paged<16>}
+// GENERIC-LABEL: "attn.kernel"() <{sym_name = "decode_paged"}>
+// GENERIC: page_size = 16 : i64
+attn.kernel @decode_paged {
+  attn.attention {kv_cache = paged<16>, num_heads = 32, num_kv_heads = 8, head_dim = 128,
+                  dtype = f32, layout = bhsd, mask = #attn.causal<bottom_right>,
+                  outputs = [out, lse], num_splits = 4}
+}
+// CHECK-LABEL: attn.kernel @decode_lengths
+// CHECK: outputs = [out], num_splits = 0, kv_cache = lengths}
+// GENERIC-LABEL: "attn.kernel"() <{sym_name = "decode_lengths"}>
+// GENERIC: page_size = 0 : i64
+attn.kernel @decode_lengths {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full,
+                  outputs = [out], num_splits = 0, kv_cache = lengths}
+}

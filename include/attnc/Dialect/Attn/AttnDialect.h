@@ -32,6 +32,9 @@ inline constexpr int64_t kMaxNumSplits = 256;
 inline constexpr int64_t kMaxDecodeRows = 256;
 inline constexpr int64_t kMaxDecodeElements = int64_t(1) << 16;
 inline constexpr int64_t kDecodeDefaultMaxSeqQ = 16;
+/// kv_cache = paged<N>: at most this many tokens per page (vLLM's block sizes
+/// go to 128, FlashInfer's to 256).
+inline constexpr int64_t kMaxPageSize = 256;
 /// num_splits = 0 (auto): at most this many ranges of at least this many keys.
 inline constexpr int64_t kAutoSplits = 16;
 inline constexpr int64_t kAutoSplitMinKeys = 2048;

@@ -1,0 +1,143 @@
+//===- KvCache.cpp - per-sequence lengths and paged KV caches -------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Reference/KvCache.h"
+
+#include "EvalContext.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace attnc;
+using namespace mlir::attn;
+using attnc::detail::error;
+using attnc::detail::LayoutIndexer;
+
+llvm::Expected<KvCache> attnc::makeKvCache(AttentionSpecOpInterface op, int64_t batch,
+                                           int64_t seqKv, llvm::StringRef lensText,
+                                           uint64_t seed) {
+  KvCache cache;
+  std::optional<uint64_t> page = op.getPageSize();
+  if (!page) {
+    if (!lensText.empty())
+      return error("--kv-lens is for kernels with kv_cache (per-sequence lengths)");
+    return cache;
+  }
+  if (seqKv > std::numeric_limits<int32_t>::max())
+    return error("seq_kv " + llvm::Twine(seqKv) + " does not fit the int32 kv_lens");
+  cache.pageSize = int64_t(*page);
+  std::mt19937_64 random(seed + (1ULL << 42));
+  if (lensText.empty()) {
+    cache.lens.assign(batch, int32_t(seqKv));
+  } else if (lensText == "random") {
+    for (int64_t b = 0; b < batch; ++b)
+      cache.lens.push_back(int32_t(random() % uint64_t(seqKv + 1)));
+  } else {
+    llvm::SmallVector<llvm::StringRef> items;
+    lensText.split(items, ',');
+    for (llvm::StringRef item : items) {
+      int64_t n;
+      if (item.trim().getAsInteger(10, n) || n < 0 || n > seqKv)
+        return error("--kv-lens: '" + item + "' is not a length in [0, seq_kv = " +
+                     llvm::Twine(seqKv) + "]");
+      cache.lens.push_back(int32_t(n));
+    }
+    if (int64_t(cache.lens.size()) != batch)
+      return error("--kv-lens gives " + llvm::Twine(cache.lens.size()) +
+                   " lengths for batch " + llvm::Twine(batch));
+  }
+  if (cache.pageSize == 0)
+    return cache;
+  cache.maxPages = (seqKv + cache.pageSize - 1) / cache.pageSize;
+  cache.numPages = batch * cache.maxPages;
+  cache.table.resize(cache.numPages);
+  for (int64_t i = 0; i < cache.numPages; ++i)
+    cache.table[i] = int32_t(i);
+  std::shuffle(cache.table.begin(), cache.table.end(), random);
+  return cache;
+}
+
+HostTensor attnc::toPages(AttentionSpecOpInterface op, const HostTensor &kv,
+                          const KvCache &cache) {
+  int64_t kvHeads = op.getKvHeads(), dim = op.getDim(), page = cache.pageSize;
+  bool bhsd = op.getLayout() == Layout::bhsd;
+  int64_t batch = kv.shape[0], seqKv = kv.shape[bhsd ? 2 : 1];
+  LayoutIndexer from{op.getLayout(), kvHeads, seqKv, dim};
+  HostTensor pages(kv.type, {cache.numPages, page, kvHeads, dim});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t s = 0; s < seqKv; ++s) {
+      int64_t at = cache.table[b * cache.maxPages + s / page] * page + s % page;
+      for (int64_t h = 0; h < kvHeads; ++h)
+        std::copy_n(kv.data.begin() + from(b, h, s), dim,
+                    pages.data.begin() + (at * kvHeads + h) * dim);
+    }
+  return pages;
+}
+
+namespace {
+
+/// Sequence b of q (all of it) or of k / v (its first `len` positions) as a
+/// batch of one.
+HostTensor slice(AttentionSpecOpInterface op, const HostTensor &t, int64_t heads, int64_t b,
+                 int64_t len) {
+  bool bhsd = op.getLayout() == Layout::bhsd;
+  int64_t seq = t.shape[bhsd ? 2 : 1], dim = op.getDim();
+  LayoutIndexer from{op.getLayout(), heads, seq, dim}, to{op.getLayout(), heads, len, dim};
+  HostTensor part(t.type, bhsd ? llvm::ArrayRef<int64_t>{1, heads, len, dim}
+                               : llvm::ArrayRef<int64_t>{1, len, heads, dim});
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t s = 0; s < len; ++s)
+      std::copy_n(t.data.begin() + from(b, h, s), dim, part.data.begin() + to(0, h, s));
+  return part;
+}
+
+} // namespace
+
+llvm::Expected<ReferenceResult> attnc::evaluateWithLengths(AttentionSpecOpInterface op,
+                                                           const HostTensor &q,
+                                                           const HostTensor &k,
+                                                           const HostTensor &v,
+                                                           llvm::ArrayRef<int32_t> lens) {
+  bool bhsd = op.getLayout() == Layout::bhsd;
+  int64_t batch = q.shape[0], seqQ = q.shape[bhsd ? 2 : 1], heads = op.getHeads();
+  int64_t dim = op.getDim();
+  if (int64_t(lens.size()) != batch)
+    return error("kv_lens has " + llvm::Twine(lens.size()) + " entries for batch " +
+                 llvm::Twine(batch));
+  ReferenceResult all;
+  all.out = HostTensor(q.type, q.shape);
+  all.lse = HostTensor(ElementType::f32, {batch, heads, seqQ});
+  std::fill(all.lse.data.begin(), all.lse.data.end(), -INFINITY);
+  LayoutIndexer qAt{op.getLayout(), heads, seqQ, dim};
+  for (int64_t b = 0; b < batch; ++b) {
+    if (lens[b] == 0) // nothing to attend to: out 0, lse -inf
+      continue;
+    llvm::Expected<ReferenceResult> one =
+        evaluateReference(op, slice(op, q, heads, b, seqQ), slice(op, k, op.getKvHeads(), b, lens[b]),
+                          slice(op, v, op.getKvHeads(), b, lens[b]));
+    if (!one)
+      return one.takeError();
+    all.keptPairs += one->keptPairs;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t s = 0; s < seqQ; ++s) {
+        if (!one->out.empty())
+          std::copy_n(one->out.data.begin() + qAt(0, h, s), dim,
+                      all.out.data.begin() + qAt(b, h, s));
+        if (!one->lse.empty())
+          all.lse.data[(b * heads + h) * seqQ + s] = one->lse.data[h * seqQ + s];
+      }
+  }
+  if (!op.hasOutput(OutputKind::out))
+    all.out = HostTensor();
+  if (!op.hasOutput(OutputKind::lse))
+    all.lse = HostTensor();
+  return all;
+}
