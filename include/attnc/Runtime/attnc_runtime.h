@@ -378,6 +378,19 @@ typedef int (*attnc_parallel_for_fn)(void *user, int32_t count,
  * halide_set_custom_do_par_for. */
 void attnc_set_parallel_for(attnc_parallel_for_fn fn, void *user);
 
+/* A paged KV cache in FlashInfer's and OpenVINO's CSR form to the form
+ * kernels with kv_cache = paged<page_size> take (vLLM's and FlashAttention's):
+ * sequence b's pages are indices[indptr[b] .. indptr[b + 1]), its last page
+ * holding last_page_len[b] keys (1 to page_size; 0 for a sequence without
+ * pages). Writes block_table [batch, max_pages] (row b: its pages, then 0s)
+ * and kv_lens [batch] ((pages - 1) * page_size + last_page_len[b]), both
+ * compact int32. Returns 0, or ATTNC_ERR_INDEX / _NULL / _SHAPE / _LIMIT for
+ * a malformed CSR (attnc_last_error says which entry); the page numbers are
+ * checked against num_pages when the kernel is called. */
+int attnc_block_table_from_csr(int64_t batch, const int32_t *indptr, const int32_t *indices,
+                               const int32_t *last_page_len, int32_t page_size,
+                               int64_t max_pages, int32_t *block_table, int32_t *kv_lens);
+
 /* A kernel's exported entry point. */
 typedef int (*attnc_entry_fn)(const DLTensor *q, const DLTensor *k, const DLTensor *v,
                               DLTensor *out, DLTensor *lse, const attnc_options *opt);
