@@ -108,6 +108,15 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
     bool hasOutput(::mlir::attn::OutputKind kind) {
       return ::mlir::attn::bitEnumContainsAll($_op.getOutputs(), kind);
     }
+    /// A decode kernel's KV heads per work item (AttnDialect.h): all that fit
+    /// where k and v are token-major (paged, bshd).
+    int64_t decodeKvHeadsPerItem() {
+      std::optional<uint64_t> page = $_op.getPageSize();
+      bool tokenMajor = (page && *page > 0) || $_op.getLayout() == ::mlir::attn::Layout::bshd;
+      return ::mlir::attn::decodeKvHeadsPerItem(
+          tokenMajor, $_op.getKvHeads(), $_op.getHeads() / $_op.getKvHeads(),
+          ::mlir::attn::decodeMaxSeqQ($_op.getMaxSeq()), $_op.getDim());
+    }
     /// scale, or its default 1/sqrt(head_dim) when not given.
     double getScaleOrDefault() {
       ::mlir::FloatAttr scale = $_op.getScaleAttr();

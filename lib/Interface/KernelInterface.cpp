@@ -55,7 +55,8 @@ void addDecodeScratch(KernelInterface &in, const AttentionFacts &f) {
   in.tensors.push_back(scratch("lse_part", "batch,heads,splits,seq_q", "batch,heads,splits",
                                in.numArgs + 1, ATTNC_P_LSE_PART_STRIDES));
   in.numParams = std::max(in.numParams, int32_t(ATTNC_P_DECODE_COUNT));
-  in.phases = {{"attention", "batch,kv_heads,splits", "b,g,split", f.onDevice},
+  in.symbols.push_back({"kv_heads_per_item", f.kvHeadsPerItem});
+  in.phases = {{"attention", "batch,kv_heads/kv_heads_per_item,splits", "b,g,split", f.onDevice},
                {"merge", "batch,heads", "b,h", f.onDevice}};
 }
 

@@ -204,10 +204,16 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   os << "\n";
   if (op.getNumSplits()) {
     describeDecode(op, o, blockKv, os);
-    int64_t items = o.batch * op.getKvHeads() * decodeSplitCount(*op.getNumSplits());
+    int64_t perItem = op.decodeKvHeadsPerItem();
+    int64_t items = o.batch * op.getKvHeads() / perItem * decodeSplitCount(*op.getNumSplits());
     attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
                             op.getDtype().getIntOrFloatBitWidth() / 8, items,
-                            "batch x kv_heads x splits, then a merge over batch x heads", os);
+                            perItem == 1
+                                ? "batch x kv_heads x splits, then a merge over batch x heads"
+                                : "batch x kv_heads / " + std::to_string(perItem) +
+                                      " (KV heads per item, token-major cache) x splits, then a "
+                                      "merge over batch x heads",
+                            os);
   } else {
     attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
                             op.getDtype().getIntOrFloatBitWidth() / 8, perHead * map.qTiles,

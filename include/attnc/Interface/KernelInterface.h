@@ -64,6 +64,7 @@ struct AttentionFacts {
   bool onDevice = false;             // a grid (device) function instead of a tile function
   int64_t splits = 0;                // > 0: a split-KV decode kernel with this many ranges
   int64_t pageSize = -1;             // decode: 0 kv_lens, > 0 also pages of this many keys
+  int64_t kvHeadsPerItem = 1;        // decode: KV heads one work item computes
 };
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs

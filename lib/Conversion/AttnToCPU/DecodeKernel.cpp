@@ -61,7 +61,9 @@ public:
       : LoopBuilder(b), op(op), cfg(config), w(config.vectorWidth), dim(op.getDim()),
         dimPadded((dim + w - 1) / w * w), blockKv(op.getTileKv()),
         group(op.getHeads() / op.getKvHeads()),
-        maxRows(group * decodeMaxSeqQ(op.getMaxSeq())), splits(splits), minTiles(minTiles),
+        perItem(op.decodeKvHeadsPerItem()),
+        maxRows(perItem * group * decodeMaxSeqQ(op.getMaxSeq())), splits(splits),
+        minTiles(minTiles),
         pageSize(op.getPageSize() ? int64_t(*op.getPageSize()) : -1),
         elemType(op.getDtype()), base2(op.getScoreMod().empty()),
         dot(elemType.isBF16() && config.bf16Dot && w == 16 && dim % (2 * w) == 0) {}
@@ -105,9 +107,10 @@ private:
   double queryScale() {
     return op.getScaleAttr().getValueAsDouble() * (base2 ? kLog2e : 1.0);
   }
-  /// The query head and position of packed row r.
+  /// The query head and position of packed row r: the item's KV heads' query
+  /// heads are consecutive, each at every position.
   std::pair<Value, Value> rowOf(Value r) {
-    return {add(mul(kvHead, idx(group)), div(r, seqQ)), rem(r, seqQ)};
+    return {add(mul(kvBase, idx(group)), div(r, seqQ)), rem(r, seqQ)};
   }
   /// Where [batch, head, split, pos] is in lse_part, and its row in o_part.
   std::pair<Value, Value> partAt(Value head, Value split, Value pos) {
@@ -137,7 +140,10 @@ private:
 
   FlashOp op;
   CpuKernelConfig cfg;
-  int64_t w, dim, dimPadded, blockKv, group, maxRows, splits, minTiles;
+  int64_t w, dim, dimPadded, blockKv, group;
+  /// KV heads per item (decodeKvHeadsPerItem), their rows packed in order.
+  int64_t perItem;
+  int64_t maxRows, splits, minTiles;
   /// kv_cache: -1 none, 0 per-sequence lengths, > 0 pages of this many keys.
   int64_t pageSize;
   /// The first of the item's coordinates among the function's arguments.
@@ -151,7 +157,10 @@ private:
   /// v to f32 as it loads it (5% faster than widening the tile first).
   bool dot;
   ModuleOp module;
-  Value qBuf, kBuf, vBuf, outBuf, lseBuf, oPart, lsePart, batch, kvHead;
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, oPart, lsePart, batch;
+  /// The item's first KV head; the one a tile's pass is on, and its rows
+  /// [rowLo, rowHi) of the `rows` packed ones.
+  Value kvBase, kvHead, rowLo, rowHi;
   Value rows, status;
   /// kv_cache: kv_lens, and with pages block_table and its batch stride.
   Value lensBuf, tableBuf, tableStride;
@@ -342,7 +351,7 @@ void DecodeKernelBuilder::computeScores(Value k0, Value cols) {
   bool wide = !elemType.isF32() && !dot;
   Value src = wide ? KF : kBuf;
   Value lastKey = sub(cols, idx(1));
-  loop(0, rows, 1, [&](Value r) {
+  loop(rowLo, rowHi, 1, [&](Value r) {
     SmallVector<Value> qv;
     auto pairs = VectorType::get({2 * w}, elemType);
     for (int64_t d = 0; d < (dot ? dim : dimPadded); d += dot ? 2 * w : w)
@@ -384,7 +393,7 @@ void DecodeKernelBuilder::computeScores(Value k0, Value cols) {
 /// Partial tiles (or any with a score_mod): S = keep ? score_mod(S) : -inf
 /// per element, at each row's own head and position.
 void DecodeKernelBuilder::maskScores(Value k0, Value cols, Value full) {
-  loop(0, rows, 1, [&](Value r) {
+  loop(rowLo, rowHi, 1, [&](Value r) {
     auto [head, pos] = rowOf(r);
     loop(0, cols, 1, [&](Value j) {
       Value kPos = add(k0, j);
@@ -413,7 +422,7 @@ void DecodeKernelBuilder::maskScores(Value k0, Value cols, Value full) {
 /// + sum P, ALPHA = e^(m - m'). A row with nothing kept yet shifts by 0, so
 /// its P is exp(-inf) = 0, never NaN; every exponent is <= 0.
 void DecodeKernelBuilder::softmax() {
-  loop(0, rows, 1, [&](Value r) {
+  loop(rowLo, rowHi, 1, [&](Value r) {
     Value mx = splat(negInf());
     for (int64_t j = 0; j < blockKv; j += w)
       mx = plainMax(mx, loadVec(S, {r, idx(j)}));
@@ -441,7 +450,7 @@ void DecodeKernelBuilder::softmax() {
 void DecodeKernelBuilder::accumulate(Value k0, Value cols) {
   bool wide = !elemType.isF32() && !dot;
   Value src = wide ? VF : vBuf;
-  loop(0, rows, 1, [&](Value r) {
+  loop(rowLo, rowHi, 1, [&](Value r) {
     Value alpha = splat(load(ALPHA, {r}));
     SmallVector<Value> init;
     for (int64_t d = 0; d < dimPadded; d += w)
@@ -471,7 +480,7 @@ void DecodeKernelBuilder::accumulate(Value k0, Value cols) {
 /// P V), into L2. The first row's pass over a tile would otherwise wait on
 /// memory while the other rows' passes leave it idle (1 thread, 16k keys:
 /// 11 ms, the sum of the two); spread over the steps, the reads overlap the
-/// FMAs. Rows r < group (there are always that many) share the tile's lines
+/// FMAs. The first `group` rows of the KV head (there are always that many) share its lines
 /// in static amounts: no division by a run-time count in the inner loops.
 void DecodeKernelBuilder::prefetchNext(Value buf, const Strides &s, Value r, Value step,
                                        int64_t steps) {
@@ -479,9 +488,10 @@ void DecodeKernelBuilder::prefetchNext(Value buf, const Strides &s, Value r, Val
   int64_t perLine = kLineBytes / bytes, linesPerRow = llvm::divideCeil(dim, perLine);
   int64_t lines = blockKv * linesPerRow;
   int64_t perStep = llvm::divideCeil(lines, group * steps);
-  Value mine = arith::AndIOp::create(b, hasNext, lt(r, idx(group)));
+  Value local = sub(r, rowLo);
+  Value mine = arith::AndIOp::create(b, hasNext, lt(local, idx(group)));
   ifThen(mine, [&] {
-    Value first = mul(add(mul(r, idx(steps)), step), idx(perStep));
+    Value first = mul(add(mul(local, idx(steps)), step), idx(perStep));
     Value lastKey = sub(seqKv, idx(1));
     for (int64_t l = 0; l < perStep; ++l) {
       Value line = minIdx(add(first, idx(l)), idx(lines - 1));
@@ -499,7 +509,7 @@ void DecodeKernelBuilder::visitTile(Value tile, Value end) {
   Value k0 = mul(tile, idx(blockKv));
   Value cols = minIdx(idx(blockKv), sub(seqKv, k0));
   auto [full, empty] = classify(k0, cols);
-  ifThen(arith::XOrIOp::create(b, empty, arith::ConstantIntOp::create(b, 1, 1)), [&] {
+  auto pass = [&] {
     if (!elemType.isF32() && !dot)
       widenTile(k0, cols);
     computeScores(k0, cols);
@@ -509,6 +519,22 @@ void DecodeKernelBuilder::visitTile(Value tile, Value end) {
     ifThen(elementPass, [&] { maskScores(k0, cols, full); });
     softmax();
     accumulate(k0, cols);
+  };
+  ifThen(arith::XOrIOp::create(b, empty, arith::ConstantIntOp::create(b, 1, 1)), [&] {
+    if (perItem == 1) {
+      kvHead = kvBase, rowLo = idx(0), rowHi = rows;
+      pass();
+      return;
+    }
+    // One KV head's rows after another over the same keys: the tile's lines
+    // of every head are read while they are near each other in time.
+    Value perHead = mul(idx(group), seqQ);
+    loop(0, idx(perItem), 1, [&](Value h) {
+      kvHead = add(kvBase, h);
+      rowLo = mul(h, perHead);
+      rowHi = add(rowLo, perHead);
+      pass();
+    });
   });
 }
 
@@ -537,13 +563,13 @@ void DecodeKernelBuilder::buildPartial(func::FuncOp func) {
   b.setInsertionPointToStart(entry);
   auto args = entry->getArguments();
   readCommon(args);
-  batch = args[coords], kvHead = args[coords + 1];
+  batch = args[coords], kvBase = mul(args[coords + 1], idx(perItem));
   Value split = args[coords + 2];
   // kv_cache: this sequence's length (the runtime checked it against the cache).
   if (pageSize >= 0)
     seqKv = arith::IndexCastOp::create(b, b.getIndexType(),
                                        load(lensBuf, {mul(batch, readParam(ATTNC_P_KV_LENS_STRIDES))}));
-  rows = mul(idx(group), seqQ);
+  rows = mul(idx(perItem * group), seqQ);
   Type f32Type = b.getF32Type();
   S = stackBuffer({maxRows, blockKv}, f32Type);
   Acc = stackBuffer({maxRows, dimPadded}, f32Type);

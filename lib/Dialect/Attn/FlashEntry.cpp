@@ -56,6 +56,7 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
     facts.set("max_seq_q", i64(q > 0 ? std::min(q, decodeMaxSeqQ(maxSeq)) : decodeMaxSeqQ(maxSeq)));
     if (std::optional<uint64_t> page = getPageSize())
       facts.set("page_size", i64(int64_t(*page)));
+    facts.set("kv_heads_per_item", i64(decodeKvHeadsPerItem()));
   }
   // Tile functions run on the runtime's CPU threads; a grid kernel states its device.
   if (deviceType != kDLCPU)
@@ -90,6 +91,8 @@ FailureOr<attnc::KernelInterface> FlashOp::interfaceFromEntry(Location loc,
     f.splits = splits.getInt();
   if (auto page = dyn_cast_or_null<IntegerAttr>(entry.get("page_size")))
     f.pageSize = page.getInt();
+  if (auto per = dyn_cast_or_null<IntegerAttr>(entry.get("kv_heads_per_item")))
+    f.kvHeadsPerItem = per.getInt();
   f.layout = int32_t(layout);
   f.outputs = int32_t(outputs);
   auto dtype = dyn_cast_or_null<TypeAttr>(entry.get("dtype"));

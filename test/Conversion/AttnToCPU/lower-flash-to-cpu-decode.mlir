@@ -5,7 +5,7 @@
 // RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu="target=x86-64-avx512-bf16" | FileCheck %s --check-prefix=BF16DOT
 // RUN: attnc-opt %s --split-input-file --attn-lower-flash-to-cpu="target=x86-64-avx2" | FileCheck %s --check-prefix=AVX2
 
-// CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, dtype = f32, head_dim = 64 : i64, layout = 0 : i64, max_seq_kv = 65536 : i64, max_seq_q = 4 : i64, name = "decode", num_heads = 8 : i64, num_kv_heads = 2 : i64, num_splits = 3 : i64, op = "attn.flash", outputs = 3 : i64}]}
+// CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, dtype = f32, head_dim = 64 : i64, kv_heads_per_item = 1 : i64, layout = 0 : i64, max_seq_kv = 65536 : i64, max_seq_q = 4 : i64, name = "decode", num_heads = 8 : i64, num_kv_heads = 2 : i64, num_splits = 3 : i64, op = "attn.flash", outputs = 3 : i64}]}
 // q, k, v, out, lse, then the scratch o_part and lse_part; params; (b, g, split).
 // CHECK-LABEL: func.func @decode_tile(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %[[K:.*]]: memref<?xf32>, %[[V:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[OPART:.*]]: memref<?xf32>, %[[LSEPART:.*]]: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
@@ -55,7 +55,9 @@ attn.kernel @decode_bf16 {
 
 // kv_cache = paged<16>: kv_lens and block_table (int32) follow lse; the item's KV length is
 // kv_lens[b], and each key's row is found through block_table[b, key / 16] at key % 16.
-// CHECK: {{.*}}name = "paged"{{.*}}page_size = 16 : i64
+// Pages hold a key's heads side by side: an item computes both KV heads (kv_heads_per_item),
+// one head's rows after the other over each tile.
+// CHECK: {{.*}}kv_heads_per_item = 2 : i64{{.*}}name = "paged"{{.*}}page_size = 16 : i64
 // CHECK-LABEL: func.func @paged_tile(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %[[PK:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[LENS:.*]]: memref<?xi32>, %[[TABLE:.*]]: memref<?xi32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32
 // CHECK: memref.load %[[LENS]][

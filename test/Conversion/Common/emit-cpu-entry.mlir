@@ -32,7 +32,7 @@
 // CHECK: llvm.mlir.constant(128 : i64)
 // CHECK: llvm.mlir.constant(16 : i64)
 // Tensors q, k, v, out, lse in the bshd layout; lse float32, an output filled with -inf.
-// CHECK: llvm.mlir.global internal constant @k_tensors() {{.*}} : !llvm.array<5 x struct<"attnc_tensor_desc", (ptr, ptr, ptr, ptr, ptr, i32, i32, i32, i32, i32, i32)>>
+// CHECK: llvm.mlir.global internal constant @k_tensors() {{.*}} : !llvm.array<5 x struct<"attnc_tensor_desc", (ptr, ptr, ptr, ptr, ptr, i32, i32, i32, i32, i32, i32, ptr)>>
 // CHECK: llvm.mlir.addressof @[[QDIMS]]
 // CHECK: llvm.mlir.addressof @[[KDIMS]]
 // CHECK: llvm.mlir.global internal constant @k_phases() {{.*}} : !llvm.array<1 x struct<"attnc_phase_desc", (ptr, ptr, ptr, ptr, ptr)>>
@@ -44,7 +44,7 @@
 // int32, one int64, five pointers.
 // CHECK: llvm.mlir.global internal constant @k_desc() {{.*}} : !llvm.struct<"attnc_kernel_desc", (i32, i32, i32, i32, i32, i32, i32, i32, i64, ptr, ptr, ptr, ptr, ptr)>
 // abi_version = ATTNC_ABI_VERSION, device_type = kDLCPU
-// CHECK: llvm.mlir.constant(5 : i32)
+// CHECK: llvm.mlir.constant(6 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[0]
 // CHECK-NEXT: llvm.mlir.constant(1 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[1]

@@ -55,6 +55,22 @@ inline int64_t decodeMaxSeqQ(std::optional<llvm::ArrayRef<int64_t>> maxSeq) {
   return maxSeq && maxSeq->size() == 2 && (*maxSeq)[0] > 0 ? (*maxSeq)[0]
                                                            : kDecodeDefaultMaxSeqQ;
 }
+
+/// KV heads one decode work item computes together: where a key's heads lie
+/// side by side (a paged cache, bshd), all of them (the fewest that divide
+/// kvHeads and fit the row bounds), so that an item reads whole lines of each
+/// key's heads instead of one head's rows a few KiB apart, which the hardware
+/// prefetchers do not follow; one for head-major caches (bhsd).
+inline int64_t decodeKvHeadsPerItem(bool tokenMajor, int64_t kvHeads, int64_t group,
+                                    int64_t maxSeqQ, int64_t dim) {
+  int64_t padded = (dim + 15) / 16 * 16, best = 1;
+  for (int64_t n = 1; tokenMajor && n <= kvHeads; ++n) {
+    int64_t rows = n * group * maxSeqQ;
+    if (kvHeads % n == 0 && rows <= kMaxDecodeRows && rows * padded <= kMaxDecodeElements)
+      best = n;
+  }
+  return best;
+}
 } // namespace mlir::attn
 
 #include "Attn/AttnDialect.h.inc"
