@@ -280,7 +280,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   attnc_options opt{};
   opt.num_threads = in.ConsumeIntegralInRange(-2, 3);
   int rc = attnc_rt_launch(&desc, t[Q], t[K], t[V], t[Out], t[Lse], &opt);
-  if (rc < ATTNC_OK || rc > ATTNC_ERR_CPU || (rc != ATTNC_OK && !*attnc_last_error()))
+  if (rc < ATTNC_OK || rc > ATTNC_ERR_INDEX || (rc != ATTNC_OK && !*attnc_last_error()))
     __builtin_trap(); // an undefined status, or an error without a message
   if (rc == ATTNC_OK && gTouch) {
     bool lse = facts.outputs & 2;
