@@ -31,6 +31,23 @@ Dims attentionDims(int32_t layout, const char *heads, const char *seq) {
   return dims;
 }
 
+/// A tensor's table entry from its fields.
+TensorSpec tensorSpec(const char *name, const char *dims, const char *legend,
+                      const char *strides, int32_t arg, int32_t flags, int32_t dtypeCode,
+                      int32_t dtypeBits, int32_t param) {
+  TensorSpec t;
+  t.name = name;
+  t.dims = dims;
+  t.legend = legend;
+  t.strides = strides;
+  t.arg = arg;
+  t.flags = flags;
+  t.dtypeCode = dtypeCode;
+  t.dtypeBits = dtypeBits;
+  t.strideParam = param;
+  return t;
+}
+
 /// A split-KV decode: each (batch, KV head, split) work item writes its
 /// range's normalized partial rows and their log-sum-exp to the runtime's
 /// scratch tensors, and the merge combines them per (batch, head).
@@ -38,17 +55,8 @@ void addDecodeScratch(KernelInterface &in, const AttentionFacts &f) {
   in.symbols.push_back({"splits", f.splits});
   auto scratch = [&](const char *name, const char *dims, const char *strides,
                      int32_t arg, int32_t param) {
-    TensorSpec t;
-    t.name = name;
-    t.dims = dims;
-    t.legend = dims;
-    t.strides = strides;
-    t.arg = arg;
-    t.flags = ATTNC_TENSOR_SCRATCH;
-    t.dtypeCode = kDLFloat;
-    t.dtypeBits = 32;
-    t.strideParam = param;
-    return t;
+    return tensorSpec(name, dims, dims, strides, arg, ATTNC_TENSOR_SCRATCH, kDLFloat, 32,
+                      param);
   };
   in.tensors.push_back(scratch("o_part", "batch,heads,splits,seq_q,head_dim",
                                "batch,heads,splits,seq_q", in.numArgs, ATTNC_P_O_PART_STRIDES));
@@ -63,17 +71,9 @@ void addDecodeScratch(KernelInterface &in, const AttentionFacts &f) {
 /// An int32 tensor of lengths or indices, entries within `bound`.
 TensorSpec indexTensor(const char *name, const char *dims, const char *legend,
                        const char *bound, int32_t arg, int32_t param) {
-  TensorSpec t;
-  t.name = name;
-  t.dims = dims;
-  t.legend = legend;
-  t.strides = "batch";
+  TensorSpec t =
+      tensorSpec(name, dims, legend, "batch", arg, ATTNC_TENSOR_UNIT_INNER, kDLInt, 32, param);
   t.bound = bound;
-  t.arg = arg;
-  t.flags = ATTNC_TENSOR_UNIT_INNER;
-  t.dtypeCode = kDLInt;
-  t.dtypeBits = 32;
-  t.strideParam = param;
   return t;
 }
 

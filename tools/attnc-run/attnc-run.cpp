@@ -146,6 +146,18 @@ struct Inputs {
   }
 };
 
+/// A kv_cache kernel's lengths (--kv-lens) and pages for k's batch and length.
+llvm::Expected<Inputs> withKvCache(attn::AttentionSpecOpInterface op, Inputs in) {
+  if (in.k.shape.size() != 4)
+    return error("k has shape " + in.k.shapeString() + "; the spec's k has 4 dimensions");
+  int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
+  llvm::Expected<KvCache> cache = makeKvCache(op, in.k.shape[0], in.k.shape[seqDim], kvLens, seed);
+  if (!cache)
+    return cache.takeError();
+  in.cache = std::move(*cache);
+  return in;
+}
+
 /// Reads q/k/v from .npy, or generates them from --seed (q, k and v use
 /// seeds seed, seed + 2^40 and seed + 2^41, so streams never overlap).
 llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType type) {
@@ -158,14 +170,7 @@ llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType
         return t.takeError();
       *tensor = std::move(*t);
     }
-    int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
-    if (in.k.shape.size() != 4)
-      return error("k has shape " + in.k.shapeString() + "; the spec's k has 4 dimensions");
-    llvm::Expected<KvCache> cache = makeKvCache(op, in.k.shape[0], in.k.shape[seqDim], kvLens, seed);
-    if (!cache)
-      return cache.takeError();
-    in.cache = std::move(*cache);
-    return in;
+    return withKvCache(op, std::move(in));
   }
   if (given != 0)
     return error("give all of --q, --k and --v, or none of them for seeded inputs");
@@ -178,11 +183,7 @@ llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType
   in.k = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 40));
   in.v = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 41));
   in.seeded = true;
-  llvm::Expected<KvCache> cache = makeKvCache(op, size.batch, size.seqKv, kvLens, seed);
-  if (!cache)
-    return cache.takeError();
-  in.cache = std::move(*cache);
-  return in;
+  return withKvCache(op, std::move(in));
 }
 
 llvm::Error writeOutputs(const Inputs &in, const ReferenceResult &result,

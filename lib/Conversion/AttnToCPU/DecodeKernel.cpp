@@ -188,8 +188,6 @@ void DecodeKernelBuilder::readCommon(ArrayRef<BlockArgument> args) {
   oPart = args[at], lsePart = args[at + 1], params = args[at + 2];
   coords = at + 3;
   readAttentionParams();
-  if (pageSize > 0)
-    tableStride = readParam(ATTNC_P_BLOCK_TABLE_STRIDES);
   lsePartS = readStrides(ATTNC_P_LSE_PART_STRIDES);
   for (int i = 0; i < 4; ++i)
     oPartS[i] = readParam(ATTNC_P_O_PART_STRIDES + i);
@@ -566,6 +564,8 @@ void DecodeKernelBuilder::buildPartial(func::FuncOp func) {
   batch = args[coords], kvBase = mul(args[coords + 1], idx(perItem));
   Value split = args[coords + 2];
   // kv_cache: this sequence's length (the runtime checked it against the cache).
+  if (pageSize > 0)
+    tableStride = readParam(ATTNC_P_BLOCK_TABLE_STRIDES);
   if (pageSize >= 0)
     seqKv = arith::IndexCastOp::create(b, b.getIndexType(),
                                        load(lensBuf, {mul(batch, readParam(ATTNC_P_KV_LENS_STRIDES))}));
