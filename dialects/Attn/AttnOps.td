@@ -99,6 +99,9 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
                     "lengths (kv_cache = lengths), N for pages of N tokens (kv_cache = "
                     "paged<N>); none for one length for the batch",
                     "std::optional<uint64_t>", "getPageSize">,
+    InterfaceMethod<"packed variable-length sequences (varlen = cu_seqlens): q, k, v and "
+                    "out are [total, heads, head_dim], delimited by int32 cu_seqlens_q and "
+                    "cu_seqlens_kv [batch + 1]", "bool", "getVarlen">,
     InterfaceMethod<"the score_mod region (empty when absent)", "::mlir::Region &",
                     "getScoreMod">,
     InterfaceMethod<"the mask_mod region (empty when absent)", "::mlir::Region &",
@@ -137,7 +140,8 @@ defvar Attn_SpecArguments = (ins
     OptionalAttr<DenseI64ArrayAttr>:$max_seq,
     Attn_OutputKind:$outputs,
     OptionalAttr<I64Attr>:$num_splits,
-    OptionalAttr<I64Attr>:$page_size);
+    OptionalAttr<I64Attr>:$page_size,
+    UnitAttr:$varlen);
 
 class Attn_SpecOp<string mnemonic, list<Trait> traits = []> : Attn_Op<mnemonic, [
     HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface] # traits> {
@@ -175,6 +179,7 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     | `outputs` | subset of `[out, lse, weights]` | what the kernel writes |
     | `num_splits` | 0 (auto) to 256 | a split-KV decode kernel (below) |
     | `kv_cache` | `lengths`, `paged<N>` (N in 1..256) | a decode kernel's cache (below) |
+    | `varlen` | `cu_seqlens` | packed sequences of different lengths (below) |
 
     `weights` is quadratic in the sequence length, so it needs `max_seq` with
     `seq_q * seq_kv <= 16777216`.
@@ -196,6 +201,17 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     FlashAttention form), and an int32 `block_table` [batch, max_pages] names the page
     of each sequence's keys N * i .. N * i + N - 1. The runtime checks every table entry
     (in [0, num_pages)) and every length (at most the cache's) before any load.
+
+    `varlen = cu_seqlens` packs a batch of sequences of different lengths end to end
+    (FlashAttention's `flash_attn_varlen_func`): q and out are `[total_q, num_heads,
+    head_dim]`, k and v `[total_kv, num_kv_heads, head_dim]` (so `layout = bshd`), and
+    int32 tensors `cu_seqlens_q` and `cu_seqlens_kv` `[batch + 1]` hold where each
+    sequence starts: sequence b is rows `cu_seqlens[b] .. cu_seqlens[b + 1] - 1` (non-
+    decreasing offsets; empty sequences allowed). `lse` is `[num_heads, total_q]`. Each
+    sequence is attended alone: masks and mods see its index as `b` and positions within
+    it as `q` and `kv`, so bottom-right masks align per sequence. `max_seq` bounds each
+    sequence's lengths; the runtime takes the longest from cu_seqlens (no other length is
+    passed) and checks every offset before any load.
 
     Two optional regions follow, each a single block ending in `attn.yield`:
 

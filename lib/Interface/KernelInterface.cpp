@@ -110,6 +110,44 @@ void addKvCache(KernelInterface &in, const AttentionFacts &f) {
                                    "<num_pages", 6, ATTNC_P_BLOCK_TABLE_STRIDES));
 }
 
+/// Packed sequences (varlen): q, k, v and out token-major without a batch
+/// dimension, lse [heads, total_q], and the offsets cu_seqlens_q and
+/// cu_seqlens_kv [batch + 1], whose largest steps bind seq_q and seq_kv (the
+/// longest sequence). Strides go to the (head, seq) places of the params;
+/// the batch places stay 0.
+void addVarlen(KernelInterface &in) {
+  in.numArgs = 7;
+  in.numParams = ATTNC_P_VARLEN_COUNT;
+  in.symbols.insert(in.symbols.begin() + 1, {{"total_q"}, {"total_kv"}});
+  for (TensorSpec &t : in.tensors) {
+    bool kv = t.name == "k" || t.name == "v";
+    const char *heads = kv ? "kv_heads" : "heads", *total = kv ? "total_kv" : "total_q";
+    if (t.name == "lse") {
+      t.dims = t.strides = std::string("heads,") + total;
+      t.legend = std::string("heads, ") + total;
+    } else {
+      t.dims = std::string(total) + "," + heads + ",head_dim";
+      t.legend = std::string("packed: ") + total + ", " + heads + ", head_dim";
+      t.strides = std::string(heads) + "," + total;
+    }
+    t.strideParam += 1; // past the batch stride
+  }
+  auto offsets = [&](const char *name, const char *legend, const char *bound, int32_t arg,
+                     int32_t param) {
+    TensorSpec t = indexTensor(name, "batch+1", legend, bound, arg, param);
+    t.strides = "batch+1";
+    return t;
+  };
+  in.tensors.push_back(offsets("cu_seqlens_q",
+                               "batch + 1: where each sequence's queries start in q, then "
+                               "the end",
+                               "<=total_q;steps<=seq_q", 5, ATTNC_P_CU_SEQLENS_Q_STRIDES));
+  in.tensors.push_back(offsets("cu_seqlens_kv",
+                               "batch + 1: where each sequence's keys start in k and v, "
+                               "then the end",
+                               "<=total_kv;steps<=seq_kv", 6, ATTNC_P_CU_SEQLENS_KV_STRIDES));
+}
+
 } // namespace
 
 KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
@@ -181,6 +219,8 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
     in.numParams = ATTNC_P_WEIGHTS_STRIDES + 3;
   }
   in.phases = {{"attention", "batch,heads,seq_q/block_q", "b,h,q_tile", f.onDevice}};
+  if (f.varlen)
+    addVarlen(in);
   if (f.splits > 0 && f.pageSize >= 0)
     addKvCache(in, f);
   if (f.splits > 0)

@@ -82,7 +82,7 @@ llvm::Expected<bool> EvalContext::keeps(int64_t b, int64_t h, int64_t i,
   if (!maskMod)
     return true;
   llvm::Expected<Scalar> keep =
-      maskMod->run({Scalar::ofIndex(b), Scalar::ofIndex(h), Scalar::ofIndex(i),
+      maskMod->run({Scalar::ofIndex(size.firstBatch + b), Scalar::ofIndex(h), Scalar::ofIndex(i),
                     Scalar::ofIndex(j)});
   if (!keep)
     return keep.takeError();
@@ -100,7 +100,7 @@ llvm::Expected<double> EvalContext::score(int64_t b, int64_t h, int64_t i,
   if (!scoreMod)
     return s;
   llvm::Expected<Scalar> modded =
-      scoreMod->run({Scalar::ofFloat(s), Scalar::ofIndex(b), Scalar::ofIndex(h),
+      scoreMod->run({Scalar::ofFloat(s), Scalar::ofIndex(size.firstBatch + b), Scalar::ofIndex(h),
                      Scalar::ofIndex(i), Scalar::ofIndex(j)});
   if (!modded)
     return modded.takeError();

@@ -167,9 +167,10 @@ llvm::Expected<ReferenceResult> ReferenceRun::run(bool wantWeights) {
 llvm::Expected<ReferenceResult>
 attnc::evaluateReference(AttentionSpecOpInterface op, const HostTensor &q,
                          const HostTensor &k, const HostTensor &v,
-                         bool wantWeights) {
+                         bool wantWeights, int64_t firstBatch) {
   llvm::Expected<ProblemSize> size = inferSize(op, q, k, v);
   if (!size)
     return size.takeError();
+  size->firstBatch = firstBatch;
   return ReferenceRun(op, *size, q, k, v).run(wantWeights);
 }

@@ -8,6 +8,7 @@
 #include "attnc/Reference/KernelCall.h"
 
 #include "attnc/Reference/KvCache.h"
+#include "attnc/Reference/Varlen.h"
 #include "attnc/Runtime/ElementCodec.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -117,9 +118,35 @@ IndexTensor::IndexTensor(std::vector<int32_t> values, std::vector<int64_t> dims)
   dl.shape = shape.data();
 }
 
+/// q, k, v and out packed, lse [heads, total_q], and the offsets.
+void KernelTensors::packVarlen(AttentionSpecOpInterface op, ElementType type,
+                               const HostTensor &hq, const HostTensor &hk,
+                               const HostTensor &hv) {
+  seqQ = hq.shape[1];
+  q = DeviceTensor::from(type, packSequences(hq, varlen->qLens));
+  k = DeviceTensor::from(type, packSequences(hk, varlen->kvLens));
+  v = DeviceTensor::from(type, packSequences(hv, varlen->kvLens));
+  auto offsets = [](llvm::ArrayRef<int32_t> lens) {
+    std::vector<int32_t> cu = Varlen::offsets(lens);
+    int64_t n = int64_t(cu.size());
+    return std::make_unique<IndexTensor>(std::move(cu), std::vector<int64_t>{n});
+  };
+  cuQ = offsets(varlen->qLens);
+  cuKv = offsets(varlen->kvLens);
+  out = std::make_unique<DeviceTensor>(type, q->shape);
+  lse = std::make_unique<DeviceTensor>(ElementType::f32,
+                                       llvm::ArrayRef<int64_t>{op.getHeads(), q->shape[0]});
+  wantLse = op.hasOutput(OutputKind::lse);
+}
+
 KernelTensors::KernelTensors(AttentionSpecOpInterface op, const HostTensor &hq, const HostTensor &hk,
-                             const HostTensor &hv, const KvCache *cache) {
+                             const HostTensor &hv, const KvCache *cache, const Varlen *packed)
+    : varlen(packed && packed->active() ? packed : nullptr) {
   ElementType type = *elementTypeOf(op.getDtype());
+  if (varlen) {
+    packVarlen(op, type, hq, hk, hv);
+    return;
+  }
   q = DeviceTensor::from(type, hq);
   bool paged = cache && cache->pageSize > 0;
   k = DeviceTensor::from(type, paged ? toPages(op, hk, *cache) : hk);
@@ -148,7 +175,10 @@ llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
   attnc_options options{threads};
   DLTensor *lseArg = wantLse ? &lse->dl : nullptr;
   int status;
-  if (blockTable)
+  if (cuQ)
+    status = reinterpret_cast<PagedEntryFn>(kernel.entry)(
+        &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &cuQ->dl, &cuKv->dl, &options);
+  else if (blockTable)
     status = reinterpret_cast<PagedEntryFn>(kernel.entry)(
         &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &kvLens->dl, &blockTable->dl, &options);
   else if (kvLens)
@@ -163,6 +193,16 @@ llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
     return llvm::Error::success();
   return error("kernel returned " + llvm::Twine(status) + ": " +
                (kernel.lastError ? kernel.lastError() : "(no attnc_last_error)"));
+}
+
+HostTensor KernelTensors::outToHost() const {
+  HostTensor t = out->toHost();
+  return varlen ? unpackSequences(t, varlen->qLens, seqQ) : t;
+}
+
+HostTensor KernelTensors::lseToHost() const {
+  HostTensor t = lse->toHost();
+  return varlen ? unpackLse(t, varlen->qLens, seqQ) : t;
 }
 
 double KernelTensors::megabytes() const {

@@ -105,11 +105,12 @@ llvm::Expected<ReferenceResult> attnc::evaluateWithLengths(AttentionSpecOpInterf
                                                            const HostTensor &q,
                                                            const HostTensor &k,
                                                            const HostTensor &v,
-                                                           llvm::ArrayRef<int32_t> lens) {
+                                                           llvm::ArrayRef<int32_t> lens,
+                                                           llvm::ArrayRef<int32_t> qLens) {
   bool bhsd = op.getLayout() == Layout::bhsd;
   int64_t batch = q.shape[0], seqQ = q.shape[bhsd ? 2 : 1], heads = op.getHeads();
   int64_t dim = op.getDim();
-  if (int64_t(lens.size()) != batch)
+  if (int64_t(lens.size()) != batch || (!qLens.empty() && int64_t(qLens.size()) != batch))
     return error("kv_lens has " + llvm::Twine(lens.size()) + " entries for batch " +
                  llvm::Twine(batch));
   ReferenceResult all;
@@ -118,21 +119,24 @@ llvm::Expected<ReferenceResult> attnc::evaluateWithLengths(AttentionSpecOpInterf
   std::fill(all.lse.data.begin(), all.lse.data.end(), -INFINITY);
   LayoutIndexer qAt{op.getLayout(), heads, seqQ, dim};
   for (int64_t b = 0; b < batch; ++b) {
-    if (lens[b] == 0) // nothing to attend to: out 0, lse -inf
+    int64_t rows = qLens.empty() ? seqQ : qLens[b];
+    if (lens[b] == 0 || rows == 0) // nothing to attend to: out 0, lse -inf
       continue;
-    llvm::Expected<ReferenceResult> one =
-        evaluateReference(op, slice(op, q, heads, b, seqQ), slice(op, k, op.getKvHeads(), b, lens[b]),
-                          slice(op, v, op.getKvHeads(), b, lens[b]));
+    int64_t kvHeads = op.getKvHeads();
+    llvm::Expected<ReferenceResult> one = evaluateReference(
+        op, slice(op, q, heads, b, rows), slice(op, k, kvHeads, b, lens[b]),
+        slice(op, v, kvHeads, b, lens[b]), /*wantWeights=*/false, /*firstBatch=*/b);
     if (!one)
       return one.takeError();
     all.keptPairs += one->keptPairs;
+    LayoutIndexer oneAt{op.getLayout(), heads, rows, dim};
     for (int64_t h = 0; h < heads; ++h)
-      for (int64_t s = 0; s < seqQ; ++s) {
+      for (int64_t s = 0; s < rows; ++s) {
         if (!one->out.empty())
-          std::copy_n(one->out.data.begin() + qAt(0, h, s), dim,
+          std::copy_n(one->out.data.begin() + oneAt(0, h, s), dim,
                       all.out.data.begin() + qAt(b, h, s));
         if (!one->lse.empty())
-          all.lse.data[(b * heads + h) * seqQ + s] = one->lse.data[h * seqQ + s];
+          all.lse.data[(b * heads + h) * seqQ + s] = one->lse.data[h * rows + s];
       }
   }
   if (!op.hasOutput(OutputKind::out))

@@ -58,7 +58,21 @@ std::ostream &operator<<(std::ostream &os, const ListName &n) {
   return os << n.before << n.name << n.after;
 }
 
-/// Parses `list` ("a,b,c", or with `divisions` also "a/b") into `terms`.
+/// "+N" (N in 1..kMaxPlus) from `p` to `end` into `plus`; false if it is not one.
+bool parsePlus(const char *p, const char *end, int &plus) {
+  plus = 0;
+  if (end - p < 2 || end - p > 3 || *p != '+')
+    return false;
+  for (++p; p < end; ++p) {
+    if (*p < '0' || *p > '9')
+      return false;
+    plus = plus * 10 + (*p - '0');
+  }
+  return plus >= 1 && plus <= kMaxPlus;
+}
+
+/// Parses `list` ("a,b,c", with `divisions` also "a/b", else also "a+N")
+/// into `terms`.
 std::string parseList(const attnc_kernel_desc &d, const char *list, bool divisions,
                       Term *terms, int &count, const ListName &what) {
   count = 0;
@@ -70,14 +84,17 @@ std::string parseList(const attnc_kernel_desc &d, const char *list, bool divisio
       end = p + std::strlen(p);
     if (count == kMaxRank)
       return cat(what, " \"", list, "\" has more than ", kMaxRank, " entries");
-    const char *slash = static_cast<const char *>(std::memchr(p, '/', size_t(end - p)));
+    const char *op = static_cast<const char *>(
+        std::memchr(p, divisions ? '/' : '+', size_t(end - p)));
     Term &t = terms[count++];
-    t.symbol = findSymbol(d, p, size_t((slash ? slash : end) - p));
-    if (slash && divisions)
-      t.divisor = findSymbol(d, slash + 1, size_t(end - slash - 1));
-    if (t.symbol < 0 || (slash && t.divisor < 0))
+    t = Term();
+    t.symbol = findSymbol(d, p, size_t((op ? op : end) - p));
+    bool opOk = !op || (divisions ? (t.divisor = findSymbol(d, op + 1, size_t(end - op - 1))) >= 0
+                                  : parsePlus(op, end, t.plus));
+    if (t.symbol < 0 || !opOk)
       return cat(what, " \"", list, "\" names ", std::string(p, end),
-                 ", which is not a symbol of the kernel");
+                 ", which is not a symbol of the kernel",
+                 divisions ? "" : cat(" (or one plus 1 to ", kMaxPlus, ")"));
     if (!*end)
       return "";
     p = end;
@@ -140,12 +157,25 @@ std::string checkPhases(const attnc_kernel_desc &d, Tables &tables) {
   return "";
 }
 
-/// `bound` ("<S" or "<=S", S = "a*b*...") into `shape`: only on int32
-/// inputs, which only a bound may have.
+/// The steps clause of a bound (";steps<=S") at `p` into `shape`.
+std::string parseSteps(const attnc_kernel_desc &d, const attnc_tensor_desc &t, const char *p,
+                       TensorShape &shape) {
+  constexpr const char kSteps[] = ";steps<=";
+  size_t n = sizeof(kSteps) - 1;
+  if (std::strncmp(p, kSteps, n) != 0 ||
+      (shape.stepSymbol = findSymbol(d, p + n, std::strlen(p + n))) < 0)
+    return cat("tensor ", t.name, "'s bound \"", t.bound, "\" ends in \"", p,
+               "\", not \";steps<=S\" with S a symbol of the kernel");
+  return "";
+}
+
+/// `bound` ("<S" or "<=S", S = "a*b*...", then optionally ";steps<=T") into
+/// `shape`: only on int32 inputs, which only a bound may have.
 std::string parseBound(const attnc_kernel_desc &d, const attnc_tensor_desc &t,
                        TensorShape &shape) {
   bool index = t.dtype_code == kIndexDtype.code && t.dtype_bits == kIndexDtype.bits;
   shape.numBound = 0;
+  shape.stepSymbol = -1;
   if (!t.bound)
     return index ? cat("int32 tensor ", t.name, " has no bound: its entries would go unchecked")
                  : "";
@@ -157,9 +187,7 @@ std::string parseBound(const attnc_kernel_desc &d, const attnc_tensor_desc &t,
   shape.boundInclusive = *p == '=';
   p += shape.boundInclusive;
   for (;;) {
-    const char *end = std::strchr(p, '*');
-    if (!end)
-      end = p + std::strlen(p);
+    const char *end = p + std::strcspn(p, "*;");
     int sym = findSymbol(d, p, size_t(end - p));
     if (sym < 0 || shape.numBound == kMaxRank)
       return cat("tensor ", t.name, "'s bound \"", t.bound, "\" names ", std::string(p, end),
@@ -167,6 +195,8 @@ std::string parseBound(const attnc_kernel_desc &d, const attnc_tensor_desc &t,
     shape.boundSymbols[shape.numBound++] = sym;
     if (!*end)
       return "";
+    if (*end == ';')
+      return parseSteps(d, t, end, shape);
     p = end + 1;
   }
 }
@@ -202,8 +232,15 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
                     {"tensor ", t.name, "'s strides"});
   if (!bad.empty())
     return bad;
-  for (int n = 0; n < shape.rank; ++n)
+  for (int n = 0; n < shape.rank; ++n) {
     shape.dims[n] = dims[n].symbol;
+    shape.dimsPlus[n] = dims[n].plus;
+    if (tables.bySteps[dims[n].symbol])
+      return cat("tensor ", t.name, " has dim ", d.symbols[dims[n].symbol].name,
+                 ", which the steps of an earlier tensor bind, not a dim");
+  }
+  if (shape.stepSymbol >= 0 && shape.rank != 1)
+    return cat("tensor ", t.name, "'s bound has steps, which only a 1-d tensor (offsets) may");
   for (int s = 0; s < shape.numStrides; ++s) {
     int at = -1;
     for (int n = 0; n < shape.rank && at < 0; ++n)
@@ -231,6 +268,11 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
                  ", which no argument before it binds");
     tables.boundBy[sym] = i;
   }
+  int step = shape.stepSymbol;
+  if (step >= 0 && d.symbols[step].value < 0 && tables.boundBy[step] < 0) {
+    tables.boundBy[step] = i;
+    tables.bySteps[step] = true;
+  }
   return "";
 }
 
@@ -242,8 +284,10 @@ std::string attnc::rt::checkTables(const attnc_kernel_desc &d, Tables &tables) {
     bad = checkPhases(d, tables);
   if (!bad.empty())
     return bad;
-  for (int s = 0; s < d.num_symbols; ++s)
+  for (int s = 0; s < d.num_symbols; ++s) {
     tables.boundBy[s] = -1;
+    tables.bySteps[s] = false;
+  }
   bool argSeen[kMaxArgs] = {};
   tables.numViews = d.num_args;
   for (int i = 0; i < d.num_tensors; ++i)

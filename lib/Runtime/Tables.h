@@ -27,15 +27,21 @@ namespace attnc::rt {
 constexpr int kMaxSymbols = 32, kMaxTensors = 16, kMaxArgs = 16, kMaxPhases = 8;
 constexpr int kMaxRank = 8, kMaxParams = 64;
 
-/// One entry of a comma-separated list: a symbol, or symbol / divisor.
+/// One entry of a comma-separated list: a symbol, symbol / divisor (phase
+/// items) or symbol + constant (dims: "batch+1", the offsets of a batch).
 struct Term {
   int symbol = -1;
   int divisor = -1; // a fixed symbol >= 1, or -1 for none
+  int plus = 0;     // 0 to kMaxPlus
 };
+
+/// The largest constant a dim adds to its symbol.
+constexpr int kMaxPlus = 64;
 
 struct TensorShape {
   int rank = 0;
   int dims[kMaxRank] = {};        // symbol of each dimension
+  int dimsPlus[kMaxRank] = {};    // ... plus this constant
   int numStrides = 0;
   int strideDims[kMaxRank] = {};  // dimensions whose strides go into params
   int sameAs = -1;                // an earlier tensor with the same dims
@@ -44,13 +50,17 @@ struct TensorShape {
   int numBound = 0;
   int boundSymbols[kMaxRank] = {};
   bool boundInclusive = false;
+  /// "...;steps<=S": entries non-decreasing (offsets), each step at most
+  /// symbol S, which the largest step binds unless a dim bound it before.
+  int stepSymbol = -1;
 };
 
 struct Tables {
   TensorShape tensors[kMaxTensors];
   int phaseRank[kMaxPhases] = {};
   Term phaseItems[kMaxPhases][kMaxRank];
-  int boundBy[kMaxSymbols] = {}; // the first tensor with a bound symbol's dim
+  int boundBy[kMaxSymbols] = {}; // the first tensor with a bound symbol's dim (or steps)
+  bool bySteps[kMaxSymbols] = {}; // bound by an offsets tensor's steps, not by a dim
   int numViews = 0;              // arguments, then scratch tensors
 };
 

@@ -75,11 +75,13 @@ private:
   attnc_status checkShape(int i, bool *bound);
   attnc_status checkShapes();
   attnc_status checkData();
+  attnc_status checkLimit(int s);
   attnc_status checkLimits();
   attnc_status countItems();
   attnc_status checkStrides(int i);
   attnc_status checkAliasing();
   attnc_status checkEntries(int i);
+  attnc_status checkSteps(int i);
   void fillParams();
 
   attnc_status layoutScratch();
@@ -190,10 +192,10 @@ attnc_status Validator::checkShape(int i, bool *bound) {
     wasKnown[n] = known(shape.dims[n], bound);
   bool ok = true;
   for (int n = 0; n < shape.rank; ++n) {
-    int s = shape.dims[n];
-    if (known(s, bound) ? extents[n] == launch.symbols[s] : extents[n] >= 0) {
+    int s = shape.dims[n], plus = shape.dimsPlus[n];
+    if (known(s, bound) ? extents[n] == launch.symbols[s] + plus : extents[n] >= plus) {
       if (!known(s, bound)) {
-        launch.symbols[s] = extents[n];
+        launch.symbols[s] = extents[n] - plus;
         bound[s] = true;
       }
       continue;
@@ -205,10 +207,11 @@ attnc_status Validator::checkShape(int i, bool *bound) {
   // The message is built only for a failure: the success path is every launch's.
   std::string needs = "[", tooSmall;
   for (int n = 0; n < shape.rank; ++n) {
-    int s = shape.dims[n];
+    int s = shape.dims[n], plus = shape.dimsPlus[n];
+    std::string term = plus ? cat(symbolName(s), "+", plus) : std::string(symbolName(s));
     needs += cat(n ? ", " : "",
-                 wasKnown[n] ? std::to_string(launch.symbols[s]) : std::string(symbolName(s)));
-    if (!wasKnown[n] && extents[n] < 0 && tooSmall.empty())
+                 wasKnown[n] ? std::to_string(launch.symbols[s] + plus) : term);
+    if (!wasKnown[n] && extents[n] < plus && tooSmall.empty())
       tooSmall = cat(" with ", symbolName(s), " >= 0");
   }
   return fail(ATTNC_ERR_SHAPE,
@@ -229,24 +232,32 @@ attnc_status Validator::checkShapes() {
   return ATTNC_OK;
 }
 
+/// Bound symbol s within 2^32 and its max; notes a REDUCED one of 0.
+attnc_status Validator::checkLimit(int s) {
+  const attnc_symbol_desc &sym = desc.symbols[s];
+  int64_t value = launch.symbols[s];
+  const char *binder = spec(tables.boundBy[s]).name;
+  // A symbol the steps of offsets bind is a longest sequence.
+  std::string what = tables.bySteps[s] ? cat("a sequence of ", sym.name) : std::string(sym.name);
+  if (value > kMaxExtent)
+    return fail(ATTNC_ERR_LIMIT, cat(binder, " has ", what, " = ", value,
+                                     ", which must be at most 2^32 (", kMaxExtent, ")"));
+  if (sym.max > 0 && value > sym.max)
+    return fail(ATTNC_ERR_LIMIT, cat(binder, " has ", what, " = ", value,
+                                     " but the kernel was compiled for at most max_",
+                                     sym.name, " = ", sym.max));
+  if (launch.reducedZero < 0 && (sym.flags & ATTNC_SYMBOL_REDUCED) && value == 0)
+    launch.reducedZero = s;
+  return ATTNC_OK;
+}
+
+/// The symbols the tensors' dims bound; those of steps come with the entries.
 attnc_status Validator::checkLimits() {
-  for (int s = 0; s < desc.num_symbols; ++s) {
-    const attnc_symbol_desc &sym = desc.symbols[s];
-    int64_t value = launch.symbols[s];
-    if (sym.value >= 0)
-      continue;
-    const char *binder = spec(tables.boundBy[s]).name;
-    if (value > kMaxExtent)
-      return fail(ATTNC_ERR_LIMIT, cat(binder, " has ", sym.name, " = ", value,
-                                       ", which must be at most 2^32 (", kMaxExtent, ")"));
-    if (sym.max > 0 && value > sym.max)
-      return fail(ATTNC_ERR_LIMIT, cat(binder, " has ", sym.name, " = ", value,
-                                       " but the kernel was compiled for at most max_",
-                                       sym.name, " = ", sym.max));
-    if (launch.reducedZero < 0 && (sym.flags & ATTNC_SYMBOL_REDUCED) && value == 0)
-      launch.reducedZero = s;
-  }
-  return countItems();
+  for (int s = 0; s < desc.num_symbols; ++s)
+    if (desc.symbols[s].value < 0 && !tables.bySteps[s])
+      if (attnc_status status = checkLimit(s))
+        return status;
+  return ATTNC_OK;
 }
 
 /// Each phase's extents: a symbol's value, or ceil(S / T).
@@ -425,8 +436,35 @@ attnc_status Validator::checkEntries(int i) {
       at[d] = 0;
     }
     if (d < 0)
-      return ATTNC_OK;
+      return checkSteps(i);
   }
+}
+
+/// Offsets (a bound with steps, 1-d): non-decreasing, each step within its
+/// symbol, which the largest step binds when no dim did (cu_seqlens_q's
+/// steps are the sequences' lengths, the longest seq_q).
+attnc_status Validator::checkSteps(int i) {
+  int step = tables.tensors[i].stepSymbol;
+  if (step < 0)
+    return ATTNC_OK;
+  const TensorView &v = view(i);
+  const int32_t *data = static_cast<const int32_t *>(v.base);
+  bool binds = tables.bySteps[step];
+  int64_t longest = 0, limit = binds ? INT64_MAX : launch.symbols[step];
+  for (int64_t n = 1; n < v.shape[0]; ++n) {
+    int64_t from = data[(n - 1) * v.strides[0]], to = data[n * v.strides[0]];
+    if (to < from || to - from > limit)
+      return fail(ATTNC_ERR_INDEX,
+                  cat(spec(i).name, "[", n - 1, "] = ", from, " and [", n, "] = ", to,
+                      to < from ? ", but offsets must not decrease"
+                                : cat(", a step over ", symbolName(step), " = ", limit),
+                      " (", spec(i).legend, ")"));
+    longest = std::max(longest, to - from);
+  }
+  if (!binds)
+    return ATTNC_OK;
+  launch.symbols[step] = longest;
+  return checkLimit(step);
 }
 
 /// Each scratch tensor compact in one block, at 64-byte aligned offsets
@@ -480,7 +518,7 @@ attnc_status Validator::run() {
   for (int i : arguments)
     if ((s = checkEntries(i)))
       return s;
-  if ((s = layoutScratch()))
+  if ((s = countItems()) || (s = layoutScratch()))
     return s;
   fillParams();
   return ATTNC_OK;

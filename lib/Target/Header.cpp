@@ -22,7 +22,12 @@ using namespace mlir::attn;
 static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   AttentionSpecOpInterface op = kernel.getSpec(); // attn.attention or attn.flash
   bool bhsd = op.getLayout() == Layout::bhsd;
+  bool varlen = op.getVarlen();
   auto shape = [&](StringRef heads, StringRef seq) {
+    if (varlen) // packed: total_q or total_kv rows
+      return ("[total_" + seq.drop_front(4) + ", " + heads + ", " + llvm::Twine(op.getDim()) +
+              "] (packed sequences)")
+          .str();
     return bhsd ? ("[batch, " + heads + ", " + seq + ", " + llvm::Twine(op.getDim()) + "]").str()
                 : ("[batch, " + seq + ", " + heads + ", " + llvm::Twine(op.getDim()) + "]").str();
   };
@@ -52,7 +57,7 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
                         " keys)"
                   : shape(kv, "seq_kv"))
      << "\n"
-     << " *   lse:    float32 [batch, " << heads << ", seq_q]"
+     << " *   lse:    float32 " << (varlen ? "[" + heads + ", total_q]" : "[batch, " + heads + ", seq_q]")
      << (op.hasOutput(OutputKind::lse) ? " (required)" : " (not written; pass NULL)")
      << "\n";
   bool weights = op.hasOutput(OutputKind::weights);
@@ -73,12 +78,17 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   if (page > 0)
     os << " *   block_table: int32 [batch, max_pages], the pages of each sequence in key "
           "order (every entry in [0, num_pages))\n";
+  if (varlen)
+    os << " *   cu_seqlens_q, cu_seqlens_kv: int32 [batch + 1], where each sequence starts "
+          "in q / k and v, then the end (non-decreasing); a sequence's positions (masks, "
+          "mods) count from its start\n";
   os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"
      << "    DLTensor *out, DLTensor *lse, " << (weights ? "DLTensor *weights, " : "")
      << (page >= 0 ? "const DLTensor *kv_lens, " : "")
      << (page > 0 ? "const DLTensor *block_table, " : "")
+     << (varlen ? "const DLTensor *cu_seqlens_q, const DLTensor *cu_seqlens_kv,\n    " : "")
      << "const attnc_options *opt);\n\n";
 }
 

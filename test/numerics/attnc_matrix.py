@@ -64,6 +64,15 @@ MASK_MODS = {
       %causal = arith.cmpi ule, %kv, %q : index
       %true = arith.constant true
       %keep = arith.select %even, %causal, %true : i1""",
+    # Even batch entries (sequences) see everything the mask allows, odd ones are causal:
+    # a sequence keeps its index b when packed (varlen) or cached (kv_cache).
+    "odd_batches_causal": """
+      %c2 = arith.constant 2 : index
+      %c0 = arith.constant 0 : index
+      %parity = arith.remui %b, %c2 : index
+      %even = arith.cmpi eq, %parity, %c0 : index
+      %causal = arith.cmpi ule, %kv, %q : index
+      %keep = arith.ori %even, %causal : i1""",
     # Masks everything: every row is fully masked.
     "nothing": """
       %keep = arith.constant false""",
@@ -122,6 +131,8 @@ def spec_text(case):
         params.append("num_splits = %d" % case["num_splits"])
     if "kv_cache" in case:
         params.append("kv_cache = %s" % case["kv_cache"])
+    if case.get("varlen"):
+        params.append("varlen = cu_seqlens")
     text = "attn.kernel @%s {\n  attn.attention {%s}\n" % (case["name"], ", ".join(params))
     if case.get("score_mod"):
         body = SCORE_MODS[case["score_mod"]].format(

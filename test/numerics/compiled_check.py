@@ -86,6 +86,8 @@ def run_one(args, case, directory, spec, so, tol):
             str(case["seq_q"]), "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
     if "kv_lens" in case:
         size += ["--kv-lens", case["kv_lens"]]
+    if "seq_lens" in case:
+        size += ["--seq-lens", case["seq_lens"]]
     tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
     if args.runner in ("cross", "device"):
         # attnc-run writes the inputs and the reference; the kernel runs in another process.

@@ -54,7 +54,7 @@ attnc::runCompiled(AttentionSpecOpInterface op, const HostTensor &q, const HostT
   if (o.hostParallelFor)
     if (llvm::Error err = useHostParallelFor(*kernel))
       return std::move(err);
-  KernelTensors tensors(op, q, k, v, o.kvCache);
+  KernelTensors tensors(op, q, k, v, o.kvCache, o.varlen);
   int threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 
   // Present in kernels built with `attnc --count-tiles`.
@@ -117,9 +117,9 @@ attnc::runCompiled(AttentionSpecOpInterface op, const HostTensor &q, const HostT
       return std::move(err);
   CompiledOutputs result;
   if (op.hasOutput(OutputKind::out))
-    result.out = tensors.out->toHost();
+    result.out = tensors.outToHost();
   if (tensors.wantLse)
-    result.lse = tensors.lse->toHost();
+    result.lse = tensors.lseToHost();
   if (tensors.weights)
     result.weights = tensors.weights->toHost();
   return result;

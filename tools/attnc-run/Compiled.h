@@ -15,6 +15,7 @@
 namespace attnc {
 
 struct KvCache;
+struct Varlen;
 
 struct CompiledOptions {
   std::string soPath;
@@ -25,6 +26,7 @@ struct CompiledOptions {
   bool hostParallelFor = false; // helpers through attnc_set_parallel_for
   bool coldCache = false;       // evict the caches before each run
   const KvCache *kvCache = nullptr; // a kv_cache kernel's lengths (and pages)
+  const Varlen *varlen = nullptr;   // a varlen kernel's sequence lengths
 };
 
 struct CompiledOutputs {

@@ -26,6 +26,7 @@
 #include "attnc/Reference/Evaluator.h"
 #include "attnc/Reference/KvCache.h"
 #include "attnc/Reference/Npy.h"
+#include "attnc/Reference/Varlen.h"
 #include "attnc/Reference/WeightsSvg.h"
 #include "attnc/Transforms/Passes.h"
 #include "attnc/Transforms/TileClassifier.h"
@@ -82,6 +83,13 @@ static cl::opt<std::string> kvLens(
              "batch entry, each in [0, seq-kv]), or 'random' (seeded); default: all seq-kv. "
              "Paged kernels get seq-kv / page_size pages per sequence in a seeded random order"),
     cl::cat(problemCat));
+static cl::opt<std::string> seqLens(
+    "seq-lens",
+    cl::desc("A kernel with varlen = cu_seqlens: each sequence's query and KV lengths as "
+             "Q:KV, comma-separated (one per batch entry, Q in [0, seq-q], KV in [0, "
+             "seq-kv]), or 'random' (seeded); default: all seq-q:seq-kv. The sequences are "
+             "packed end to end for the kernel"),
+    cl::cat(problemCat));
 static cl::opt<std::string> qFile("q", cl::desc("q as .npy (with --k, --v)"), cl::cat(problemCat));
 static cl::opt<std::string> kFile("k", cl::desc("k as .npy"), cl::cat(problemCat));
 static cl::opt<std::string> vFile("v", cl::desc("v as .npy"), cl::cat(problemCat));
@@ -137,6 +145,7 @@ llvm::Expected<attn::AttentionSpecOpInterface> selectKernel(ModuleOp module) {
 struct Inputs {
   HostTensor q, k, v;
   KvCache cache; // a kv_cache kernel's lengths and pages
+  Varlen varlen; // a varlen kernel's lengths
   bool seeded = false;
 
   /// seq_q * seq_kv, read off the tensors in the spec's layout.
@@ -146,15 +155,22 @@ struct Inputs {
   }
 };
 
-/// A kv_cache kernel's lengths (--kv-lens) and pages for k's batch and length.
+/// A kv_cache kernel's lengths (--kv-lens) and pages for k's batch and
+/// length; a varlen kernel's sequence lengths (--seq-lens).
 llvm::Expected<Inputs> withKvCache(attn::AttentionSpecOpInterface op, Inputs in) {
-  if (in.k.shape.size() != 4)
-    return error("k has shape " + in.k.shapeString() + "; the spec's k has 4 dimensions");
+  if (in.k.shape.size() != 4 || in.q.shape.size() != 4)
+    return error("q and k have shapes " + in.q.shapeString() + " and " + in.k.shapeString() +
+                 "; the spec's have 4 dimensions (varlen: padded bshd, packed for the kernel)");
   int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
   llvm::Expected<KvCache> cache = makeKvCache(op, in.k.shape[0], in.k.shape[seqDim], kvLens, seed);
   if (!cache)
     return cache.takeError();
   in.cache = std::move(*cache);
+  llvm::Expected<Varlen> varlen =
+      makeVarlen(op, in.q.shape[0], in.q.shape[seqDim], in.k.shape[seqDim], seqLens, seed);
+  if (!varlen)
+    return varlen.takeError();
+  in.varlen = std::move(*varlen);
   return in;
 }
 
@@ -296,17 +312,19 @@ llvm::Error writeCompiledOutputs(attn::AttentionSpecOpInterface op, const Inputs
   return drawWeights(op, got.weights, "compiled kernel's ");
 }
 
-/// The reference, with per-sequence lengths for a kv_cache kernel.
+/// The reference, with per-sequence lengths for a kv_cache or varlen kernel.
 llvm::Expected<ReferenceResult> evaluate(attn::AttentionSpecOpInterface op, const Inputs &in,
                                          bool wantWeights = false) {
   if (in.cache.pageSize >= 0)
     return evaluateWithLengths(op, in.q, in.k, in.v, in.cache.lens);
+  if (in.varlen.active())
+    return evaluateWithLengths(op, in.q, in.k, in.v, in.varlen.kvLens, in.varlen.qLens);
   return evaluateReference(op, in.q, in.k, in.v, wantWeights);
 }
 
 llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in) {
-  if (in.cache.pageSize >= 0 && callers > 1)
-    return error("--callers is not available for kernels with kv_cache yet");
+  if ((in.cache.pageSize >= 0 || in.varlen.active()) && callers > 1)
+    return error("--callers is not available for kernels with kv_cache or varlen yet");
   std::optional<ReferenceResult> ref;
   if (!noReference) {
     llvm::Expected<ReferenceResult> r = evaluate(op, in);
@@ -323,6 +341,7 @@ llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in)
   options.callers = callers;
   options.hostParallelFor = hostParallelFor;
   options.kvCache = &in.cache;
+  options.varlen = &in.varlen;
   double pairs = ref ? double(ref->keptPairs) : keptPairsOfMask(op, in);
   llvm::Expected<CompiledOutputs> got = runCompiled(op, in.q, in.k, in.v, pairs, options);
   if (!got)

@@ -65,6 +65,7 @@ struct AttentionFacts {
   int64_t splits = 0;                // > 0: a split-KV decode kernel with this many ranges
   int64_t pageSize = -1;             // decode: 0 kv_lens, > 0 also pages of this many keys
   int64_t kvHeadsPerItem = 1;        // decode: KV heads one work item computes
+  bool varlen = false;               // packed sequences delimited by cu_seqlens
 };
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs
@@ -77,7 +78,11 @@ struct AttentionFacts {
 /// A decode kernel with per-sequence lengths (pageSize >= 0) takes int32
 /// kv_lens [batch] as argument 5; with pages (pageSize > 0) k and v are
 /// [num_pages, page_size, kv_heads, head_dim] and int32 block_table
-/// [batch, max_pages] is argument 6.
+/// [batch, max_pages] is argument 6. A varlen kernel packs the sequences:
+/// q and out are [total_q, heads, head_dim], k and v [total_kv, kv_heads,
+/// head_dim], lse [heads, total_q], and int32 cu_seqlens_q and cu_seqlens_kv
+/// [batch + 1] follow the outputs (arguments 5 and 6, or 4 and 5 without lse);
+/// seq_q and seq_kv are the longest sequence's lengths, from the offsets.
 KernelInterface attentionInterface(const AttentionFacts &facts);
 
 /// An interface laid out as the C structs the runtime reads, valid while

@@ -25,6 +25,9 @@ namespace attnc {
 /// The run-time sizes of one call.
 struct ProblemSize {
   int64_t batch = 1, seqQ = 1, seqKv = 1;
+  /// The batch index mods see for batch 0: a sequence evaluated alone (a
+  /// varlen or kv_cache call, one sequence at a time) keeps its index.
+  int64_t firstBatch = 0;
 };
 
 /// Shape of q / out (`isQuery`) or of k / v in the spec's layout.
@@ -63,10 +66,11 @@ struct ReferenceResult {
 /// attn.flash, untiled) on q, k, v (spec dtype and layout; sizes inferred
 /// from them). `wantWeights` computes the weights even when the spec does not
 /// output them (for pictures); the caller bounds their size.
+/// `firstBatch` is the index mods see for q's batch 0 (ProblemSize).
 llvm::Expected<ReferenceResult>
 evaluateReference(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
                   const HostTensor &k, const HostTensor &v,
-                  bool wantWeights = false);
+                  bool wantWeights = false, int64_t firstBatch = 0);
 
 /// Evaluates `op` tile by tile, block_q x block_kv, following the recurrence
 /// of its description: tiles classified by the mask's tile rule, empty tiles

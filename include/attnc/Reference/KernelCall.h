@@ -76,7 +76,8 @@ struct LoadedKernel {
 llvm::Expected<LoadedKernel> loadKernel(llvm::StringRef soPath, llvm::StringRef name,
                                         bool global);
 
-/// The entry of a decode kernel with kv_cache: kv_lens, and block_table when paged.
+/// The entry of a decode kernel with kv_cache: kv_lens, and block_table when
+/// paged; a varlen kernel's takes cu_seqlens_q and cu_seqlens_kv there.
 using LensEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *,
                             DLTensor *, const DLTensor *, const attnc_options *);
 using PagedEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *,
@@ -93,19 +94,31 @@ struct IndexTensor {
 };
 
 struct KvCache;
+struct Varlen;
 
 /// One call's tensors for `op` on q, k, v: out and (if the spec has it) lse;
-/// with a kv_cache, kv_lens and, paged, k and v as pages and block_table.
+/// with a kv_cache, kv_lens and, paged, k and v as pages and block_table;
+/// with varlen, q, k, v and out packed and cu_seqlens_q and cu_seqlens_kv.
 struct KernelTensors {
   std::unique_ptr<DeviceTensor> q, k, v, out, lse, weights; // weights: when the spec has them
-  std::unique_ptr<IndexTensor> kvLens, blockTable;
+  std::unique_ptr<IndexTensor> kvLens, blockTable, cuQ, cuKv;
   bool wantLse = false;
 
   KernelTensors(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q, const HostTensor &k,
-                const HostTensor &v, const KvCache *cache = nullptr);
+                const HostTensor &v, const KvCache *cache = nullptr,
+                const Varlen *varlen = nullptr);
   /// Calls the kernel once; the error carries attnc_last_error's text.
   llvm::Error call(const LoadedKernel &kernel, int threads);
   double megabytes() const;
+  /// out and lse as the reference has them (padded again for varlen).
+  HostTensor outToHost() const;
+  HostTensor lseToHost() const;
+
+private:
+  void packVarlen(mlir::attn::AttentionSpecOpInterface op, ElementType type, const HostTensor &q,
+                  const HostTensor &k, const HostTensor &v);
+  const Varlen *varlen = nullptr;
+  int64_t seqQ = 0; // varlen: the padded length
 };
 
 /// How far a kernel output may be from the reference's, per element:

@@ -42,11 +42,14 @@ HostTensor toPages(mlir::attn::AttentionSpecOpInterface op, const HostTensor &kv
                    const KvCache &cache);
 
 /// The reference with per-sequence lengths: each sequence b evaluated alone
-/// on its first lens[b] keys (a sequence of length 0: out 0, lse -inf).
+/// (mods see its index b) on its first lens[b] keys and, when qLens is given
+/// (varlen), its first qLens[b] queries; rows with no key or past the
+/// sequence's queries: out 0, lse -inf.
 llvm::Expected<ReferenceResult> evaluateWithLengths(mlir::attn::AttentionSpecOpInterface op,
                                                     const HostTensor &q, const HostTensor &k,
                                                     const HostTensor &v,
-                                                    llvm::ArrayRef<int32_t> lens);
+                                                    llvm::ArrayRef<int32_t> lens,
+                                                    llvm::ArrayRef<int32_t> qLens = {});
 
 } // namespace attnc
 

@@ -44,8 +44,10 @@ extern "C" {
  * array; the attention facts (heads, layout, block_q, ...) left it for its
  * tables.
  * 6: a tensor's table entry gained `bound` (int32 lengths and indices, such
- * as a paged KV cache's block table, checked before the launch). */
-#define ATTNC_ABI_VERSION 6
+ * as a paged KV cache's block table, checked before the launch).
+ * 7: dims may add a constant to a symbol ("batch+1"), and a bound may end in
+ * ";steps<=S" (offsets such as cu_seqlens, whose largest step binds S). */
+#define ATTNC_ABI_VERSION 7
 
 typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
@@ -74,8 +76,9 @@ typedef enum attnc_status {
                              to one address */
   ATTNC_ERR_CPU = 10,     /* this CPU lacks features the kernel's code needs, or
                              ATTNC_TARGET names no variant of the kernel */
-  ATTNC_ERR_INDEX = 11    /* an entry of a lengths or index tensor (kv_lens,
-                             block_table) outside its range; nothing was read */
+  ATTNC_ERR_INDEX = 11    /* an entry of a lengths, index or offsets tensor
+                             (kv_lens, block_table, cu_seqlens) outside its
+                             range, or offsets that decrease; nothing was read */
 } attnc_status;
 
 /* The message of the last failed call on this thread; "" if none. */
@@ -157,7 +160,15 @@ enum attnc_param {
    * block_table's (batch; max_pages' is 1). */
   ATTNC_P_KV_LENS_STRIDES = 24,
   ATTNC_P_BLOCK_TABLE_STRIDES = 25,
-  ATTNC_P_SERVING_COUNT = 26
+  ATTNC_P_SERVING_COUNT = 26,
+  /* Packed variable-length kernels (varlen = cu_seqlens; no weights, not
+   * decode): cu_seqlens_q's and cu_seqlens_kv's strides. Their q, k, v and
+   * out have no batch stride (params[ATTNC_P_Q_STRIDES] etc. stay 0), lse's
+   * are (head, seq_q) at ATTNC_P_LSE_STRIDES + 1, and seq_q and seq_kv are
+   * the longest sequence's lengths. */
+  ATTNC_P_CU_SEQLENS_Q_STRIDES = 17,
+  ATTNC_P_CU_SEQLENS_KV_STRIDES = 18,
+  ATTNC_P_VARLEN_COUNT = 19
 };
 
 /* The attention family's functions, which its tables' item and device
@@ -212,7 +223,8 @@ enum attnc_symbol_flag {
 /* One tensor of the interface. Its rank is the number of its dims. */
 typedef struct attnc_tensor_desc {
   const char *name;     /* "q" */
-  const char *dims;     /* symbol names, outermost first: "batch,heads,seq_q,head_dim" */
+  const char *dims;     /* symbol names, outermost first: "batch,heads,seq_q,head_dim";
+                           a name may add 1 to 64 ("batch+1": extent batch + 1) */
   const char *legend;   /* the dims as messages explain them ("bhsd: batch, heads, ...") */
   const char *about;    /* a clause that dtype messages add, or NULL */
   const char *strides;  /* the dims whose element strides are passed in params, in
@@ -225,7 +237,11 @@ typedef struct attnc_tensor_desc {
   int32_t fill;         /* an output's attnc_fill, for a REDUCED symbol of 0 */
   /* NULL, or the range of an int32 tensor's entries, checked entry by entry
    * before any phase runs (ATTNC_ERR_INDEX): "<S" for [0, S), "<=S" for
-   * [0, S], S a symbol or a product of symbols ("max_pages*page_size"). */
+   * [0, S], S a symbol or a product of symbols ("max_pages*page_size").
+   * A 1-d tensor of offsets adds ";steps<=T": its entries do not decrease
+   * and no two neighbours differ by more than T; a symbol T no dim binds
+   * takes the largest difference ("<=total_q;steps<=seq_q": cu_seqlens_q,
+   * whose largest step is the longest sequence). */
   const char *bound;
 } attnc_tensor_desc;
 

@@ -247,23 +247,46 @@ void FlashKernelBuilder::writeOutputs() {
   });
 }
 
+/// varlen: sequence b's rows [cu[b], cu[b + 1]) of the packed tensors; the
+/// item's lengths and where each tensor's rows start, instead of the
+/// longest lengths and batch strides.
+void FlashKernelBuilder::readSequenceBounds(Value cuQ, Value cuKv) {
+  auto bounds = [&](Value cu, int64_t strideParam) {
+    Value stride = readParam(strideParam);
+    auto at = [&](Value i) {
+      Value x = memref::LoadOp::create(b, cu, ValueRange{mul(i, stride)});
+      return arith::IndexCastOp::create(b, b.getIndexType(), x).getResult();
+    };
+    Value first = at(batch);
+    return std::pair{first, arith::SubIOp::create(b, at(add(batch, idx(1))), first).getResult()};
+  };
+  auto [qFirst, qLen] = bounds(cuQ, ATTNC_P_CU_SEQLENS_Q_STRIDES);
+  auto [kvFirst, kvLen] = bounds(cuKv, ATTNC_P_CU_SEQLENS_KV_STRIDES);
+  seqQ = qLen;
+  seqKv = kvLen;
+  for (Strides *s : {&qS, &outS, &lseS})
+    s->start = mul(qFirst, s->seq);
+  for (Strides *s : {&kS, &vS})
+    s->start = mul(kvFirst, s->seq);
+}
+
 void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   module = func->getParentOfType<ModuleOp>();
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   auto args = entry->getArguments();
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
-  bool weights = op.hasOutput(OutputKind::weights);
+  bool weights = op.hasOutput(OutputKind::weights), varlen = op.getVarlen();
   if (weights)
     weightsBuf = args[5];
-  unsigned first = weights ? 6 : 5;
+  unsigned first = weights ? 6 : varlen ? 7 : 5;
   params = args[first], batch = args[first + 1], head = args[first + 2];
   Value qTile = args[first + 3];
   kvHead = arith::DivUIOp::create(b, head, idx(op.getHeads() / op.getKvHeads()));
   readAttentionParams();
-  vBatchHead = offset(vS, batch, kvHead, idx(0));
+  if (varlen)
+    readSequenceBounds(args[5], args[6]);
   q0 = mul(qTile, idx(blockQ));
-  rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
 
   Type f32Type = b.getF32Type();
   if (!dot)
@@ -277,21 +300,39 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     TSUM = stackBuffer({blockQ}, f32Type);
   status = stackBuffer({1}, b.getI32Type());
   if (widen) {
-    // Zero once: the padding columns [dim, dimPadded) are never written.
     KF = stackBuffer({blockKv * dimPadded}, f32Type);
     VF = stackBuffer({blockKv * dimPadded}, f32Type);
-    loop(0, blockKv * dimPadded, 1, [&](Value i) {
-      for (Value buf : {KF, VF})
-        memref::StoreOp::create(b, f32(0), buf, ValueRange{i});
-    });
   }
-  memref::StoreOp::create(b, arith::ConstantIntOp::create(b, 0, 32), status, ValueRange{idx(0)});
   if (dot) {
     Type bf16 = b.getBF16Type();
     QP = stackBuffer({dim / 2, 2 * blockQ}, bf16);
     VP = stackBuffer({blockKv / 2, 2 * dimPadded}, bf16);
     PB = stackBuffer({blockKv / 2, 2 * blockQ}, bf16);
+  }
+  memref::StoreOp::create(b, arith::ConstantIntOp::create(b, 0, 32), status, ValueRange{idx(0)});
+  // The grid of packed sequences spans the longest one: a shorter
+  // sequence's items past its end return at once (the buffers above stay in
+  // the entry block, where LLVM keeps them static).
+  if (varlen)
+    ifThen(lt(q0, seqQ), [&] { computeTile(counterName); });
+  else
+    computeTile(counterName);
+  func::ReturnOp::create(b, ValueRange{memref::LoadOp::create(b, status, ValueRange{idx(0)})});
+}
+
+void FlashKernelBuilder::computeTile(StringRef counterName) {
+  vBatchHead = offset(vS, batch, kvHead, idx(0));
+  rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
+  if (widen) {
+    // Zero once: the padding columns [dim, dimPadded) are never written.
+    loop(0, blockKv * dimPadded, 1, [&](Value i) {
+      for (Value buf : {KF, VF})
+        memref::StoreOp::create(b, f32(0), buf, ValueRange{i});
+    });
+  }
+  if (dot) {
     // Zero once: VP's padding columns (head_dim past dim) are never written.
+    Type bf16 = b.getBF16Type();
     loop(0, blockKv / 2, 1, [&](Value jp) {
       loop(0, 2 * dimPadded, 1, [&](Value c) {
         memref::StoreOp::create(b, arith::ConstantOp::create(b, b.getZeroAttr(bf16)), VP,
@@ -336,9 +377,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     scf::YieldOp::create(b, ValueRange{next});
   }
   writeOutputs();
-  if (weights)
+  if (op.hasOutput(OutputKind::weights))
     writeWeights();
-  func::ReturnOp::create(b, ValueRange{memref::LoadOp::create(b, status, ValueRange{idx(0)})});
 }
 
 FailureOr<func::FuncOp>
@@ -375,6 +415,8 @@ mlir::attn::buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &config) {
   SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf};
   if (op.hasOutput(OutputKind::weights))
     args.push_back(elemBuf);
+  if (op.getVarlen()) // cu_seqlens_q, cu_seqlens_kv
+    args.append(2, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()));
   args.append({i64Buf, index, index, index});
   auto type = FunctionType::get(ctx, args, {b.getI32Type()});
   auto func = func::FuncOp::create(b, name, type);

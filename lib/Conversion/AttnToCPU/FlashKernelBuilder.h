@@ -100,6 +100,8 @@ private:
   Value fromF32(Value x);
 
   // Pieces of the kernel.
+  void readSequenceBounds(Value cuQ, Value cuKv);
+  void computeTile(StringRef counterName);
   void loadQueryTile();
   void zeroFill(Value buffer, ArrayRef<int64_t> shape);
   Value loadValue(OpBuilder &nb, Location loc, Value row, int64_t d);

@@ -28,8 +28,10 @@
 namespace mlir::attn::cpu {
 
 /// (batch, head, seq) strides of one tensor, read from the params array.
+/// Packed sequences (varlen) have no batch stride: `start` is where the
+/// item's sequence starts instead (its first row's offset).
 struct Strides {
-  Value batch, head, seq;
+  Value batch, head, seq, start;
 };
 
 class LoopBuilder {
@@ -102,7 +104,7 @@ protected:
   }
   /// Where element 0 of (batch, head, row) is in a tensor with strides `s`.
   Value offset(const Strides &s, Value batch, Value head, Value row) {
-    return add(add(mul(batch, s.batch), mul(head, s.head)), mul(row, s.seq));
+    return add(add(s.start ? s.start : mul(batch, s.batch), mul(head, s.head)), mul(row, s.seq));
   }
 
   /// Reads the lengths and the q, k, v, out and lse strides every attention

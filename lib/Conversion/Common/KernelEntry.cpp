@@ -56,6 +56,11 @@ FailureOr<FlashOp> mlir::attn::flashToLower(KernelOp kernel, StringRef backend,
                                "backend only, not the ")
              << backend << " backend for target " << target
              << "; drop num_splits for a prefill-style kernel there";
+    if (flash.getVarlen() && backend != "MLIR CPU")
+      return flash.emitOpError("varlen = cu_seqlens (packed sequences) is built by the MLIR "
+                               "CPU backend only, not the ")
+             << backend << " backend for target " << target
+             << "; pad the sequences to one length (batched bshd) there";
     return flash;
   }
   KernelFamilyOpInterface op = kernel.getCompute();

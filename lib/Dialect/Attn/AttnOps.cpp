@@ -74,10 +74,10 @@ LogicalResult KernelOp::verify() {
 namespace {
 constexpr StringLiteral kParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits, kv_cache";
+    "outputs, num_splits, kv_cache, varlen";
 constexpr StringLiteral kFlashParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits, kv_cache, block_q, block_kv";
+    "outputs, num_splits, kv_cache, varlen, block_q, block_kv";
 
 /// The tile sizes only attn.flash has; a no-op for attn.attention.
 template <typename Props>
@@ -140,6 +140,8 @@ public:
       return parseI64(props.num_splits);
     if (name == "kv_cache")
       return parseKvCache();
+    if (name == "varlen")
+      return parseVarlen();
     bool handled;
     ParseResult tile = parseTileSize(
         props, name, [&](IntegerAttr &attr) { return parseI64(attr); }, handled);
@@ -188,6 +190,20 @@ private:
              << keyword << "'; expected lengths or paged<N>";
     }
     props.page_size = b.getI64IntegerAttr(pageSize);
+    return success();
+  }
+
+  /// `cu_seqlens`, the one form (FlashAttention's varlen offsets).
+  ParseResult parseVarlen() {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef keyword;
+    if (parser.parseKeyword(&keyword))
+      return failure();
+    if (keyword != "cu_seqlens")
+      return parser.emitError(loc, "unknown varlen '")
+             << keyword << "'; expected cu_seqlens (sequences packed end to end, "
+             << "delimited by int32 offsets)";
+    props.varlen = b.getUnitAttr();
     return success();
   }
 
@@ -318,6 +334,8 @@ void printSpecParameters(OpAsmPrinter &p, AttentionSpecOpInterface op,
     else
       p << ", kv_cache = lengths";
   }
+  if (op.getVarlen())
+    p << ", varlen = cu_seqlens";
 }
 
 void printModRegions(OpAsmPrinter &p, AttentionSpecOpInterface op) {
@@ -390,6 +408,23 @@ template <typename OpT> LogicalResult verifyDecode(OpT op) {
   return success();
 }
 
+/// varlen = cu_seqlens: the prefill kernel over packed, token-major sequences.
+template <typename OpT> LogicalResult verifyVarlen(OpT op) {
+  if (!op.getVarlen())
+    return success();
+  if (op.getLayout() != Layout::bshd)
+    return op.emitOpError("varlen = cu_seqlens packs sequences token after token "
+                          "([total, heads, head_dim]): it needs layout = bshd");
+  if (op.getNumSplits() || op.getPageSize())
+    return op.emitOpError("varlen = cu_seqlens is not built for decode kernels (num_splits, "
+                          "kv_cache) yet: give each sequence's KV length with "
+                          "kv_cache = lengths instead");
+  if (op.hasOutput(OutputKind::weights))
+    return op.emitOpError("output 'weights' is not computed for packed sequences (varlen); "
+                          "drop one of them");
+  return success();
+}
+
 /// Checks shared by attn.attention and attn.flash.
 template <typename OpT> LogicalResult verifySpec(OpT op) {
   int64_t heads = op.getHeads(), kvHeads = op.getKvHeads(), dim = op.getDim();
@@ -420,7 +455,9 @@ template <typename OpT> LogicalResult verifySpec(OpT op) {
     return op.emitOpError("outputs must name at least one of out, lse, weights");
   if (failed(op.verifySequenceBounds()))
     return failure();
-  return verifyDecode(op);
+  if (failed(verifyDecode(op)))
+    return failure();
+  return verifyVarlen(op);
 }
 
 /// max_seq, and everything that needs a bound on the sequence lengths.

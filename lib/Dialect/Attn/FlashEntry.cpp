@@ -58,6 +58,8 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
       facts.set("page_size", i64(int64_t(*page)));
     facts.set("kv_heads_per_item", i64(decodeKvHeadsPerItem()));
   }
+  if (getVarlen())
+    facts.set("varlen", b.getUnitAttr());
   // Tile functions run on the runtime's CPU threads; a grid kernel states its device.
   if (deviceType != kDLCPU)
     facts.set("device_type", i64(deviceType));
@@ -93,6 +95,7 @@ FailureOr<attnc::KernelInterface> FlashOp::interfaceFromEntry(Location loc,
     f.pageSize = page.getInt();
   if (auto per = dyn_cast_or_null<IntegerAttr>(entry.get("kv_heads_per_item")))
     f.kvHeadsPerItem = per.getInt();
+  f.varlen = entry.contains("varlen");
   f.layout = int32_t(layout);
   f.outputs = int32_t(outputs);
   auto dtype = dyn_cast_or_null<TypeAttr>(entry.get("dtype"));

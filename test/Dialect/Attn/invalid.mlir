@@ -475,7 +475,7 @@ attn.kernel @flash_bad_gqa {
 // -----
 
 attn.kernel @flash_unknown_parameter {
-  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, kv_cache, block_q, block_kv}}
+  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, kv_cache, varlen, block_q, block_kv}}
   attn.flash {num_heads = 2, block_d = 4}
 }
 
@@ -541,4 +541,32 @@ attn.kernel @kv_cache_page_zero {
 attn.kernel @kv_cache_unknown {
   // expected-error @below {{unknown kv_cache 'ragged'; expected lengths or paged<N>}}
   attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0, kv_cache = ragged}
+}
+
+// -----
+
+attn.kernel @varlen_unknown {
+  // expected-error @below {{unknown varlen 'padded'; expected cu_seqlens (sequences packed end to end, delimited by int32 offsets)}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full, outputs = [out], varlen = padded}
+}
+
+// -----
+
+attn.kernel @varlen_head_major {
+  // expected-error @below {{varlen = cu_seqlens packs sequences token after token ([total, heads, head_dim]): it needs layout = bshd}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], varlen = cu_seqlens}
+}
+
+// -----
+
+attn.kernel @varlen_decode {
+  // expected-error @below {{varlen = cu_seqlens is not built for decode kernels (num_splits, kv_cache) yet: give each sequence's KV length with kv_cache = lengths instead}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full, outputs = [out], num_splits = 0, varlen = cu_seqlens}
+}
+
+// -----
+
+attn.kernel @varlen_weights {
+  // expected-error @below {{output 'weights' is not computed for packed sequences (varlen); drop one of them}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full, max_seq = [64, 64], outputs = [out, weights], varlen = cu_seqlens}
 }

@@ -190,3 +190,13 @@ attn.kernel @decode_lengths {
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full,
                   outputs = [out], num_splits = 0, kv_cache = lengths}
 }
+
+// Packed variable-length sequences: varlen prints last, a unit attribute.
+// CHECK-LABEL: attn.kernel @varlen
+// CHECK: outputs = [out, lse], varlen = cu_seqlens}
+// GENERIC-LABEL: "attn.kernel"() <{sym_name = "varlen"}>
+// GENERIC: varlen
+attn.kernel @varlen {
+  attn.attention {varlen = cu_seqlens, num_heads = 8, head_dim = 64, dtype = bf16, layout = bshd,
+                  mask = #attn.causal<bottom_right>, outputs = [out, lse]}
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""What the numeric matrix (varlen.json) cannot show of a prefill kernel over packed
+variable-length sequences (varlen = cu_seqlens), through its C entry point (ctypes, DLPack
+tensors), as a host calls it:
+
+- equal lengths: the packed kernel gives bit for bit the padded batch kernel's out and lse
+  (the same kernel on bshd [batch, seq, heads, head_dim]);
+- determinism: bit-identical out and lse on 1, 2, 3, 8 and 16 threads for mixed lengths 0 to
+  700; a sequence without keys gives out 0 and lse -inf; rows past cu_seqlens_q[batch] are not
+  written;
+- hostile offsets: decreasing, past the packed tensor, negative, a batch unlike q's offsets',
+  a sequence longer than max_seq, int64 offsets, missing offsets: each an error
+  (ATTNC_ERR_INDEX, _SHAPE, _LIMIT, _DTYPE, _NULL) that names the offsets, with the outputs
+  untouched (nothing was read through them).
+
+Prints PASS / FAIL lines and exits non-zero on a failure.
+"""
+import argparse
+import ctypes
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import device_run
+from attnc_abi import K_DL_FLOAT, Options
+
+ERR_NULL, ERR_DTYPE, ERR_SHAPE, ERR_LIMIT, ERR_INDEX = 1, 2, 4, 6, 11
+K_DL_INT = 0
+HEADS, KV_HEADS, DIM = 8, 2, 64
+
+SPEC = """attn.kernel @{name} {{
+  attn.attention {{num_heads = {heads}, num_kv_heads = {kv}, head_dim = {dim}, dtype = f32,
+                  layout = bshd, mask = #attn.causal<bottom_right>, {extra}
+                  outputs = [out, lse]}}
+}}
+"""
+
+
+def build(args):
+    """Compiles the packed, the padded and a bounded packed kernel into one shared object;
+    returns it loaded."""
+    os.makedirs(args.work, exist_ok=True)
+    spec = os.path.join(args.work, "varlen.mlir")
+    with open(spec, "w") as f:
+        for name, extra in (("packed", "varlen = cu_seqlens,"), ("padded", ""),
+                            ("bounded", "varlen = cu_seqlens, max_seq = [128, 256],")):
+            f.write(SPEC.format(name=name, heads=HEADS, kv=KV_HEADS, dim=DIM, extra=extra))
+    so = os.path.join(args.work, "varlen.so")
+    subprocess.run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so],
+                   check=True)
+    return ctypes.CDLL(os.path.abspath(so))
+
+
+def tensor(array):
+    if array.dtype == np.float32:
+        return device_run.tensor(array, K_DL_FLOAT, 32)
+    return device_run.tensor(array, K_DL_INT, array.dtype.itemsize * 8)
+
+
+def call(entry, q, k, v, *offsets, threads=2):
+    """(status, out, lse) of one call; out and lse start as 7s, what an error must leave.
+    Packed calls (offsets given) have lse [heads, total_q], padded ones [batch, heads, seq_q]."""
+    out = np.full(q.shape, 7, np.float32)
+    lse_shape = (HEADS, q.shape[0]) if offsets else (q.shape[0], HEADS, q.shape[1])
+    lse = np.full(lse_shape, 7, np.float32)
+    arrays = [q, k, v, out, lse] + list(offsets)
+    ts = [None if a is None else tensor(a) for a in arrays]
+    refs = [None if t is None else ctypes.byref(t) for t in ts]
+    rc = entry(*refs, ctypes.byref(Options(threads, None)))
+    return rc, out, lse
+
+
+def check(name, ok, detail=""):
+    print("%s %-44s %s" % ("PASS" if ok else "FAIL", name, detail))
+    return ok
+
+
+def bits_equal(a, b):
+    return np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def packed_inputs(q_lens, kv_lens, seed=11, spare_rows=0):
+    """Packed q [total_q + spare_rows, heads, dim], k and v, and the int32 offsets."""
+    rng = np.random.default_rng(seed)
+    cu_q = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    cu_kv = np.concatenate([[0], np.cumsum(kv_lens)]).astype(np.int32)
+    q = rng.uniform(-1, 1, (cu_q[-1] + spare_rows, HEADS, DIM)).astype(np.float32)
+    k, v = (rng.uniform(-1, 1, (cu_kv[-1], KV_HEADS, DIM)).astype(np.float32) for _ in range(2))
+    return q, k, v, cu_q, cu_kv
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attnc", required=True)
+    parser.add_argument("--target", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    library = build(args)
+    library.attnc_last_error.restype = ctypes.c_char_p
+    packed, padded, bounded = library.packed, library.padded, library.bounded
+    ok = True
+
+    batch, seq = 3, 200
+    q, k, v, cu_q, cu_kv = packed_inputs([seq] * batch, [seq] * batch)
+    rc, out, lse = call(packed, q, k, v, cu_q, cu_kv)
+    rc0, out0, lse0 = call(padded, q.reshape(batch, seq, HEADS, DIM),
+                           k.reshape(batch, seq, KV_HEADS, DIM),
+                           v.reshape(batch, seq, KV_HEADS, DIM))
+    ok &= check("equal lengths: packed = padded, bit for bit", rc == 0 and rc0 == 0 and
+                bits_equal(out, out0.reshape(out.shape)) and
+                bits_equal(lse, lse0.transpose(1, 0, 2).reshape(lse.shape)),
+                "(batch %d, lengths %d)" % (batch, seq))
+
+    q_lens, kv_lens = [0, 1, 700, 130, 64, 5], [3, 1, 700, 0, 640, 5]
+    q, k, v, cu_q, cu_kv = packed_inputs(q_lens, kv_lens, spare_rows=4)
+    runs = {t: call(packed, q, k, v, cu_q, cu_kv, threads=t) for t in (1, 2, 3, 8, 16)}
+    rc, out, lse = runs[2]
+    same = all(r == 0 and bits_equal(o, out) and bits_equal(s, lse) for r, o, s in runs.values())
+    ok &= check("bit-identical over 1-16 threads", rc == 0 and same,
+                "(q lengths %s, kv lengths %s)" % (q_lens, kv_lens))
+    rows = slice(cu_q[3], cu_q[4])  # sequence 3 has queries but no keys
+    ok &= check("no keys: out 0, lse -inf", not out[rows].any() and
+                np.all(np.isneginf(lse[:, rows])))
+    ok &= check("rows past cu_seqlens_q[batch] not written", np.all(out[cu_q[-1]:] == 7) and
+                np.all(lse[:, cu_q[-1]:] == 7))
+
+    def refused(name, status, text, offsets, entry=packed, tensors=(q, k, v)):
+        rc, out, _ = call(entry, *tensors, *offsets)
+        message = library.attnc_last_error().decode()
+        return check(name, rc == status and text in message and np.all(out == 7), message)
+
+    bad = cu_q.copy()
+    bad[3] = bad[2] - 1
+    ok &= refused("decreasing offsets: INDEX", ERR_INDEX,
+                  "cu_seqlens_q[2] = 1 and [3] = 0, but offsets must not decrease",
+                  (bad, cu_kv))
+    bad = cu_kv.copy()
+    bad[-1] = k.shape[0] + 1
+    ok &= refused("offset past total_kv: INDEX", ERR_INDEX,
+                  "cu_seqlens_kv[6] = 1350, but its entries must lie in [0, total_kv] = "
+                  "[0, 1349]", (cu_q, bad))
+    bad = cu_q.copy()
+    bad[0] = -1
+    ok &= refused("negative offset: INDEX", ERR_INDEX, "cu_seqlens_q[0] = -1", (bad, cu_kv))
+    ok &= refused("batch unlike q's offsets: SHAPE", ERR_SHAPE,
+                  "cu_seqlens_kv has shape [6] but needs [7]", (cu_q, cu_kv[:-1]))
+    short = packed_inputs([100, 129], [200, 200])
+    ok &= refused("sequence over max_seq: LIMIT", ERR_LIMIT,
+                  "cu_seqlens_q has a sequence of seq_q = 129 but the kernel was compiled for "
+                  "at most max_seq_q = 128", short[3:], bounded, short[:3])
+    ok &= refused("int64 offsets: DTYPE", ERR_DTYPE,
+                  "cu_seqlens_q has dtype int64 but needs int32", (cu_q.astype(np.int64), cu_kv))
+    ok &= refused("no offsets: NULL", ERR_NULL, "cu_seqlens_kv is NULL", (cu_q, None))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
