@@ -24,7 +24,8 @@ Peers:
   torch-sdpa      F.scaled_dot_product_attention(q, k, v, enable_gqa=True) under no_grad
 Each is checked against attnc's reference evaluator on a short cache (max abs error 1e-4 for
 f32, 1e-2 for bf16) before it is timed. Batched decode with mixed lengths, paged caches and
-FlexAttention's decoding path are not here yet: attnc has no varlen or paged kernel (issue 36).
+FlexAttention's decoding path are not here yet (issue 36); packed varlen prefill is
+benchmarks/varlen.py.
 """
 import argparse
 import ctypes
@@ -105,11 +106,13 @@ class Attnc:
         ts.append(attnc_peer.dl_tensor(lse))
         args = [ctypes.byref(t) for t in ts] + [ctypes.byref(attnc_peer.Options(threads, None))]
 
+        keep = (out, lse)  # args only point at them: the closure keeps them alive
+
         def run():
             rc = self.entry(*args)
             if rc:
                 raise RuntimeError("attnc kernel %s returned %d" % (self.name, rc))
-            return out
+            return keep[0]
         return run
 
 

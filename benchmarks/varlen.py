@@ -87,11 +87,13 @@ class Attnc:
             ts += [int32_tensor(batch["cu"]), int32_tensor(batch["cu"])]
         args = [ctypes.byref(t) for t in ts] + [ctypes.byref(attnc_peer.Options(threads, None))]
 
+        keep = (out, lse)  # args only point at them: the closure keeps them alive
+
         def run():
             rc = self.entry(*args)
             if rc:
                 raise RuntimeError("attnc kernel %s returned %d" % (self.name, rc))
-            return out
+            return keep[0]
         return run
 
 
@@ -226,6 +228,8 @@ def main():
         for kind, lens in rows_spec.items():
             batch = make_batch(dtype, lens)
             row_notes = dict(notes, **check(peers, batch, dtype, args.threads[0]))
+            for name, why in row_notes.items():
+                print("%-5s %-6s %s: %s" % (dtype, kind, name, why), flush=True)
             timed = [p for p in peers if p.name not in row_notes]
             for t in args.threads:
                 times = time_row(timed, batch, t, args.repeats)

@@ -284,6 +284,13 @@ void printSummary(attn::AttentionSpecOpInterface op, const Inputs &in,
 /// reference; mask_mod is not counted.
 double keptPairsOfMask(attn::AttentionSpecOpInterface op, const Inputs &in) {
   int seqDim = op.getLayout() == attn::Layout::bhsd ? 2 : 1;
+  if (in.varlen.active()) { // each sequence's own lengths
+    double pairs = 0;
+    for (size_t b = 0; b < in.varlen.qLens.size(); ++b)
+      pairs += double(attn::countKeptPairs(op.getMask(), in.varlen.qLens[b],
+                                           in.varlen.kvLens[b]));
+    return pairs * op.getHeads();
+  }
   return double(attn::countKeptPairs(op.getMask(), in.q.shape[seqDim],
                                      in.k.shape[seqDim])) *
          in.q.shape[0] * op.getHeads();
