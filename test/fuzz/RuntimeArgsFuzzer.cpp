@@ -5,7 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Random kernel descriptors and DLTensors through attnc_rt_launch. Shapes
+// Random kernel descriptors and DLTensors through attnc_rt_launch (and for
+// packed varlen kernels, with offsets mostly valid and sometimes any int32,
+// attnc_rt_run). Shapes
 // are mostly small and sometimes hostile (2^32 and beyond, negative,
 // INT64_MAX), strides compact or arbitrary, byte offsets anything, tensors
 // sometimes NULL, of another dtype or device, or placed inside another one.
@@ -35,7 +37,7 @@
 
 namespace {
 
-enum { Q, K, V, Out, Lse, Tensors };
+enum { Q, K, V, Out, Lse, CuQ, CuKv, Tensors };
 
 constexpr int64_t kMaxBytes = 1 << 20; // per tensor allocation
 constexpr int64_t kMaxItems = 1 << 16; // work items of a launch made
@@ -150,11 +152,21 @@ void makeTensor(FuzzedDataProvider &in, Tensor &x, int ndim, DLDataType dtype) {
   }
 }
 
+/// Entry i of a varlen kernel's offsets, read through the runtime's view and
+/// stride as a compiled kernel reads it.
+int64_t offsetAt(attnc_memref *cu, const int64_t *p, int param, int64_t i) {
+  int64_t at = i * p[param];
+  if (at < 0 || at >= cu->size)
+    __builtin_trap(); // outside the view the runtime built
+  return static_cast<const int32_t *>(cu->aligned)[cu->offset + at];
+}
+
 /// Touches the first and last head_dim element of each row of one work item
-/// (and one k / v row), through the runtime's views and params.
+/// (and one k / v row), through the runtime's views and params; a varlen
+/// kernel's rows start where its offsets (cuQ, cuKv) say.
 int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref *out,
-                 attnc_memref *lse, attnc_memref_i64 *params, int64_t b, int64_t h,
-                 int64_t tile) {
+                 attnc_memref *lse, attnc_memref *cuQ, attnc_memref *cuKv,
+                 attnc_memref_i64 *params, int64_t b, int64_t h, int64_t tile) {
   const attnc::AttentionFacts &d = *gFacts;
   const int64_t *p = params->aligned + params->offset;
   int64_t elem = d.dtypeBits / 8, g = h / (d.heads / d.kvHeads);
@@ -171,21 +183,71 @@ int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref
         at[byte] = write ? 0 : at[byte];
     }
   };
-  int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
+  int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV], qFirst = 0, kvFirst = 0;
+  if (d.varlen) { // the batch strides are 0: rows count from the packed tensors' start
+    qFirst = offsetAt(cuQ, p, ATTNC_P_CU_SEQLENS_Q_STRIDES, b);
+    seqQ = offsetAt(cuQ, p, ATTNC_P_CU_SEQLENS_Q_STRIDES, b + 1) - qFirst;
+    kvFirst = offsetAt(cuKv, p, ATTNC_P_CU_SEQLENS_KV_STRIDES, b);
+    seqKv = offsetAt(cuKv, p, ATTNC_P_CU_SEQLENS_KV_STRIDES, b + 1) - kvFirst;
+  }
   for (int64_t s = tile * d.blockQ; s < std::min(seqQ, (tile + 1) * d.blockQ); ++s) {
-    touch(q, elem, p + ATTNC_P_Q_STRIDES, h, s, false, false);
-    touch(k, elem, p + ATTNC_P_K_STRIDES, g, seqKv - 1, false, false);
-    touch(v, elem, p + ATTNC_P_V_STRIDES, g, 0, false, false);
-    touch(out, elem, p + ATTNC_P_OUT_STRIDES, h, s, true, false);
+    touch(q, elem, p + ATTNC_P_Q_STRIDES, h, qFirst + s, false, false);
+    if (seqKv > 0) {
+      touch(k, elem, p + ATTNC_P_K_STRIDES, g, kvFirst + seqKv - 1, false, false);
+      touch(v, elem, p + ATTNC_P_V_STRIDES, g, kvFirst, false, false);
+    }
+    touch(out, elem, p + ATTNC_P_OUT_STRIDES, h, qFirst + s, true, false);
     if (lse->size > 0)
-      touch(lse, 4, p + ATTNC_P_LSE_STRIDES, h, s, true, true);
+      touch(lse, 4, p + ATTNC_P_LSE_STRIDES, h, qFirst + s, true, true);
   }
   return 0;
 }
 
 /// The phase's item function, as attn-emit-cpu-entry writes it for a compiled kernel.
 int32_t fakeItem(attnc_memref *t, attnc_memref_i64 *params, const int64_t *index) {
-  return fakeTile(&t[0], &t[1], &t[2], &t[3], &t[4], params, index[0], index[1], index[2]);
+  bool varlen = gFacts->varlen; // only then are there views of offsets
+  return fakeTile(&t[0], &t[1], &t[2], &t[3], &t[4], varlen ? &t[5] : nullptr,
+                  varlen ? &t[6] : nullptr, params, index[0], index[1], index[2]);
+}
+
+/// Whether `x` is backed int32 entries (the fuzzer may have changed its rank or dtype).
+bool backedOffsets(const Tensor &x) {
+  return x.backed() && x.t.ndim == 1 && x.t.dtype.code == kDLInt && x.t.dtype.bits == 32 &&
+         x.t.dtype.lanes == 1;
+}
+
+/// A varlen kernel's offsets: mostly non-decreasing within [0, total] (a
+/// sequence may be empty), sometimes any int32; written at the tensor's stride.
+void fillOffsets(FuzzedDataProvider &in, Tensor &x, int64_t total) {
+  if (!backedOffsets(x))
+    return;
+  int64_t stride = x.t.strides ? x.t.strides[0] : 1, at = 0;
+  bool hostile = in.ConsumeIntegralInRange(0, 7) == 0;
+  // Zero strides back any extent with one entry: such launches are not made (below).
+  for (int64_t i = 0; i < std::min(x.shape[0], kMaxItems + 1); ++i) {
+    at = hostile ? in.ConsumeIntegral<int32_t>()
+                 : std::min<int64_t>(total, at + in.ConsumeIntegralInRange(0, 9));
+    int32_t value = int32_t(at);
+    std::memcpy(x.memory.data() + i * stride * 4, &value, 4); // memory starts at entry 0
+  }
+}
+
+/// The work a varlen launch would be: batch x heads x the longest sequence's
+/// tiles, from the query offsets as given (the runtime checks them).
+int64_t varlenItems(const Tensor &cu, const attnc::AttentionFacts &f) {
+  if (!backedOffsets(cu))
+    return 0;
+  if (cu.shape[0] > kMaxItems) // the runtime reads every offset
+    return INT64_MAX;
+  int64_t stride = cu.t.strides ? cu.t.strides[0] : 1, longest = 0;
+  auto entry = [&](int64_t i) {
+    int32_t v;
+    std::memcpy(&v, cu.memory.data() + i * stride * 4, 4);
+    return int64_t(v);
+  };
+  for (int64_t i = 1; i < cu.shape[0]; ++i)
+    longest = std::max(longest, entry(i) - entry(i - 1));
+  return (cu.shape[0] - 1) * f.heads * ((longest + f.blockQ - 1) / f.blockQ);
 }
 
 bool overlaps(const Tensor &a, const Tensor &b) { return a.lo <= b.hi && b.lo <= a.hi; }
@@ -196,10 +258,10 @@ void describe(const attnc::AttentionFacts &d, Tensor (&x)[Tensors],
   if (!std::getenv("ATTNC_FUZZ_DEBUG"))
     return;
   std::fprintf(stderr, "facts: heads %lld/%lld dim %lld dtype %d/%d layout %d outputs %d "
-               "block_q %lld max_seq %lld\n", (long long)d.heads, (long long)d.kvHeads,
+               "block_q %lld max_seq %lld varlen %d\n", (long long)d.heads, (long long)d.kvHeads,
                (long long)d.headDim, d.dtypeCode, d.dtypeBits, d.layout, d.outputs,
-               (long long)d.blockQ, (long long)d.maxSeqQ);
-  static const char *names[] = {"q", "k", "v", "out", "lse"};
+               (long long)d.blockQ, (long long)d.maxSeqQ, int(d.varlen));
+  static const char *names[] = {"q", "k", "v", "out", "lse", "cu_seqlens_q", "cu_seqlens_kv"};
   for (int i = 0; i < Tensors; ++i) {
     const DLTensor &u = x[i].t;
     std::fprintf(stderr, "%s%s: data %p dtype %d/%d device %d offset %llu shape", names[i],
@@ -235,6 +297,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   facts.blockQ = in.ConsumeIntegralInRange(1, 16);
   facts.maxSeqQ = in.ConsumeIntegralInRange(0, 3) == 0 ? in.ConsumeIntegralInRange(1, 9) : 0;
   facts.maxSeqKv = facts.maxSeqQ;
+  // Sometimes packed sequences (varlen): token-major, with offsets.
+  facts.varlen = in.ConsumeIntegralInRange(0, 3) == 0;
+  if (facts.varlen)
+    facts.layout = 1;
   attnc::InterfaceTables tables(attnc::attentionInterface(facts));
   tables.fill(desc, fakeItem, nullptr);
   desc.name = "fuzz";
@@ -242,9 +308,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gFacts = &facts;
 
   Tensor x[Tensors];
+  int rank = facts.varlen ? 3 : 4; // packed: [total, heads, head_dim]
   for (int i = Q; i <= Out; ++i)
-    makeTensor(in, x[i], 4, type);
-  makeTensor(in, x[Lse], 3, {kDLFloat, 32, 1});
+    makeTensor(in, x[i], rank, type);
+  makeTensor(in, x[Lse], rank - 1, {kDLFloat, 32, 1});
+  if (facts.varlen)
+    for (int i : {CuQ, CuKv}) {
+      makeTensor(in, x[i], 1, {kDLInt, 32, 1});
+      fillOffsets(in, x[i], x[i == CuQ ? Q : K].shape[0]);
+    }
   // Sometimes an output placed at the start of another tensor's memory.
   if (in.ConsumeIntegralInRange(0, 7) == 0) {
     int from = in.ConsumeIntegralInRange(0, 4), to = in.ConsumeIntegralInRange(3, 4);
@@ -255,12 +327,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       o.hi = o.lo + int64_t(o.memory.size()) - 1;
     }
   }
+  int used = facts.varlen ? Tensors : CuQ;
   gTouch = true;
-  for (const Tensor &tensor : x)
-    gTouch = gTouch && tensor.backed();
+  for (int i = 0; i < used; ++i)
+    gTouch = gTouch && x[i].backed();
   // The work a launch would be, from q's shape (the runtime checks the others
   // against it): not made when huge, which only hostile lengths give.
-  if (x[Q].t.ndim == 4) {
+  if (facts.varlen && (varlenItems(x[CuQ], facts) > kMaxItems ||
+                       (backedOffsets(x[CuKv]) && x[CuKv].shape[0] > kMaxItems)))
+    return 0;
+  if (!facts.varlen && x[Q].t.ndim == 4) {
     int seqDim = facts.layout == 0 ? 2 : 1;
     int64_t batch = x[Q].shape[0], seq = x[Q].shape[seqDim];
     if (batch > 0 && seq > 0 &&
@@ -268,9 +344,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
          batch * facts.heads * ((seq + facts.blockQ - 1) / facts.blockQ) > kMaxItems))
       return 0;
   }
-  // The runtime itself writes the outputs of a launch with seq_kv = 0, so
-  // a well-formed output this harness cannot back must not be handed over.
-  for (int i : {Out, Lse})
+  // The runtime itself writes the outputs of a launch with seq_kv = 0, and
+  // reads every offset, so a well-formed output or offsets tensor this
+  // harness cannot back must not be handed over.
+  for (int i : {Out, Lse, CuQ, CuKv})
     if (x[i].span == Span::huge)
       x[i].t.data = nullptr;
   DLTensor *t[Tensors];
@@ -279,13 +356,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   describe(facts, x, t);
   attnc_options opt{};
   opt.num_threads = in.ConsumeIntegralInRange(-2, 3);
-  int rc = attnc_rt_launch(&desc, t[Q], t[K], t[V], t[Out], t[Lse], &opt);
+  int rc = facts.varlen ? attnc_rt_run(&desc, t, &opt)
+                        : attnc_rt_launch(&desc, t[Q], t[K], t[V], t[Out], t[Lse], &opt);
   if (rc < ATTNC_OK || rc > ATTNC_ERR_INDEX || (rc != ATTNC_OK && !*attnc_last_error()))
     __builtin_trap(); // an undefined status, or an error without a message
   if (rc == ATTNC_OK && gTouch) {
     bool lse = facts.outputs & 2;
-    for (int i = Q; i <= V; ++i)
-      if (overlaps(x[Out], x[i]) || (lse && t[Lse] && overlaps(x[Lse], x[i])))
+    for (int i : {Q, K, V, CuQ, CuKv})
+      if (i < used && (overlaps(x[Out], x[i]) || (lse && t[Lse] && overlaps(x[Lse], x[i]))))
         __builtin_trap(); // an output accepted on top of an input
     if (lse && t[Lse] && overlaps(x[Out], x[Lse]))
       __builtin_trap();
