@@ -28,7 +28,6 @@ FlexAttention's decoding path are not here yet (issue 36); packed varlen prefill
 benchmarks/varlen.py.
 """
 import argparse
-import ctypes
 import datetime
 import json
 import mmap
@@ -90,30 +89,14 @@ class Attnc:
 
     def __init__(self, name, dtype, decode, target, work):
         self.name, self.dtype = name, dtype
-        path = os.path.join(work, name + ".mlir")
-        with open(path, "w") as f:
-            f.write(spec(name, dtype, decode))
-        so = os.path.join(work, name + ".so")
-        subprocess.run([os.path.join(BUILD, "bin", "attnc"), path, "--target", target,
-                        "--emit=so", "-o", so], check=True)
-        self.entry = getattr(ctypes.CDLL(so), name)
-        self.entry.restype = ctypes.c_int
+        self.entry = attnc_peer.compile_entry(name, spec(name, dtype, decode), target, work)
 
     def prepare(self, q, k, v, threads):
         out = np.zeros_like(q)
         lse = np.zeros(q.shape[:3], np.float32)
         ts = [attnc_peer.dl_tensor(a, self.dtype) for a in (q, k, v, out)]
         ts.append(attnc_peer.dl_tensor(lse))
-        args = [ctypes.byref(t) for t in ts] + [ctypes.byref(attnc_peer.Options(threads, None))]
-
-        keep = (out, lse)  # args only point at them: the closure keeps them alive
-
-        def run():
-            rc = self.entry(*args)
-            if rc:
-                raise RuntimeError("attnc kernel %s returned %d" % (self.name, rc))
-            return keep[0]
-        return run
+        return attnc_peer.bind_call(self.entry, self.name, ts, (q, k, v, out, lse), threads)
 
 
 class Sdpa:

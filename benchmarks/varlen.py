@@ -29,7 +29,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +40,6 @@ sys.path.insert(0, HERE)
 from peers import attnc_peer  # noqa: E402
 from peers.base import bf16_bits, bf16_to_float32, round_bf16  # noqa: E402
 
-BUILD = attnc_peer.BUILD
 HEADS, KV_HEADS, DIM = 32, 8, 128
 ATOL = {"f32": 1e-5, "bf16": 1e-2}
 ROWS = {"equal": [1024] * 8, "mixed": [1024, 256, 2048, 128, 768, 1536, 64, 512]}
@@ -67,14 +65,7 @@ class Attnc:
 
     def __init__(self, name, dtype, varlen, target, work):
         self.name, self.dtype, self.varlen = name, dtype, varlen
-        path = os.path.join(work, name + ".mlir")
-        with open(path, "w") as f:
-            f.write(spec(name, dtype, varlen))
-        so = os.path.join(work, name + ".so")
-        subprocess.run([os.path.join(BUILD, "bin", "attnc"), path, "--target", target,
-                        "--emit=so", "-o", so], check=True)
-        self.entry = getattr(ctypes.CDLL(so), name)
-        self.entry.restype = ctypes.c_int
+        self.entry = attnc_peer.compile_entry(name, spec(name, dtype, varlen), target, work)
 
     def prepare(self, batch, threads):
         q, k, v = batch["packed" if self.varlen else "padded"]
@@ -85,16 +76,7 @@ class Attnc:
         ts.append(attnc_peer.dl_tensor(lse))
         if self.varlen:
             ts += [int32_tensor(batch["cu"]), int32_tensor(batch["cu"])]
-        args = [ctypes.byref(t) for t in ts] + [ctypes.byref(attnc_peer.Options(threads, None))]
-
-        keep = (out, lse)  # args only point at them: the closure keeps them alive
-
-        def run():
-            rc = self.entry(*args)
-            if rc:
-                raise RuntimeError("attnc kernel %s returned %d" % (self.name, rc))
-            return keep[0]
-        return run
+        return attnc_peer.bind_call(self.entry, self.name, ts, (q, k, v, out, lse), threads)
 
 
 class Sdpa:

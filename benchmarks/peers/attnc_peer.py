@@ -43,6 +43,33 @@ def dl_tensor(array, dtype="f32"):
     return t
 
 
+def compile_entry(name, spec, target, work, build=BUILD):
+    """The C entry point (ctypes) of kernel `name` of the spec text `spec`, compiled with
+    `attnc --emit=so` for `target` in the directory `work`."""
+    path = os.path.join(work, name + ".mlir")
+    with open(path, "w") as f:
+        f.write(spec)
+    so = os.path.join(work, name + ".so")
+    subprocess.run([os.path.join(build, "bin", "attnc"), path, "--target", target, "--emit=so",
+                    "-o", so], check=True)
+    entry = getattr(ctypes.CDLL(so), name)
+    entry.restype = ctypes.c_int
+    return entry
+
+
+def bind_call(entry, name, tensors, arrays, threads):
+    """A function that calls `entry` on the DLTensors `tensors` with `threads` threads and
+    returns arrays[3] (out); it keeps `arrays` alive, which the tensors only point at."""
+    args = [ctypes.byref(t) for t in tensors] + [ctypes.byref(Options(threads, None))]
+
+    def run():
+        rc = entry(*args)
+        if rc:
+            raise RuntimeError("attnc kernel %s returned %d" % (name, rc))
+        return arrays[3]
+    return run
+
+
 def list_targets(build=BUILD):
     """{target: runs here (bool)} from `attnc --list-targets` (a table: name first, the
     "runs here" yes / no last; the lines after the table, e.g. "backends: ...", are not

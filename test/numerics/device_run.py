@@ -20,6 +20,8 @@ import numpy as np
 from attnc_abi import (K_DL_BFLOAT, K_DL_CPU, K_DL_CUDA, K_DL_FLOAT, DLDataType, DLDevice,
                        DLTensor, Options)
 
+K_DL_INT = 0  # DLDataTypeCode
+
 DTYPES = {"f32": (K_DL_FLOAT, 32, np.float32), "f16": (K_DL_FLOAT, 16, np.float16),
           "bf16": (K_DL_BFLOAT, 16, np.uint16)}
 
@@ -31,6 +33,34 @@ def tensor(array, code, bits, device=K_DL_CPU):
                  DLDataType(code, bits, 1), shape, None, 0)
     t._keep = (array, shape)
     return t
+
+
+def host_tensor(array):
+    """A DLTensor over a float32 array, or an integer one (lengths, offsets, tables) as
+    kDLInt of its width."""
+    if array.dtype == np.float32:
+        return tensor(array, K_DL_FLOAT, 32)
+    return tensor(array, K_DL_INT, array.dtype.itemsize * 8)
+
+
+def build_so(attnc, specs, target, work, stem):
+    """Compiles the kernels of `specs` (spec text) for `target` into WORK/STEM.so with one
+    attnc run; returns it loaded, with attnc_last_error's text as bytes."""
+    os.makedirs(work, exist_ok=True)
+    spec = os.path.join(work, stem + ".mlir")
+    with open(spec, "w") as f:
+        f.write(specs)
+    so = os.path.join(work, stem + ".so")
+    subprocess.run([attnc, spec, "--target", target, "--emit=so", "-o", so], check=True)
+    library = ctypes.CDLL(os.path.abspath(so))
+    library.attnc_last_error.restype = ctypes.c_char_p
+    return library
+
+
+def report(name, ok, detail="", width=40):
+    """Prints a PASS / FAIL line; returns ok."""
+    print("%s %-*s %s" % ("PASS" if ok else "FAIL", width, name, detail))
+    return ok
 
 
 def run_tool(cmd):

@@ -14,17 +14,14 @@ Prints PASS / FAIL lines and exits non-zero on a failure.
 """
 import argparse
 import ctypes
-import os
-import subprocess
 import sys
 
 import numpy as np
 
 import device_run
-from attnc_abi import K_DL_FLOAT, Options
+from attnc_abi import Options
 
 ERR_NULL, ERR_DTYPE, ERR_INDEX = 1, 2, 11
-K_DL_INT = 0
 HEADS, KV_HEADS, DIM, SEQ_Q, PAGE = 8, 2, 64, 2, 16
 CAPACITY = 5008  # 313 pages per sequence
 
@@ -38,21 +35,9 @@ SPEC = """attn.kernel @{name} {{
 
 def build(args):
     """Compiles the paged and the contiguous kernel into one shared object; returns it loaded."""
-    os.makedirs(args.work, exist_ok=True)
-    spec = os.path.join(args.work, "paged.mlir")
-    with open(spec, "w") as f:
-        for name, cache in (("paged", "paged<%d>" % PAGE), ("lengths", "lengths")):
-            f.write(SPEC.format(name=name, heads=HEADS, kv=KV_HEADS, dim=DIM, cache=cache))
-    so = os.path.join(args.work, "paged.so")
-    subprocess.run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so],
-                   check=True)
-    return ctypes.CDLL(os.path.abspath(so))
-
-
-def tensor(array):
-    if array.dtype == np.float32:
-        return device_run.tensor(array, K_DL_FLOAT, 32)
-    return device_run.tensor(array, K_DL_INT, array.dtype.itemsize * 8)
+    specs = "".join(SPEC.format(name=name, heads=HEADS, kv=KV_HEADS, dim=DIM, cache=cache)
+                    for name, cache in (("paged", "paged<%d>" % PAGE), ("lengths", "lengths")))
+    return device_run.build_so(args.attnc, specs, args.target, args.work, "paged")
 
 
 def call(entry, tensors, threads=2):
@@ -61,15 +46,14 @@ def call(entry, tensors, threads=2):
     out = np.full(q.shape, 7, np.float32)
     lse = np.full(q.shape[:3], 7, np.float32)
     arrays = [tensors[0], tensors[1], tensors[2], out, lse] + list(tensors[3:])
-    ts = [None if a is None else tensor(a) for a in arrays]
+    ts = [None if a is None else device_run.host_tensor(a) for a in arrays]
     refs = [None if t is None else ctypes.byref(t) for t in ts]
     rc = entry(*refs, ctypes.byref(Options(threads, None)))
     return rc, out, lse
 
 
 def check(name, ok, detail=""):
-    print("%s %-40s %s" % ("PASS" if ok else "FAIL", name, detail))
-    return ok
+    return device_run.report(name, ok, detail)
 
 
 def make_inputs(batch=4, seed=11):
@@ -99,7 +83,6 @@ def main():
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
     library = build(args)
-    library.attnc_last_error.restype = ctypes.c_char_p
     paged, lengths = library.paged, library.lengths
     ok = True
 

@@ -17,17 +17,14 @@ Prints PASS / FAIL lines and exits non-zero on a failure.
 """
 import argparse
 import ctypes
-import os
-import subprocess
 import sys
 
 import numpy as np
 
 import device_run
-from attnc_abi import K_DL_FLOAT, Options
+from attnc_abi import Options
 
 ERR_NULL, ERR_DTYPE, ERR_SHAPE, ERR_LIMIT, ERR_INDEX = 1, 2, 4, 6, 11
-K_DL_INT = 0
 HEADS, KV_HEADS, DIM = 8, 2, 64
 
 SPEC = """attn.kernel @{name} {{
@@ -41,22 +38,11 @@ SPEC = """attn.kernel @{name} {{
 def build(args):
     """Compiles the packed, the padded and a bounded packed kernel into one shared object;
     returns it loaded."""
-    os.makedirs(args.work, exist_ok=True)
-    spec = os.path.join(args.work, "varlen.mlir")
-    with open(spec, "w") as f:
-        for name, extra in (("packed", "varlen = cu_seqlens,"), ("padded", ""),
-                            ("bounded", "varlen = cu_seqlens, max_seq = [128, 256],")):
-            f.write(SPEC.format(name=name, heads=HEADS, kv=KV_HEADS, dim=DIM, extra=extra))
-    so = os.path.join(args.work, "varlen.so")
-    subprocess.run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so],
-                   check=True)
-    return ctypes.CDLL(os.path.abspath(so))
-
-
-def tensor(array):
-    if array.dtype == np.float32:
-        return device_run.tensor(array, K_DL_FLOAT, 32)
-    return device_run.tensor(array, K_DL_INT, array.dtype.itemsize * 8)
+    specs = "".join(SPEC.format(name=name, heads=HEADS, kv=KV_HEADS, dim=DIM, extra=extra)
+                    for name, extra in (("packed", "varlen = cu_seqlens,"), ("padded", ""),
+                                        ("bounded",
+                                         "varlen = cu_seqlens, max_seq = [128, 256],")))
+    return device_run.build_so(args.attnc, specs, args.target, args.work, "varlen")
 
 
 def call(entry, q, k, v, *offsets, threads=2):
@@ -66,15 +52,14 @@ def call(entry, q, k, v, *offsets, threads=2):
     lse_shape = (HEADS, q.shape[0]) if offsets else (q.shape[0], HEADS, q.shape[1])
     lse = np.full(lse_shape, 7, np.float32)
     arrays = [q, k, v, out, lse] + list(offsets)
-    ts = [None if a is None else tensor(a) for a in arrays]
+    ts = [None if a is None else device_run.host_tensor(a) for a in arrays]
     refs = [None if t is None else ctypes.byref(t) for t in ts]
     rc = entry(*refs, ctypes.byref(Options(threads, None)))
     return rc, out, lse
 
 
 def check(name, ok, detail=""):
-    print("%s %-44s %s" % ("PASS" if ok else "FAIL", name, detail))
-    return ok
+    return device_run.report(name, ok, detail, 44)
 
 
 def bits_equal(a, b):
@@ -98,7 +83,6 @@ def main():
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
     library = build(args)
-    library.attnc_last_error.restype = ctypes.c_char_p
     packed, padded, bounded = library.packed, library.padded, library.bounded
     ok = True
 
