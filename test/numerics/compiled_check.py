@@ -119,16 +119,16 @@ def run_cross(args, ready):
     runner = os.path.join(args.work, "raw_runner")
     try:
         cross_run.link_runner(args.cross_cxx, os.path.join(args.work, "cross-runtime"),
-                              args.halide_include, [(c["name"], obj) for c, _, obj, _ in ready],
-                              runner)
+                              args.halide_include,
+                              [(c["name"], obj, cross_run.entry_tensors(c))
+                               for c, _, obj, _ in ready], runner)
     except cross_run.CrossError as error:
         return [(1, "linking the runner: %s" % error)] * len(ready)
     results = []
     for case, directory, _, tol in ready:
         try:
-            ok, out = cross_run.run_kernel(
-                args.emulator, runner, case["name"], directory,
-                case["dtype"], case["layout"], "lse" in case["outputs"], tol["rtol"], tol["atol"])
+            ok, out = cross_run.run_kernel(args.emulator, runner, case, directory, tol["rtol"],
+                                           tol["atol"])
             results.append((0 if ok else 1, out))
         except cross_run.CrossError as error:
             results.append((1, str(error)))

@@ -13,6 +13,7 @@ As a command: one kernel object, linked into a runner of its own.
 import argparse
 import contextlib
 import io
+import json
 import os
 import shlex
 import subprocess
@@ -20,7 +21,8 @@ import sys
 
 import numpy as np
 
-from device_run import DTYPES, compare_outputs
+from attnc_abi import K_DL_FLOAT
+from device_run import DTYPES, K_DL_INT, compare_outputs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -68,40 +70,124 @@ def cross_runtime(cxx, work, includes):
     return lib
 
 
+def entry_tensors(case):
+    """How many DLTensors a case's kernel entry takes: q, k, v, out, lse, then kv_lens and a
+    block table (kv_cache), or the two offsets (varlen)."""
+    cache = case.get("kv_cache")
+    if case.get("varlen") or (cache and cache != "lengths"):
+        return 7
+    return 6 if cache else 5
+
+
 def link_runner(cxx, work, halide_include, kernels, runner):
-    """Links raw_runner.c statically with KERNELS [(symbol, object)] and the target's runtime
-    into RUNNER, with a table (RUNNER.kernels) that finds each kernel by its symbol."""
+    """Links raw_runner.c statically with KERNELS [(symbol, object, entry tensors)] and the
+    target's runtime into RUNNER, with a table (RUNNER.kernels) that finds each kernel by its
+    symbol and calls it with its arguments."""
     os.makedirs(work, exist_ok=True)
     includes = include_dirs(work, halide_include)
     runtime = cross_runtime(cxx, work, includes)
     table = os.path.abspath(runner + ".kernels")
     with open(table, "w") as f:
-        f.writelines("X(%s)\n" % symbol for symbol, _ in kernels)
+        f.writelines("X(%s, %d)\n" % (symbol, tensors) for symbol, _, tensors in kernels)
     check_call([cxx, "-static", "-O1", '-DKERNEL_TABLE="%s"' % table] + includes +
                ["-x", "c", os.path.join(HERE, "raw_runner.c"), "-x", "none"] +
-               list(dict.fromkeys(obj for _, obj in kernels)) + [runtime, "-lm", "-lpthread", "-o", runner])
+               list(dict.fromkeys(obj for _, obj, _ in kernels)) +
+               [runtime, "-lm", "-lpthread", "-o", runner])
 
 
-def run_kernel(emulator, runner, kernel, directory, dtype, layout, lse, rtol, atol):
-    """Runs KERNEL of RUNNER under EMULATOR on DIRECTORY's inputs and compares its outputs with
-    the reference there: (ok, what the runner and the comparison printed). Raises CrossError
-    when the runner fails."""
-    code, bits, storage = DTYPES[dtype]
+def to_pages(kv, lengths, page, layout):
+    """k or v (the spec's layout) as the pages [num_pages, page, kv_heads, d] that
+    lengths.json's block table names (attnc-run's toPages)."""
+    token_major = kv if layout == "bshd" else kv.transpose(0, 2, 1, 3)  # [b, s, h, d]
+    table = np.array(lengths["block_table"], np.int64)
+    pages = np.zeros((lengths["num_pages"], page) + token_major.shape[2:], kv.dtype)
+    for b in range(kv.shape[0]):
+        for s in range(token_major.shape[1]):
+            pages[table[b, s // page], s % page] = token_major[b, s]
+    return pages
+
+
+def pack(padded, lens):
+    """Sequence b's first lens[b] rows of a bshd [batch, seq, heads, d] array, end to end."""
+    return np.ascontiguousarray(np.concatenate([padded[b, :n] for b, n in enumerate(lens)]))
+
+
+def offsets(lens):
+    return np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+
+
+def entry_arguments(case, directory, q, k, v, lse):
+    """[(name, array, role)] of the kernel's entry in order, for the reference inputs q, k, v
+    (the spec's layout, padded): with a kv_cache its lengths and pages, with varlen packed
+    sequences and their offsets, as attnc-run built them (DIR/lengths.json)."""
+    lengths = {}
+    if case.get("kv_cache") or case.get("varlen"):
+        with open(os.path.join(directory, "lengths.json")) as f:
+            lengths = json.load(f)
+    out_shape, lse_shape = q.shape, (q.shape[0], case["heads"], q.shape[2 if case["layout"] == "bhsd" else 1])
+    extra = []
+    if case.get("varlen"):
+        q, k, v = pack(q, lengths["q_lens"]), pack(k, lengths["kv_lens"]), pack(v, lengths["kv_lens"])
+        out_shape, lse_shape = q.shape, (case["heads"], q.shape[0])
+        extra = [("cu_seqlens_q", offsets(lengths["q_lens"]), "in"),
+                 ("cu_seqlens_kv", offsets(lengths["kv_lens"]), "in")]
+    elif case.get("kv_cache"):
+        extra = [("kv_lens", np.array(lengths["kv_lens"], np.int32), "in")]
+        if case["kv_cache"] != "lengths":
+            page = int(case["kv_cache"][len("paged<"):-1])
+            k, v = (to_pages(a, lengths, page, case["layout"]) for a in (k, v))
+            extra.append(("block_table", np.array(lengths["block_table"], np.int32), "in"))
+    return ([("q", q, "in"), ("k", k, "in"), ("v", v, "in"),
+             ("out", np.zeros(out_shape, q.dtype), "out"),
+             ("lse", np.zeros(lse_shape, np.float32), "out" if lse else "null")] + extra,
+            lengths)
+
+
+def write_call(directory, arguments, code, bits):
+    """DIR/call.txt (raw_runner's argument list) and each input as DIR/NAME.bin."""
+    with open(os.path.join(directory, "call.txt"), "w") as f:
+        for name, array, role in arguments:
+            kind = ((code, bits) if name in ("q", "k", "v", "out") else
+                    (K_DL_INT, 32) if array.dtype == np.int32 else (K_DL_FLOAT, 32))
+            f.write("%s %d %d %d %s %s\n" % (name, kind[0], kind[1], array.ndim,
+                                             " ".join(map(str, array.shape)), role))
+            if role == "in":
+                np.ascontiguousarray(array).tofile(os.path.join(directory, name + ".bin"))
+
+
+def unpack(packed, lens, seq, fill):
+    """Packed rows [total, ...] back to [batch, seq, ...], `fill` past each sequence."""
+    padded = np.full((len(lens), seq) + packed.shape[1:], fill, packed.dtype)
+    for b, (first, n) in enumerate(zip(offsets(lens), lens)):
+        padded[b, :n] = packed[first:first + n]
+    return padded
+
+
+def run_kernel(emulator, runner, case, directory, rtol, atol):
+    """Runs the case's kernel in RUNNER under EMULATOR on DIRECTORY's inputs and compares its
+    outputs with the reference there: (ok, what the runner and the comparison printed).
+    Raises CrossError when the runner fails."""
+    code, bits, storage = DTYPES[case["dtype"]]
     load = lambda name, t=storage: np.ascontiguousarray(
         np.load(os.path.join(directory, name + ".npy")).astype(t))
     q, k, v = load("q"), load("k"), load("v")
-    for name, array in (("q", q), ("k", k), ("v", v)):
-        array.tofile(os.path.join(directory, name + ".bin"))
-    bshd = layout == "bshd"
-    b, hq, sq, d = (q.shape[0], q.shape[2], q.shape[1], q.shape[3]) if bshd else q.shape
-    hkv, skv = (k.shape[2], k.shape[1]) if bshd else (k.shape[1], k.shape[2])
+    lse = "lse" in case["outputs"]
+    arguments, lengths = entry_arguments(case, directory, q, k, v, lse)
+    write_call(directory, arguments, code, bits)
     text = io.StringIO()
-    text.write(check_call(shlex.split(emulator) + [runner, kernel, directory] + [
-        str(x) for x in (b, hq, sq, b, hkv, skv, d, int(bshd), code, bits, int(lse))]))
-    got = lambda name, t: np.fromfile(os.path.join(directory, name + ".bin"), dtype=t)
+    text.write(check_call(shlex.split(emulator) + [runner, case["name"], directory]))
+    shapes = {name: array.shape for name, array, _ in arguments}
+    got = lambda name, t: np.fromfile(os.path.join(directory, name + ".bin"),
+                                      dtype=t).reshape(shapes[name])
+    out = got("out", storage)
+    lse_out = got("lse", np.float32) if lse else None
+    if case.get("varlen"):  # packed: back to the reference's padded form
+        seq_q = q.shape[1]
+        out = unpack(out, lengths["q_lens"], seq_q, 0)
+        if lse:
+            lse_out = unpack(lse_out.T, lengths["q_lens"], seq_q, -np.inf).transpose(0, 2, 1)
     with contextlib.redirect_stdout(text):
-        ok = compare_outputs(directory, dtype, got("out", storage).reshape(q.shape),
-                             got("lse", np.float32) if lse else None, rtol, atol)
+        ok = compare_outputs(directory, case["dtype"], out, lse_out, rtol, atol)
     return ok, text.getvalue().strip()
 
 
@@ -113,6 +199,7 @@ def main():
     parser.add_argument("--dtype", required=True, choices=sorted(DTYPES))
     parser.add_argument("--layout", required=True, choices=["bhsd", "bshd"])
     parser.add_argument("--lse", action="store_true", help="the kernel outputs lse")
+    parser.add_argument("--heads", type=int, required=True, help="its query heads")
     parser.add_argument("--cxx", required=True, help="the target's C++ cross compiler")
     parser.add_argument("--emulator", required=True, help="command that runs target binaries")
     parser.add_argument("--halide-include", required=True, help="HalideRuntime.h's directory")
@@ -120,11 +207,13 @@ def main():
     parser.add_argument("--rtol", type=float, required=True)
     parser.add_argument("--atol", type=float, required=True)
     args = parser.parse_args()
+    case = {"name": args.kernel, "dtype": args.dtype, "layout": args.layout,
+            "heads": args.heads, "outputs": ["out", "lse"] if args.lse else ["out"]}
     try:
         runner = os.path.join(args.dir, "raw_runner")
-        link_runner(args.cxx, args.work, args.halide_include, [(args.kernel, args.obj)], runner)
-        ok, text = run_kernel(args.emulator, runner, args.kernel, args.dir, args.dtype,
-                              args.layout, args.lse, args.rtol, args.atol)
+        link_runner(args.cxx, args.work, args.halide_include, [(args.kernel, args.obj, 5)],
+                    runner)
+        ok, text = run_kernel(args.emulator, runner, case, args.dir, args.rtol, args.atol)
     except CrossError as error:
         sys.exit(str(error))
     print(text)

@@ -39,6 +39,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -202,10 +203,44 @@ llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType
   return withKvCache(op, std::move(in));
 }
 
+/// A kv_cache or varlen call's int32 inputs as OUT/lengths.json (kv_lens, block_table
+/// [batch][max_pages]; q_lens and kv_lens of packed sequences), so that a kernel run
+/// elsewhere (the cross-compiled runner) gets the very lengths and pages of the reference.
+llvm::Error writeLengths(const Inputs &in) {
+  llvm::json::Object o;
+  auto ints = [](llvm::ArrayRef<int32_t> v) {
+    return llvm::json::Array(std::vector<llvm::json::Value>(v.begin(), v.end()));
+  };
+  if (in.cache.pageSize >= 0) {
+    o["kv_lens"] = ints(in.cache.lens);
+    llvm::json::Array table;
+    for (size_t at = 0; at < in.cache.table.size(); at += size_t(in.cache.maxPages))
+      table.push_back(ints(llvm::ArrayRef(in.cache.table).slice(at, in.cache.maxPages)));
+    o["block_table"] = std::move(table);
+    o["num_pages"] = in.cache.numPages;
+  } else if (in.varlen.active()) {
+    o["q_lens"] = ints(in.varlen.qLens);
+    o["kv_lens"] = ints(in.varlen.kvLens);
+  } else {
+    return llvm::Error::success();
+  }
+  llvm::SmallString<128> path(outDir);
+  llvm::sys::path::append(path, "lengths.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return error("cannot write " + path + ": " + ec.message());
+  os << llvm::json::Value(std::move(o)) << "\n";
+  llvm::outs() << "wrote " << path << "\n";
+  return llvm::Error::success();
+}
+
 llvm::Error writeOutputs(const Inputs &in, const ReferenceResult &result,
                          bool keepWeights) {
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return error("cannot create " + outDir + ": " + ec.message());
+  if (llvm::Error err = writeLengths(in))
+    return err;
   std::vector<std::pair<const char *, const HostTensor *>> files;
   if (in.seeded)
     files = {{"q", &in.q}, {"k", &in.k}, {"v", &in.v}};
