@@ -237,13 +237,13 @@ attnc_status Validator::checkLimit(int s) {
   const attnc_symbol_desc &sym = desc.symbols[s];
   int64_t value = launch.symbols[s];
   const char *binder = spec(tables.boundBy[s]).name;
-  // A symbol the steps of offsets bind is a longest sequence.
-  std::string what = tables.bySteps[s] ? cat("a sequence of ", sym.name) : std::string(sym.name);
+  // A symbol the steps of offsets bind is a longest sequence (built on failure only).
+  auto what = [&] { return cat(tables.bySteps[s] ? "a sequence of " : "", sym.name); };
   if (value > kMaxExtent)
-    return fail(ATTNC_ERR_LIMIT, cat(binder, " has ", what, " = ", value,
+    return fail(ATTNC_ERR_LIMIT, cat(binder, " has ", what(), " = ", value,
                                      ", which must be at most 2^32 (", kMaxExtent, ")"));
   if (sym.max > 0 && value > sym.max)
-    return fail(ATTNC_ERR_LIMIT, cat(binder, " has ", what, " = ", value,
+    return fail(ATTNC_ERR_LIMIT, cat(binder, " has ", what(), " = ", value,
                                      " but the kernel was compiled for at most max_",
                                      sym.name, " = ", sym.max));
   if (launch.reducedZero < 0 && (sym.flags & ATTNC_SYMBOL_REDUCED) && value == 0)

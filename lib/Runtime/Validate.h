@@ -57,9 +57,11 @@ struct CheckedLaunch {
 
 /// Checks, in this order, stopping at the first failure: the descriptor and
 /// its tables (ABI), the CPU's features (CPU), presence of tensors and data
-/// (NULL), devices (DEVICE), dtypes (DTYPE), ranks and shapes (SHAPE),
-/// symbols' bounds and work-item counts (LIMIT), strides, byte_offset and
-/// extents (STRIDE), outputs' addresses (ALIAS). Fills `launch` and returns
+/// (NULL), devices (DEVICE), dtypes (DTYPE), ranks and shapes (SHAPE), the
+/// bounds of the symbols the shapes bind (LIMIT), strides, byte_offset and
+/// extents (STRIDE), outputs' addresses (ALIAS), the entries of int32
+/// lengths, tables and offsets (INDEX; the bounds of the symbols offsets bind:
+/// LIMIT), work-item counts and working memory (LIMIT). Fills `launch` and returns
 /// ATTNC_OK, or returns the status and sets `message`. `args` has
 /// desc->num_args entries once the descriptor is checked; an argument the
 /// tables do not list is never looked at.

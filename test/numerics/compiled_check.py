@@ -118,7 +118,8 @@ def run_cross(args, ready):
     import cross_run  # NumPy: only this runner compares in this process
     runner = os.path.join(args.work, "raw_runner")
     try:
-        cross_run.link_runner(args.cross_cxx, os.path.join(args.work, "cross-runtime"),
+        cross_run.link_runner(args.cross_cxx,
+                              args.cross_runtime or os.path.join(args.work, "cross-runtime"),
                               args.halide_include,
                               [(c["name"], obj, cross_run.entry_tensors(c))
                                for c, _, obj, _ in ready], runner)
@@ -183,6 +184,9 @@ def main():
                              "this machine cannot run)")
     parser.add_argument("--cross-cxx", help="with --runner cross: the target's C++ compiler")
     parser.add_argument("--emulator", help="with --runner cross: runs target binaries")
+    parser.add_argument("--cross-runtime", help="with --runner cross: where the target's "
+                        "runtime is built (default: WORK/cross-runtime); runs for targets of one "
+                        "architecture may share it, built once")
     parser.add_argument("--references", help="with --runner cross or device: where each "
                         "case's inputs and reference outputs go (default: --work), kept for "
                         "a later run with the same case")
