@@ -119,6 +119,11 @@ void addVarlen(KernelInterface &in) {
   in.numArgs = 7;
   in.numParams = ATTNC_P_VARLEN_COUNT;
   in.symbols.insert(in.symbols.begin() + 1, {{"total_q"}, {"total_kv"}});
+  // Each item handles a sequence without keys (out 0, lse -inf for its rows): when no
+  // sequence has one, the launch still runs its items, which write only the sequences' rows.
+  for (SymbolSpec &s : in.symbols)
+    if (s.name == "seq_kv")
+      s.flags &= ~ATTNC_SYMBOL_REDUCED;
   for (TensorSpec &t : in.tensors) {
     bool kv = t.name == "k" || t.name == "v";
     const char *heads = kv ? "kv_heads" : "heads", *total = kv ? "total_kv" : "total_q";

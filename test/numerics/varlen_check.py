@@ -109,6 +109,11 @@ def main():
                 np.all(np.isneginf(lse[:, rows])))
     ok &= check("rows past cu_seqlens_q[batch] not written", np.all(out[cu_q[-1]:] == 7) and
                 np.all(lse[:, cu_q[-1]:] == 7))
+    q2, k2, v2, cu_q2, cu_kv2 = packed_inputs([3, 0, 5], [0, 0, 0], spare_rows=2)
+    rc, out, lse = call(packed, q2, k2[:0], v2[:0], cu_q2, cu_kv2)
+    ok &= check("no sequence has keys: its rows only", rc == 0 and not out[:8].any() and
+                np.all(np.isneginf(lse[:, :8])) and np.all(out[8:] == 7) and
+                np.all(lse[:, 8:] == 7))
 
     def refused(name, status, text, offsets, entry=packed, tensors=(q, k, v)):
         rc, out, _ = call(entry, *tensors, *offsets)
