@@ -32,8 +32,9 @@ class CrossError(Exception):
     """A step that failed: its command line and output."""
 
 
-def check_call(cmd):
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def check_call(cmd, env=None):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env)
     if proc.returncode:
         raise CrossError("%s\n%s" % (" ".join(map(shlex.quote, cmd)), proc.stdout))
     return proc.stdout
@@ -175,7 +176,10 @@ def run_kernel(emulator, runner, case, directory, rtol, atol):
     arguments, lengths = entry_arguments(case, directory, q, k, v, lse)
     write_call(directory, arguments, code, bits)
     text = io.StringIO()
-    text.write(check_call(shlex.split(emulator) + [runner, case["name"], directory]))
+    # ATTNC_CPU_FEATURES (lit's ATTNC_LIT_CPU_FLAGS) describes this x86 machine, not the
+    # emulated CPU, whose features the runner's runtime detects itself.
+    env = {k: v for k, v in os.environ.items() if k != "ATTNC_CPU_FEATURES"}
+    text.write(check_call(shlex.split(emulator) + [runner, case["name"], directory], env))
     shapes = {name: array.shape for name, array, _ in arguments}
     got = lambda name, t: np.fromfile(os.path.join(directory, name + ".bin"),
                                       dtype=t).reshape(shapes[name])
