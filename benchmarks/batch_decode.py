@@ -23,17 +23,11 @@ times per peer, interleaved; median and best. Every peer is first checked agains
 attnc-lengths-bhsd on a short batch (max abs error 1e-5 for f32, 1e-2 for bf16; that kernel is
 checked against the reference by test/Target/CPU/paged-numerics.test).
 """
-import argparse
-import ctypes
-import datetime
-import json
 import os
-import platform
 import re
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -41,7 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from peers import attnc_peer  # noqa: E402
 from peers.base import bf16_bits, round_bf16  # noqa: E402
-from serving import Evictor, as_f32, huge_array, probe  # noqa: E402
+from serving import (Evictor, as_f32, base_parser, huge_array, probe,  # noqa: E402
+                     report_rows, save, sdpa_numpy, sdpa_tensors, time_runs)
 
 HEADS, KV_HEADS, DIM, BATCH = 32, 8, 128, 16
 ATOL = {"f32": 1e-5, "bf16": 1e-2}
@@ -54,14 +49,6 @@ def spec(name, dtype, layout, cache):
             "head_dim = %d, dtype = %s, layout = %s, mask = #attn.causal<bottom_right>, "
             "max_seq = [1, 1048576], outputs = [out, lse], num_splits = 0, kv_cache = %s}\n}\n"
             % (name, HEADS, KV_HEADS, DIM, dtype, layout, cache))
-
-
-def int_tensor(array):
-    shape = (ctypes.c_int64 * array.ndim)(*array.shape)
-    t = attnc_peer.DLTensor(array.ctypes.data, attnc_peer.DLDevice(1, 0), array.ndim,
-                            attnc_peer.DLDataType(0, 32, 1), shape, None, 0)
-    t._shape = shape
-    return t
 
 
 def make_batch(dtype, max_len, seed=0):
@@ -113,7 +100,7 @@ class Attnc:
         out = np.zeros_like(q)
         lse = np.zeros((BATCH, HEADS, 1), np.float32)
         ts = [attnc_peer.dl_tensor(a, self.dtype) for a in (q, k, v, out)]
-        ts += [attnc_peer.dl_tensor(lse)] + [int_tensor(a) for a in extra]
+        ts += [attnc_peer.dl_tensor(a) for a in [lse] + extra]
         return attnc_peer.bind_call(self.entry, self.name, ts, (q, k, v, out, lse) + tuple(extra),
                                     threads)
 
@@ -128,13 +115,8 @@ class Sdpa:
     def prepare(self, batch, threads):
         import torch
         import torch.nn.functional as F
-        q, (k, v) = batch["q"], batch["bhsd"]
-        if self.dtype == "bf16":
-            tq, tk, tv = (torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-                          for a in (q, k, v))
-        else:
-            tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
-        keys = torch.arange(k.shape[2])[None, None, None, :]
+        tq, tk, tv = sdpa_tensors([batch["q"]] + batch["bhsd"], self.dtype)
+        keys = torch.arange(tk.shape[2])[None, None, None, :]
         mask = keys < torch.from_numpy(batch["lens"].astype(np.int64))[:, None, None, None]
 
         def run():
@@ -142,9 +124,7 @@ class Sdpa:
             with torch.no_grad():
                 out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=mask,
                                                      enable_gqa=True)
-            if self.dtype == "bf16":
-                return out.view(torch.int16).numpy().view(np.uint16)
-            return out.numpy()
+            return sdpa_numpy(out, self.dtype)
         return run
 
 
@@ -162,19 +142,10 @@ def check(peers, dtype, threads):
 
 
 def time_row(peers, batch, threads, repeats, evict):
-    runs = {p.name: p.prepare(batch, threads) for p in peers}
-    times = {name: [] for name in runs}
-    for r in range(repeats + 1):  # round 0 warms up
-        for name, fn in runs.items():
-            evict()
-            start = time.perf_counter()
-            fn()
-            if r:
-                times[name].append(time.perf_counter() - start)
-    return times
+    return time_runs({p.name: p.prepare(batch, threads) for p in peers}, repeats, evict)
 
 
-def write_report(out, meta, rows):
+def report(meta, rows):
     lines = ["# Serving: batched decode with mixed lengths, contiguous and paged", "",
              "Machine: %s; read bandwidth (probed before and after the rows) %s; command: "
              "`%s`; %s." % (
@@ -187,29 +158,16 @@ def write_report(out, meta, rows):
              "median over the peer's." % (BATCH, HEADS, KV_HEADS, DIM), "",
              "| dtype | lengths | threads | peer | median ms | best ms | GB/s | % bw | x bhsd |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for row in rows:
-        base = row["results"].get("attnc-lengths-bhsd", {}).get("median_s")
-        for name, r in row["results"].items():
-            lines.append("| %s | %s | %d | %s | %.3f | %.3f | %.1f | %.0f%% | %s |" % (
-                row["dtype"], row["lengths"], row["threads"], name, r["median_s"] * 1e3,
-                r["best_s"] * 1e3, r["gbps"], r["bw_pct"],
-                "%.2f" % (base / r["median_s"]) if base else "-"))
-        for name, why in row["notes"].items():
-            lines.append("| %s | %s | %d | %s | %s | | | | |" % (
-                row["dtype"], row["lengths"], row["threads"], name, why))
-    with open(os.path.join(out, "report.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    return lines + report_rows(
+        rows, lambda row: "%s | %s | %d" % (row["dtype"], row["lengths"], row["threads"]),
+        lambda row, r: "%.3f | %.3f | %.1f | %.0f%%" % (r["median_s"] * 1e3, r["best_s"] * 1e3,
+                                                        r["gbps"], r["bw_pct"]),
+        4, "attnc-lengths-bhsd")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--quick", action="store_true", help="short caches, one repeat")
+    parser = base_parser(__doc__, "short caches, one repeat", 7)
     parser.add_argument("--max-len", type=int, default=16384)
-    parser.add_argument("--dtypes", nargs="+", choices=["f32", "bf16"], default=["f32", "bf16"])
-    parser.add_argument("--threads", nargs="+", type=int, default=[2])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--target", default="host", help="attnc's target for f32 kernels")
     args = parser.parse_args()
     if args.quick:
         args.max_len, args.repeats = 1024, 1
@@ -256,16 +214,10 @@ def main():
         t, start = row["threads"], bandwidth[row["threads"]]
         for r in row["results"].values():
             r["bw_pct"] = 100 * r["gbps"] / max(start, after[t])
-    meta = {"command": " ".join(sys.argv),
-            "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count()),
-            "read_bandwidth": {t: max(bandwidth[t], after[t]) for t in args.threads},
-            "read_bandwidth_start_end": {t: [bandwidth[t], after[t]] for t in args.threads},
-            "targets": targets, "cold": not args.quick}
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    write_report(args.out, meta, rows)
-    print("wrote %s" % os.path.join(args.out, "report.md"))
+    save(args.out, {"read_bandwidth": {t: max(bandwidth[t], after[t]) for t in args.threads},
+                    "read_bandwidth_start_end": {t: [bandwidth[t], after[t]]
+                                                 for t in args.threads},
+                    "targets": targets, "cold": not args.quick}, rows, report)
 
 
 if __name__ == "__main__":

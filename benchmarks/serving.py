@@ -110,19 +110,13 @@ class Sdpa:
         import torch
         import torch.nn.functional as F
         torch.set_num_threads(threads)
-        if self.dtype == "bf16":  # the bits, reinterpreted: no copy of the cache
-            tq, tk, tv = (torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-                          for a in (q, k, v))
-        else:
-            tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+        tq, tk, tv = sdpa_tensors((q, k, v), self.dtype)
 
         def run():
             torch.set_num_threads(threads)
             with torch.no_grad():
                 out = F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True)
-            if self.dtype == "bf16":
-                return out.view(torch.int16).numpy().view(np.uint16)
-            return out.numpy()
+            return sdpa_numpy(out, self.dtype)
         return run
 
 
@@ -172,8 +166,10 @@ class Evictor:
         return int(self.buffer.sum())
 
 
-def time_row(peers, q, k, v, threads, repeats, evict):
-    runs = {p.name: p.prepare(q, k, v, threads) for p in peers}
+def time_runs(runs, repeats, evict=lambda: 0):
+    """{name: [seconds]} of the prepared calls `runs` ({name: fn}), interleaved, each timed
+    `repeats` times after a warm-up round, `evict` run before every call (untimed). The
+    serving group's scripts (varlen.py, batch_decode.py) time their rows with it."""
     times = {name: [] for name in runs}
     for r in range(repeats + 1):  # round 0 warms up
         for name, fn in runs.items():
@@ -185,7 +181,69 @@ def time_row(peers, q, k, v, threads, repeats, evict):
     return times
 
 
-def write_report(out, meta, rows):
+def time_row(peers, q, k, v, threads, repeats, evict):
+    return time_runs({p.name: p.prepare(q, k, v, threads) for p in peers}, repeats, evict)
+
+
+def sdpa_tensors(arrays, dtype):
+    """torch tensors viewing the arrays (bf16: their bit patterns reinterpreted, no copy)."""
+    import torch
+    if dtype == "bf16":
+        return [torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) for a in arrays]
+    return [torch.from_numpy(a) for a in arrays]
+
+
+def sdpa_numpy(out, dtype):
+    """An SDPA output as the numpy array attnc's kernels write (bf16: uint16 bits)."""
+    import torch
+    if dtype == "bf16":
+        return out.view(torch.int16).numpy().view(np.uint16)
+    return out.numpy()
+
+
+def base_parser(doc, quick_help, repeats):
+    """The options every serving-group script takes."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--dtypes", nargs="+", choices=["f32", "bf16"], default=["f32", "bf16"])
+    parser.add_argument("--threads", nargs="+", type=int, default=[2])
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--target", default="host", help="attnc's target for f32 kernels")
+    return parser
+
+
+def report_rows(rows, label, cells, figures, base):
+    """The table lines of every row's peers: the row's leading cells (`label(row)`), the
+    peer's name, its `figures` figures (`cells(row, result)`, "|"-separated) and `base`'s
+    median time over the peer's ("-" without base); then the row's notes, one per peer left
+    out."""
+    lines = []
+    for row in rows:
+        b = row["results"].get(base, {}).get("median_s")
+        for name, r in row["results"].items():
+            lines.append("| %s | %s | %s | %s |" % (label(row), name, cells(row, r),
+                                                    "%.2f" % (b / r["median_s"]) if b else "-"))
+        for name, why in row["notes"].items():
+            lines.append("| %s | %s | %s |%s" % (label(row), name, why, " |" * figures))
+    return lines
+
+
+def save(out, meta, rows, report):
+    """OUT/results.json (the rows, with the run's command, date and machine added to
+    `meta`) and OUT/report.md (the lines `report(meta, rows)` gives)."""
+    meta = dict({"command": " ".join(sys.argv),
+                 "date": datetime.datetime.now().isoformat(timespec="seconds"),
+                 "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(),
+                                             os.cpu_count())}, **meta)
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(report(meta, rows)) + "\n")
+    print("wrote %s" % os.path.join(out, "report.md"))
+
+
+def report(meta, rows):
     lines = ["# Serving: decode steps", "",
              "Machine: %s; read bandwidth %s; command: `%s`; %s." % (
                  meta["machine"], ", ".join("%.1f GB/s on %s threads" % (b, t)
@@ -197,29 +255,16 @@ def write_report(out, meta, rows):
              "the peer's." % (HEADS, KV_HEADS, DIM), "",
              "| dtype | L | threads | peer | median ms | best ms | GB/s | % bw | x sdpa |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for row in rows:
-        sdpa = row["results"].get("torch-sdpa", {}).get("median_s")
-        for name, r in row["results"].items():
-            lines.append("| %s | %d | %d | %s | %.3f | %.3f | %.1f | %.0f%% | %s |" % (
-                row["dtype"], row["seq_kv"], row["threads"], name, r["median_s"] * 1e3,
-                r["best_s"] * 1e3, r["gbps"], r["bw_pct"],
-                "%.2f" % (sdpa / r["median_s"]) if sdpa else "-"))
-        for name, why in row["notes"].items():
-            lines.append("| %s | %d | %d | %s | %s | | | | |" % (
-                row["dtype"], row["seq_kv"], row["threads"], name, why))
-    with open(os.path.join(out, "report.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    return lines + report_rows(
+        rows, lambda row: "%s | %d | %d" % (row["dtype"], row["seq_kv"], row["threads"]),
+        lambda row, r: "%.3f | %.3f | %.1f | %.0f%%" % (r["median_s"] * 1e3, r["best_s"] * 1e3,
+                                                        r["gbps"], r["bw_pct"]),
+        4, "torch-sdpa")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--quick", action="store_true", help="short caches, one repeat")
+    parser = base_parser(__doc__, "short caches, one repeat", 7)
     parser.add_argument("--seqs", nargs="+", type=int, default=[4096, 16384, 65536])
-    parser.add_argument("--dtypes", nargs="+", choices=["f32", "bf16"], default=["f32", "bf16"])
-    parser.add_argument("--threads", nargs="+", type=int, default=[2])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--target", default="host", help="attnc's target for f32 kernels")
     args = parser.parse_args()
     if args.quick:
         args.seqs, args.repeats = [1024], 1
@@ -260,14 +305,8 @@ def main():
                 print("%-5s L=%-6d t=%d  %s" % (dtype, seq, t, "  ".join(
                     "%s %.2f ms (%.0f%% bw)" % (n, r["median_s"] * 1e3, r["bw_pct"])
                     for n, r in results.items())), flush=True)
-    meta = {"command": " ".join(sys.argv),
-            "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count()),
-            "read_bandwidth": bandwidth, "targets": targets, "cold": not args.quick}
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    write_report(args.out, meta, rows)
-    print("wrote %s" % os.path.join(args.out, "report.md"))
+    save(args.out, {"read_bandwidth": bandwidth, "targets": targets, "cold": not args.quick},
+         rows, report)
 
 
 if __name__ == "__main__":

@@ -22,23 +22,19 @@ compute-bound); median and best are reported, with tokens/s of the useful (packe
 Before timing, the packed kernel's rows are checked against the padded kernel's valid rows
 (max abs error 1e-5 for f32, 1e-2 for bf16), and SDPA's against the padded kernel's.
 """
-import argparse
-import ctypes
-import datetime
-import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from peers import attnc_peer  # noqa: E402
-from peers.base import bf16_bits, bf16_to_float32, round_bf16  # noqa: E402
+from peers.base import bf16_bits, round_bf16  # noqa: E402
+from serving import (as_f32, base_parser, report_rows, save, sdpa_numpy,  # noqa: E402
+                     sdpa_tensors, time_runs)
 
 HEADS, KV_HEADS, DIM = 32, 8, 128
 ATOL = {"f32": 1e-5, "bf16": 1e-2}
@@ -50,14 +46,6 @@ def spec(name, dtype, varlen):
             "head_dim = %d, dtype = %s, layout = bshd, mask = #attn.causal<bottom_right>, "
             "outputs = [out, lse]%s}\n}\n"
             % (name, HEADS, KV_HEADS, DIM, dtype, ", varlen = cu_seqlens" if varlen else ""))
-
-
-def int32_tensor(array):
-    shape = (ctypes.c_int64 * 1)(array.shape[0])
-    t = attnc_peer.DLTensor(array.ctypes.data, attnc_peer.DLDevice(1, 0), 1,
-                            attnc_peer.DLDataType(0, 32, 1), shape, None, 0)
-    t._shape = shape
-    return t
 
 
 class Attnc:
@@ -75,7 +63,7 @@ class Attnc:
         ts = [attnc_peer.dl_tensor(a, self.dtype) for a in (q, k, v, out)]
         ts.append(attnc_peer.dl_tensor(lse))
         if self.varlen:
-            ts += [int32_tensor(batch["cu"]), int32_tensor(batch["cu"])]
+            ts += [attnc_peer.dl_tensor(batch["cu"]), attnc_peer.dl_tensor(batch["cu"])]
         return attnc_peer.bind_call(self.entry, self.name, ts, (q, k, v, out, lse), threads)
 
 
@@ -89,23 +77,15 @@ class Sdpa:
     def prepare(self, batch, threads):
         import torch
         import torch.nn.functional as F
-        q, k, v = batch["padded"]
-        if self.dtype == "bf16":
-            tq, tk, tv = (torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
-                          for a in (q, k, v))
-        else:
-            tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
-        tq, tk, tv = (t.transpose(1, 2) for t in (tq, tk, tv))  # bshd arrays as bhsd views
+        # bshd arrays as bhsd views
+        tq, tk, tv = (t.transpose(1, 2) for t in sdpa_tensors(batch["padded"], self.dtype))
 
         def run():
             torch.set_num_threads(threads)
             with torch.no_grad():
                 out = F.scaled_dot_product_attention(tq, tk, tv, is_causal=True,
                                                      enable_gqa=True).transpose(1, 2)
-            out = out.contiguous()
-            if self.dtype == "bf16":
-                return out.view(torch.int16).numpy().view(np.uint16)
-            return out.numpy()
+            return sdpa_numpy(out.contiguous(), self.dtype)
         return run
 
 
@@ -121,10 +101,6 @@ def make_batch(dtype, lens, seed=0):
                    for a in padded)
     cu = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
     return {"padded": padded, "packed": packed, "cu": cu, "lens": lens}
-
-
-def as_f32(out, dtype):
-    return bf16_to_float32(out) if dtype == "bf16" else out
 
 
 def valid_rows(padded_out, lens):
@@ -146,18 +122,10 @@ def check(peers, batch, dtype, threads):
 
 
 def time_row(peers, batch, threads, repeats):
-    runs = {p.name: p.prepare(batch, threads) for p in peers}
-    times = {name: [] for name in runs}
-    for r in range(repeats + 1):  # round 0 warms up
-        for name, fn in runs.items():
-            start = time.perf_counter()
-            fn()
-            if r:
-                times[name].append(time.perf_counter() - start)
-    return times
+    return time_runs({p.name: p.prepare(batch, threads) for p in peers}, repeats)
 
 
-def write_report(out, meta, rows):
+def report(meta, rows):
     lines = ["# Serving: packed variable-length prefill", "",
              "Machine: %s; command: `%s`; %s." % (meta["machine"], meta["command"],
                                                   meta["date"]), "",
@@ -167,29 +135,16 @@ def write_report(out, meta, rows):
                  HEADS, KV_HEADS, DIM), "",
              "| dtype | lengths | threads | peer | median ms | best ms | k tok/s | x padded |",
              "|---|---|---|---|---|---|---|---|"]
-    for row in rows:
-        padded = row["results"].get("attnc-padded", {}).get("median_s")
-        for name, r in row["results"].items():
-            lines.append("| %s | %s (%d tokens) | %d | %s | %.2f | %.2f | %.1f | %s |" % (
-                row["dtype"], row["kind"], row["tokens"], row["threads"], name,
-                r["median_s"] * 1e3, r["best_s"] * 1e3, row["tokens"] / r["median_s"] * 1e-3,
-                "%.2f" % (padded / r["median_s"]) if padded else "-"))
-        for name, why in row["notes"].items():
-            lines.append("| %s | %s | %d | %s | %s | | | |" % (
-                row["dtype"], row["kind"], row["threads"], name, why))
-    with open(os.path.join(out, "report.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+    return lines + report_rows(
+        rows, lambda row: "%s | %s (%d tokens) | %d" % (row["dtype"], row["kind"], row["tokens"],
+                                                       row["threads"]),
+        lambda row, r: "%.2f | %.2f | %.1f" % (r["median_s"] * 1e3, r["best_s"] * 1e3,
+                                              row["tokens"] / r["median_s"] * 1e-3),
+        3, "attnc-padded")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--quick", action="store_true", help="short prompts, one repeat")
-    parser.add_argument("--dtypes", nargs="+", choices=["f32", "bf16"], default=["f32", "bf16"])
-    parser.add_argument("--threads", nargs="+", type=int, default=[2])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--target", default="host", help="attnc's target for f32 kernels")
-    args = parser.parse_args()
+    args = base_parser(__doc__, "short prompts, one repeat", 5).parse_args()
     rows_spec = ROWS
     if args.quick:
         rows_spec = {k: [max(1, n // 16) for n in v] for k, v in ROWS.items()}
@@ -222,14 +177,7 @@ def main():
                 print("%-5s %-6s t=%d  %s" % (dtype, kind, t, "  ".join(
                     "%s %.1f ms" % (n, r["median_s"] * 1e3) for n, r in results.items())),
                     flush=True)
-    meta = {"command": " ".join(sys.argv),
-            "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "machine": "%s, %d CPUs" % (platform.processor() or platform.machine(), os.cpu_count()),
-            "targets": targets}
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=1)
-    write_report(args.out, meta, rows)
-    print("wrote %s" % os.path.join(args.out, "report.md"))
+    save(args.out, {"targets": targets}, rows, report)
 
 
 if __name__ == "__main__":

@@ -27,10 +27,12 @@ HALIDE_TARGETS = ("x86-64-avx512", "x86-64-avx2")  # attnc --backend=halide
 
 
 def dl_tensor(array, dtype="f32"):
-    """A DLTensor viewing a C-contiguous numpy array (kept alive by the caller): float32, or for
-    dtype bf16 a uint16 array of bf16 bit patterns."""
+    """A DLTensor viewing a C-contiguous numpy array (kept alive by the caller): float32, for
+    dtype bf16 a uint16 array of bf16 bit patterns, or int32 (lengths, tables, offsets)."""
     assert array.flags.c_contiguous
-    if dtype == "bf16":
+    if array.dtype == np.int32:
+        code, bits = 0, 32  # kDLInt
+    elif dtype == "bf16":
         assert array.dtype == np.uint16
         code, bits = DL_BFLOAT, 16
     else:
