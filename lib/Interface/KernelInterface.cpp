@@ -8,6 +8,7 @@
 #include "attnc/Interface/KernelInterface.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace attnc;
 
@@ -68,11 +69,13 @@ void addDecodeScratch(KernelInterface &in, const AttentionFacts &f) {
                {"merge", "batch,heads", "b,h", f.onDevice}};
 }
 
-/// An int32 tensor of lengths or indices, entries within `bound`.
+/// An int32 tensor of lengths, indices or offsets, entries within `bound`;
+/// its outermost dim's stride goes to params (the innermost one's is 1).
 TensorSpec indexTensor(const char *name, const char *dims, const char *legend,
                        const char *bound, int32_t arg, int32_t param) {
-  TensorSpec t =
-      tensorSpec(name, dims, legend, "batch", arg, ATTNC_TENSOR_UNIT_INNER, kDLInt, 32, param);
+  std::string outer(dims, std::strcspn(dims, ","));
+  TensorSpec t = tensorSpec(name, dims, legend, outer.c_str(), arg, ATTNC_TENSOR_UNIT_INNER,
+                            kDLInt, 32, param);
   t.bound = bound;
   return t;
 }
@@ -137,20 +140,14 @@ void addVarlen(KernelInterface &in) {
     }
     t.strideParam += 1; // past the batch stride
   }
-  auto offsets = [&](const char *name, const char *legend, const char *bound, int32_t arg,
-                     int32_t param) {
-    TensorSpec t = indexTensor(name, "batch+1", legend, bound, arg, param);
-    t.strides = "batch+1";
-    return t;
-  };
-  in.tensors.push_back(offsets("cu_seqlens_q",
-                               "batch + 1: where each sequence's queries start in q, then "
-                               "the end",
-                               "<=total_q;steps<=seq_q", 5, ATTNC_P_CU_SEQLENS_Q_STRIDES));
-  in.tensors.push_back(offsets("cu_seqlens_kv",
-                               "batch + 1: where each sequence's keys start in k and v, "
-                               "then the end",
-                               "<=total_kv;steps<=seq_kv", 6, ATTNC_P_CU_SEQLENS_KV_STRIDES));
+  in.tensors.push_back(indexTensor("cu_seqlens_q", "batch+1",
+                                   "batch + 1: where each sequence's queries start in q, then "
+                                   "the end",
+                                   "<=total_q;steps<=seq_q", 5, ATTNC_P_CU_SEQLENS_Q_STRIDES));
+  in.tensors.push_back(indexTensor("cu_seqlens_kv", "batch+1",
+                                   "batch + 1: where each sequence's keys start in k and v, "
+                                   "then the end",
+                                   "<=total_kv;steps<=seq_kv", 6, ATTNC_P_CU_SEQLENS_KV_STRIDES));
 }
 
 } // namespace

@@ -23,9 +23,9 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   AttentionSpecOpInterface op = kernel.getSpec(); // attn.attention or attn.flash
   bool bhsd = op.getLayout() == Layout::bhsd;
   bool varlen = op.getVarlen();
-  auto shape = [&](StringRef heads, StringRef seq) {
+  auto shape = [&](StringRef heads, StringRef seq, StringRef total) {
     if (varlen) // packed: total_q or total_kv rows
-      return ("[total_" + seq.drop_front(4) + ", " + heads + ", " + llvm::Twine(op.getDim()) +
+      return ("[" + total + ", " + heads + ", " + llvm::Twine(op.getDim()) +
               "] (packed sequences)")
           .str();
     return bhsd ? ("[batch, " + heads + ", " + seq + ", " + llvm::Twine(op.getDim()) + "]").str()
@@ -48,14 +48,14 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
      << op.getScaleOrDefault() << "\n *   mask " << mask
      << (op.getScoreMod().empty() ? "" : ", score_mod")
      << (op.getMaskMod().empty() ? "" : ", mask_mod") << "\n"
-     << " *   q, out: " << dlName << " " << shape(heads, "seq_q")
+     << " *   q, out: " << dlName << " " << shape(heads, "seq_q", "total_q")
      << (op.hasOutput(OutputKind::out) ? "" : " (out is written even though the spec asks for lse only)")
      << "\n"
      << " *   k, v:   " << dlName << " "
      << (page > 0 ? "[num_pages, " + std::to_string(page) + ", " + kv + ", " +
                         std::to_string(op.getDim()) + "] (pages of " + std::to_string(page) +
                         " keys)"
-                  : shape(kv, "seq_kv"))
+                  : shape(kv, "seq_kv", "total_kv"))
      << "\n"
      << " *   lse:    float32 " << (varlen ? "[" + heads + ", total_q]" : "[batch, " + heads + ", seq_q]")
      << (op.hasOutput(OutputKind::lse) ? " (required)" : " (not written; pass NULL)")

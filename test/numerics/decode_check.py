@@ -12,10 +12,7 @@ entry point (ctypes, DLPack tensors), as a host calls it:
 
 Prints PASS / FAIL lines and exits non-zero on a failure.
 """
-import argparse
 import ctypes
-import os
-import subprocess
 import sys
 
 import numpy as np
@@ -37,16 +34,10 @@ SPEC = """attn.kernel @{name} {{
 
 def build(args):
     """Compiles two kernels, num_splits 1 and 7, into one shared object; returns it loaded."""
-    os.makedirs(args.work, exist_ok=True)
-    spec = os.path.join(args.work, "decode.mlir")
-    with open(spec, "w") as f:
-        for splits in (1, 7):
-            f.write(SPEC.format(name="split%d" % splits, heads=HEADS, kv=KV_HEADS, dim=DIM,
-                                dtype=args.dtype, max_q=MAX_Q, splits=splits))
-    so = os.path.join(args.work, "decode.so")
-    subprocess.run([args.attnc, spec, "--target", args.target, "--emit=so", "-o", so],
-                   check=True)
-    return ctypes.CDLL(os.path.abspath(so))
+    specs = "".join(SPEC.format(name="split%d" % splits, heads=HEADS, kv=KV_HEADS, dim=DIM,
+                                dtype=args.dtype, max_q=MAX_Q, splits=splits)
+                    for splits in (1, 7))
+    return device_run.build_so(args.attnc, specs, args.target, args.work, "decode")
 
 
 def tensor(array, dtype):
@@ -86,15 +77,11 @@ def check(name, ok, detail=""):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--attnc", required=True)
-    parser.add_argument("--target", required=True)
+    parser = device_run.check_parser(__doc__)
     parser.add_argument("--dtype", choices=sorted(TOLERANCE), default="f32")
-    parser.add_argument("--work", required=True)
     args = parser.parse_args()
     library = build(args)
     entries = {n: getattr(library, "split%d" % n) for n in (1, 7)}
-    library.attnc_last_error.restype = ctypes.c_char_p
     ok = True
 
     q, k, v = inputs(args.dtype, batch=2, seq_q=MAX_Q, seq_kv=5000)

@@ -57,6 +57,16 @@ def build_so(attnc, specs, target, work, stem):
     return library
 
 
+def check_parser(doc):
+    """The options of the C-entry checks (paged_check.py, varlen_check.py, ...): the attnc
+    to compile with, its target and a work directory."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--attnc", required=True)
+    parser.add_argument("--target", required=True)
+    parser.add_argument("--work", required=True)
+    return parser
+
+
 def report(name, ok, detail="", width=40):
     """Prints a PASS / FAIL line; returns ok."""
     print("%s %-*s %s" % ("PASS" if ok else "FAIL", width, name, detail))

@@ -12,7 +12,6 @@
 
 Prints PASS / FAIL lines and exits non-zero on a failure.
 """
-import argparse
 import ctypes
 import sys
 
@@ -77,11 +76,7 @@ def make_inputs(batch=4, seed=11):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--attnc", required=True)
-    parser.add_argument("--target", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
+    args = device_run.check_parser(__doc__).parse_args()
     library = build(args)
     paged, lengths = library.paged, library.lengths
     ok = True

@@ -15,7 +15,6 @@ tensors), as a host calls it:
 
 Prints PASS / FAIL lines and exits non-zero on a failure.
 """
-import argparse
 import ctypes
 import sys
 
@@ -77,11 +76,7 @@ def packed_inputs(q_lens, kv_lens, seed=11, spare_rows=0):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--attnc", required=True)
-    parser.add_argument("--target", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
+    args = device_run.check_parser(__doc__).parse_args()
     library = build(args)
     packed, padded, bounded = library.packed, library.padded, library.bounded
     ok = True
