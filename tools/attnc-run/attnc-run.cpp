@@ -158,7 +158,7 @@ struct Inputs {
 
 /// A kv_cache kernel's lengths (--kv-lens) and pages for k's batch and
 /// length; a varlen kernel's sequence lengths (--seq-lens).
-llvm::Expected<Inputs> withKvCache(attn::AttentionSpecOpInterface op, Inputs in) {
+llvm::Expected<Inputs> withSequenceLengths(attn::AttentionSpecOpInterface op, Inputs in) {
   if (in.k.shape.size() != 4 || in.q.shape.size() != 4)
     return error("q and k have shapes " + in.q.shapeString() + " and " + in.k.shapeString() +
                  "; the spec's have 4 dimensions (varlen: padded bshd, packed for the kernel)");
@@ -187,7 +187,7 @@ llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType
         return t.takeError();
       *tensor = std::move(*t);
     }
-    return withKvCache(op, std::move(in));
+    return withSequenceLengths(op, std::move(in));
   }
   if (given != 0)
     return error("give all of --q, --k and --v, or none of them for seeded inputs");
@@ -200,7 +200,7 @@ llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType
   in.k = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 40));
   in.v = randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 41));
   in.seeded = true;
-  return withKvCache(op, std::move(in));
+  return withSequenceLengths(op, std::move(in));
 }
 
 /// A kv_cache or varlen call's int32 inputs as OUT/lengths.json (kv_lens, block_table
