@@ -5,6 +5,7 @@
 #   ptxas   CMake found CUDA's ptxas
 #   nvdisasm  CMake found CUDA's nvdisasm (PyPI's nvidia-cuda-nvdisasm)
 #   opencl  an OpenCL ICD is installed (PoCL here: the Halide GPU schedule on the CPU)
+#   cuda-stub  the CUDA toolkit's stub libcuda.so (lib64/stubs) is there
 #   cuda-device  an NVIDIA driver is loaded (never on the CI machines)
 import os
 import shutil
@@ -96,6 +97,11 @@ if shutil.which("qemu-aarch64-static") and shutil.which("aarch64-linux-gnu-g++")
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))
+    # NVIDIA's stub libcuda.so beside the toolkit: the driver's exported symbols, no driver.
+    stubs = os.path.join(os.path.dirname(config.ptxas), "..", "lib64", "stubs")
+    if os.path.exists(os.path.join(stubs, "libcuda.so")):
+        config.available_features.add("cuda-stub")
+        config.substitutions.append(("%cuda_stubs", os.path.realpath(stubs)))
 if config.nvdisasm and os.path.exists(config.nvdisasm):
     config.available_features.add("nvdisasm")
     config.substitutions.append(("%nvdisasm", config.nvdisasm))

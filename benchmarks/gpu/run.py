@@ -18,7 +18,9 @@ import argparse
 import ctypes
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tarfile
 import time
@@ -73,12 +75,10 @@ def load(directory, name, dtype, device):
     return torch.from_numpy(array).to(dtype).to(device)
 
 
-def numerics(bundle, manifest, device):
-    results = []
-    for case in manifest["numerics"]:
-        for backend, so in case["kernels"].items():
-            results.append(check_case(bundle, case, backend, so, device))
-    return results
+def numeric_items(manifest):
+    """(case, backend, shared object) for every bundled case and each of its kernels."""
+    return [(case, backend, so) for case in manifest["numerics"]
+            for backend, so in case["kernels"].items()]
 
 
 def check_case(bundle, case, backend, so, device):
@@ -158,8 +158,8 @@ def timed(fn, repeat, device):
     return statistics.median(times), min(times)
 
 
-def peers(name, q, k, v, device):
-    """(peer name, callable) for this mask."""
+def sdpa_peers(name, q, k, v, device):
+    """(peer name, callable): PyTorch SDPA's backends for this mask."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     sdpa = torch.nn.functional.scaled_dot_product_attention
     found = []
@@ -178,58 +178,95 @@ def peers(name, q, k, v, device):
         rows = torch.arange(seq, device=device)
         bool_mask = mask_mod(name)(0, 0, rows[:, None], rows[None, :])
         found.append(("sdpa-mask", lambda: sdpa(q, k, v, attn_mask=bool_mask)))
-    if device == "cuda":
-        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-        flex = torch.compile(flex_attention)
-        fn = mask_mod(name) or (lambda b, h, qi, kv: qi >= 0)
-        block_mask = create_block_mask(fn, None, None, q.shape[2], k.shape[2], device=device)
-        found.append(("flex", lambda: flex(q, k, v, block_mask=block_mask)))
     return found
 
 
-def bench(bundle, manifest, args):
-    results, deadline = [], time.monotonic() + args.deadline
-    for entry in manifest["bench"]:
-        kernels = {backend: Kernel(os.path.join(bundle, so), entry["name"])
-                   for backend, so in entry["kernels"].items()}
-        dtype = TORCH_DTYPES[entry["dtype"]]
-        for seq in args.seqs:
-            if time.monotonic() > deadline:
-                print("deadline reached; stopping the benchmark")
-                return results
-            shape = (args.batch, entry["heads"], seq, entry["dim"])
-            q, k, v = (torch.randn(shape, dtype=dtype, device=args.device) for _ in range(3))
-            out = torch.empty_like(q)
-            flops = 4.0 * args.batch * entry["heads"] * entry["dim"] * \
-                kept_pairs(entry["mask"], seq, args.device)
-            row = {"kernel": entry["name"], "mask": entry["mask"], "dim": entry["dim"],
-                   "seq": seq, "tflops": {}}
-            calls = [("attnc-" + backend, lambda kernel=kernel: kernel(q, k, v, out))
-                     for backend, kernel in kernels.items()]
-            calls += peers(entry["mask"], q, k, v, args.device)
-            for peer, call in calls:
-                try:
-                    median, best = timed(call, args.repeat, args.device)
-                    row["tflops"][peer] = {"median": flops / median / 1e12,
-                                           "best": flops / best / 1e12}
-                except Exception as e:  # a peer without this shape: say so, go on
-                    row["tflops"][peer] = {"error": str(e).splitlines()[0][:200]}
-            print(json.dumps(row))
-            results.append(row)
-    return results
+def flex_peer(name, q, k, v, device):
+    """FlexAttention with this mask as a block mask (compiled once per mask and shape)."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    # Each mask and shape is a recompile. Past dynamo's limit (8) FlexAttention silently runs
+    # unfused, materialising the scores (0.3 TFLOP/s, measured on the H200 before this): raise
+    # the limit, and make hitting it an error the row records.
+    for name, value in (("recompile_limit", 256), ("fail_on_recompile_limit_hit", True)):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, value)
+    flex = torch.compile(flex_attention)
+    fn = mask_mod(name) or (lambda b, h, qi, kv: qi >= 0)
+    block_mask = create_block_mask(fn, None, None, q.shape[2], k.shape[2], device=device)
+    return [("flex", lambda: flex(q, k, v, block_mask=block_mask))]
 
 
-def report(numeric, rows, args):
+def bench_items(manifest, args):
+    """(benchmark entry, sequence length, part), the order they are timed in: attnc and SDPA
+    for every kernel and length first, then FlexAttention (each mask and shape costs it a
+    compile of tens of seconds) at --flex-seqs."""
+    items = [(entry, seq, "core") for entry in manifest["bench"] for seq in args.seqs]
+    if args.device == "cuda":
+        items += [(entry, seq, "flex") for entry in manifest["bench"] for seq in args.flex_seqs]
+    return items
+
+
+def bench_row(bundle, entry, seq, part, args):
+    """Times one kernel of the bundle and SDPA (part "core"), or FlexAttention (part "flex"),
+    at one sequence length."""
+    kernels = {} if part == "flex" else {
+        backend: Kernel(os.path.join(bundle, so), entry["name"])
+        for backend, so in entry["kernels"].items() if backend not in args.skip_backends}
+    dtype = TORCH_DTYPES[entry["dtype"]]
+    shape = (args.batch, entry["heads"], seq, entry["dim"])
+    q, k, v = (torch.randn(shape, dtype=dtype, device=args.device) for _ in range(3))
+    out = torch.empty_like(q)
+    flops = 4.0 * args.batch * entry["heads"] * entry["dim"] * \
+        kept_pairs(entry["mask"], seq, args.device)
+    row = {"kernel": entry["name"], "mask": entry["mask"], "dim": entry["dim"], "seq": seq,
+           "tflops": {}}
+    calls = [("attnc-" + backend, lambda kernel=kernel: kernel(q, k, v, out))
+             for backend, kernel in kernels.items()]
+    calls += (flex_peer if part == "flex" else sdpa_peers)(entry["mask"], q, k, v, args.device)
+    for peer, call in calls:
+        try:
+            median, best = timed(call, args.repeat, args.device)
+            row["tflops"][peer] = {"median": flops / median / 1e12, "best": flops / best / 1e12}
+        except Exception as e:  # a peer without this shape: say so, go on
+            row["tflops"][peer] = {"error": str(e).splitlines()[0][:200]}
+            if args.device == "cuda" and not context_alive():
+                raise  # the context is gone: the supervisor starts a new process
+    return row
+
+
+def context_alive():
+    """False once a kernel fault has poisoned this process's CUDA context."""
+    try:
+        torch.cuda.synchronize()
+        return True
+    except RuntimeError:
+        return False
+
+
+def matmul_peak(device):
+    """The bf16 matrix-product rate PyTorch reaches here (TFLOP/s, median of 10): the ceiling
+    the attention figures are read against, measured in the same run."""
+    if device != "cuda":
+        return None
+    a, b = (torch.randn(8192, 8192, dtype=torch.bfloat16, device=device) for _ in range(2))
+    median, _ = timed(lambda: a @ b, 10, device)
+    return 2.0 * 8192 ** 3 / median / 1e12
+
+
+def report(numeric, rows, peak, args):
     lines = ["# GPU check (benchmarks/gpu/run.py)", "",
              "Device: %s; torch %s." % (torch.cuda.get_device_name() if args.device == "cuda"
                                         else "CPU (harness check)", torch.__version__), "",
+             "bf16 matrix product (8192^3, torch.matmul): %s TFLOP/s median." % peak, "",
              "## Numerics: %d of %d cases pass" % (sum(r["ok"] for r in numeric), len(numeric)),
              ""]
     lines += ["- FAIL %s [%s] (%s) %s" % (r["name"], r["backend"], r["dtype"], r["note"])
               for r in numeric if not r["ok"]]
     lines += ["", "## TFLOP/s over attended pairs (median / best)", "",
               "| kernel | seq | peer | median | best |", "|---|---|---|---|---|"]
-    for row in rows:
+    for row in sorted(rows, key=lambda r: (r["kernel"], r["seq"])):
+        if "error" in row:
+            lines.append("| %s | %d | (all) | %s | |" % (row["kernel"], row["seq"], row["error"]))
         for peer, t in row["tflops"].items():
             if "error" in t:
                 lines.append("| %s | %d | %s | %s | |" % (row["kernel"], row["seq"], peer,
@@ -251,6 +288,125 @@ def unpack(bundle):
         tar.extractall(os.path.dirname(os.path.abspath(bundle)), **safe)
 
 
+def worker(args, manifest):
+    """Runs items from --start on, one JSON line each; stops at a lost context (exit 3)."""
+    if args.worker == "numerics":
+        items = numeric_items(manifest)
+        run = lambda item: check_case(args.bundle, *item, args.device)  # noqa: E731
+    else:
+        items = bench_items(manifest, args)
+        run = lambda item: bench_row(args.bundle, *item, args)  # noqa: E731
+    with open(os.path.join(args.out, args.worker + ".jsonl"), "a") as f:
+        for item in items[args.start:args.start + args.count]:
+            if args.worker == "bench" and time.time() > args.deadline_at:
+                print("deadline reached; stopping the benchmark")
+                return 0
+            try:
+                if args.worker == "numerics" and item[1] in args.skip_backends:
+                    raise RuntimeError("not run: this backend's kernels hung or crashed twice")
+                record = run(item)
+            except Exception as e:  # recorded as the item's failure; the context decides the rest
+                record = failure(args.worker, item, str(e))
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            if args.device == "cuda" and not context_alive():
+                return 3
+    return 0
+
+
+def failure(mode, item, why):
+    """The record of an item whose process failed (a fault, a hang, an exception)."""
+    if mode == "numerics":
+        case, backend, _ = item
+        return {"name": case["name"], "backend": backend, "dtype": case["dtype"], "ok": False,
+                "note": why.splitlines()[0][:300] if why else "no output"}
+    entry, seq, _ = item
+    return {"kernel": entry["name"], "mask": entry["mask"], "dim": entry["dim"], "seq": seq,
+            "tflops": {}, "error": why.splitlines()[0][:300] if why else "no output"}
+
+
+def read_lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def worker_command(args, mode, start, count):
+    return [sys.executable, os.path.abspath(__file__), "--worker", mode, "--start", str(start),
+            "--count", str(count), "--bundle", args.bundle, "--out", args.out,
+            "--device", args.device, "--seqs", ",".join(map(str, args.seqs)),
+            "--flex-seqs", ",".join(map(str, args.flex_seqs)), "--batch", str(args.batch), "--repeat", str(args.repeat),
+            "--deadline-at", str(args.deadline_at),
+            "--skip-backends", ",".join(sorted(args.skip_backends))]
+
+
+def supervise(args, mode, items):
+    """Runs the items in worker processes, each item's result a line of <out>/<mode>.jsonl.
+
+    A kernel fault poisons a CUDA context for good and a hung kernel never returns, so one
+    process cannot be trusted past either: the worker that dies or stops making progress for
+    --item-timeout seconds is killed, its item recorded as failed, and a new worker goes on
+    with the next one."""
+    path = os.path.join(args.out, mode + ".jsonl")
+    if os.path.exists(path):
+        os.remove(path)
+    lost = {}
+    while len(read_lines(path)) < len(items) and time.time() < args.deadline_at + 60:
+        start = len(read_lines(path))
+        proc = subprocess.Popen(worker_command(args, mode, start, len(items) - start))
+        count, since = start, time.monotonic()
+        while proc.poll() is None:
+            time.sleep(0.5)
+            now = len(read_lines(path))
+            if now != count:
+                count, since = now, time.monotonic()
+            elif time.monotonic() - since > args.item_timeout:
+                proc.kill()
+                proc.wait()
+        count = len(read_lines(path))
+        if proc.returncode == 0 and count == start:
+            break  # a clean stop without progress: the benchmark's deadline
+        if proc.returncode == 0:
+            continue
+        # The item that lost the context recorded its own failure; one that hung or killed its
+        # process did not.
+        index = count - 1 if proc.returncode == 3 else count
+        why = {3: "lost the CUDA context"}.get(proc.returncode, "worker %s (exit %d)" % (
+            "hung, killed" if proc.returncode < 0 else "died", proc.returncode))
+        sanitize(args, mode, index, why)
+        if proc.returncode != 3 and count < len(items):
+            with open(path, "a") as f:
+                f.write(json.dumps(failure(mode, items[count], why)) + "\n")
+        if mode == "numerics":  # a backend failing like this each time would eat the lease
+            backend = items[index][1]
+            lost[backend] = lost.get(backend, 0) + 1
+            if lost[backend] >= 2:
+                args.skip_backends.add(backend)
+    return read_lines(path)
+
+
+def sanitize(args, mode, index, why):
+    """Runs the failed item again under compute-sanitizer's memcheck (the first few only),
+    appending its report to <out>/sanitizer.txt: where a fault happened, not only that it did."""
+    if args.device != "cuda" or args.sanitize <= 0 or not shutil.which("compute-sanitizer"):
+        return
+    args.sanitize -= 1
+    scratch = os.path.join(args.out, "sanitized")
+    os.makedirs(scratch, exist_ok=True)
+    command = worker_command(args, mode, index, 1)
+    command[command.index("--out") + 1] = scratch
+    try:
+        proc = subprocess.run(["compute-sanitizer", "--tool", "memcheck", "--print-limit", "8"]
+                              + command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=100)
+        text = proc.stdout
+    except subprocess.TimeoutExpired as e:
+        text = (e.stdout or b"").decode(errors="replace") + "\n(timed out)"
+    with open(os.path.join(args.out, "sanitizer.txt"), "a") as f:
+        f.write("== %s item %d (%s)\n%s\n" % (mode, index, why, text[-6000:]))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", default=os.path.join(HERE, "bundle"))
@@ -258,10 +414,23 @@ def main():
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     parser.add_argument("--seqs", type=lambda s: [int(x) for x in s.split(",")],
                         default=[1024, 4096, 16384])
+    parser.add_argument("--flex-seqs", type=lambda s: [int(x) for x in s.split(",") if x],
+                        default=[4096, 16384], help="lengths FlexAttention is timed at")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--deadline", type=float, default=360.0,
-                        help="seconds after which the benchmark stops (results are kept)")
+                        help="seconds after the start at which the benchmark stops (results are kept)")
+    parser.add_argument("--item-timeout", type=float, default=120.0,
+                        help="seconds without progress after which a worker is killed")
+    parser.add_argument("--sanitize", type=int, default=2,
+                        help="failed items run again under compute-sanitizer (at most this many)")
+    parser.add_argument("--skip-bench", action="store_true")
+    parser.add_argument("--worker", choices=["numerics", "bench"], help=argparse.SUPPRESS)
+    parser.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--deadline-at", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--skip-backends", type=lambda s: set(filter(None, s.split(","))),
+                        default=set(), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("no CUDA device visible to PyTorch; use --device cpu with an opencl bundle")
@@ -269,13 +438,17 @@ def main():
     with open(os.path.join(args.bundle, "manifest.json")) as f:
         manifest = json.load(f)
     os.makedirs(args.out, exist_ok=True)
-    numeric = numerics(args.bundle, manifest, args.device)
-    rows = bench(args.bundle, manifest, args)
+    if args.worker:
+        return worker(args, manifest)
+    args.deadline_at = time.time() + args.deadline
+    numeric = supervise(args, "numerics", numeric_items(manifest))
+    peak = None if args.skip_bench else matmul_peak(args.device)
+    rows = [] if args.skip_bench else supervise(args, "bench", bench_items(manifest, args))
     with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"kernels": manifest["kernels"], "numerics": numeric, "bench": rows}, f,
-                  indent=1)
+        json.dump({"kernels": manifest["kernels"], "matmul_tflops": peak, "numerics": numeric,
+                   "bench": rows}, f, indent=1)
     with open(os.path.join(args.out, "report.md"), "w") as f:
-        f.write(report(numeric, rows, args))
+        f.write(report(numeric, rows, peak and "%.0f" % peak, args))
     failed = ["%s [%s]" % (r["name"], r["backend"]) for r in numeric if not r["ok"]]
     print("numerics: %d passed, %d failed" % (len(numeric) - len(failed), len(failed)))
     return 1 if failed else 0

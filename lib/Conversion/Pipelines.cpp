@@ -84,7 +84,11 @@ void attnc::buildCudaPipeline(OpPassManager &pm, const CudaTarget &target, CudaO
   attach.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(attach));
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = output == CudaOutput::cubin ? "bin" : "isa";
+  // A cubin runs only on its own major architecture (sm_80 SASS does not load on sm_90), so
+  // a target for "sm_80 and later" embeds a fatbin: its SASS and its PTX, which the driver
+  // compiles for a newer GPU at load. An arch-specific target (sm_90a) has no later GPU.
+  bool portable = !target.chip.ends_with("a");
+  binary.compilationTarget = output == CudaOutput::ptx ? "isa" : portable ? "fatbin" : "bin";
   // Where ptxas and libdevice (exp2, log, max as __nv_* calls) are.
   binary.toolkitPath = cudaToolkitPath();
   pm.addPass(createGpuModuleToBinaryPass(binary));

@@ -66,20 +66,28 @@ const Driver *driver(std::string &error) {
     if (!lib)
       return cat("the CUDA driver cannot be loaded (", dlerror(),
                  "); this machine has no NVIDIA driver");
+    const char *missing = nullptr;
     auto get = [&](auto &fn, const char *name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-      return fn != nullptr;
+      if (!fn && !missing)
+        missing = name;
     };
-    if (!get(d.init, "cuInit") || !get(d.deviceGetCount, "cuDeviceGetCount") ||
-        !get(d.deviceGet, "cuDeviceGet") ||
-        !get(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain_v2") ||
-        !get(d.errorName, "cuGetErrorName") || !get(d.errorString, "cuGetErrorString") ||
-        !get(d.ctxPush, "cuCtxPushCurrent_v2") || !get(d.ctxPop, "cuCtxPopCurrent_v2") ||
-        !get(d.moduleLoadData, "cuModuleLoadData") ||
-        !get(d.moduleGetFunction, "cuModuleGetFunction") ||
-        !get(d.funcSetAttribute, "cuFuncSetAttribute") ||
-        !get(d.launchKernel, "cuLaunchKernel"))
-      return std::string("libcuda.so.1 lacks a driver API function attnc needs");
+    // Each name is the driver's exported symbol (what cuda.h's macros expand to), not the
+    // API's: cuCtxPushCurrent is cuCtxPushCurrent_v2, cuDevicePrimaryCtxRetain has no _v2.
+    get(d.init, "cuInit");
+    get(d.deviceGetCount, "cuDeviceGetCount");
+    get(d.deviceGet, "cuDeviceGet");
+    get(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    get(d.errorName, "cuGetErrorName");
+    get(d.errorString, "cuGetErrorString");
+    get(d.ctxPush, "cuCtxPushCurrent_v2");
+    get(d.ctxPop, "cuCtxPopCurrent_v2");
+    get(d.moduleLoadData, "cuModuleLoadData");
+    get(d.moduleGetFunction, "cuModuleGetFunction");
+    get(d.funcSetAttribute, "cuFuncSetAttribute");
+    get(d.launchKernel, "cuLaunchKernel");
+    if (missing)
+      return cat("libcuda.so.1 lacks ", missing, ", a driver API function attnc needs");
     get(d.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     if (CUresult rc = d.init(0))
       return driverError(d, "cuInit", rc) + ": no usable CUDA device";

@@ -8,7 +8,7 @@ int cuGetErrorName(int rc, const char **name) { (void)rc; *name = NULL; return 1
 int cuGetErrorString(int rc, const char **text) { (void)rc; *text = NULL; return 1; }
 int cuDeviceGetCount(int *n) { *n = 0; return FAIL; }
 int cuDeviceGet(int *d, int i) { (void)d; (void)i; return FAIL; }
-int cuDevicePrimaryCtxRetain_v2(void **c, int d) { (void)c; (void)d; return FAIL; }
+int cuDevicePrimaryCtxRetain(void **c, int d) { (void)c; (void)d; return FAIL; }
 int cuCtxPushCurrent_v2(void *c) { (void)c; return FAIL; }
 int cuCtxPopCurrent_v2(void **c) { (void)c; return FAIL; }
 int cuModuleLoadData(void **m, const void *i) { (void)m; (void)i; return FAIL; }
