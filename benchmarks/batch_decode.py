@@ -16,8 +16,12 @@ Peers:
   attnc-lengths-bshd   kv_cache = lengths on a token-major cache [16, L, 8, 128]
   attnc-paged16/64     kv_cache = paged<16> / paged<64>: pages [num_pages, N, 8, 128] in a
                        seeded random order, each sequence's in its block-table row
+  attnc-paged16-hnd    kv_cache = paged<16, hnd>: the same pages head-major, [num_pages, 8,
+                       16, 128] (FlashInfer's HND, vLLM's CPU cache)
   torch-sdpa           F.scaled_dot_product_attention on the padded head-major cache with a
                        boolean key mask (keys past a sequence's length), enable_gqa, no_grad
+  torch-flex           torch.compile(flex_attention) on the same cache, with a block mask from
+                       the mask_mod kv < length[b] (blocks past a length skipped)
 Caches are emptied before every call (serving.py's Evictor); each row is timed --repeats
 times per peer, interleaved; median and best. Every peer is first checked against
 attnc-lengths-bhsd on a short batch (max abs error 1e-5 for f32, 1e-2 for bf16; that kernel is
@@ -35,13 +39,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from peers import attnc_peer  # noqa: E402
 from peers.base import bf16_bits, round_bf16  # noqa: E402
-from serving import (Evictor, as_f32, base_parser, huge_array, probe,  # noqa: E402
-                     report_rows, save, sdpa_numpy, sdpa_tensors, time_runs)
+from serving import (Evictor, as_f32, base_parser, compiled_flex, huge_array,  # noqa: E402
+                     probe, report_rows, save, sdpa_numpy, sdpa_tensors, time_runs)
 
 HEADS, KV_HEADS, DIM, BATCH = 32, 8, 128, 16
 ATOL = {"f32": 1e-5, "bf16": 1e-2}
 PEERS = [("attnc-lengths-bhsd", "bhsd", "lengths"), ("attnc-lengths-bshd", "bshd", "lengths"),
-         ("attnc-paged16", "bshd", "paged<16>"), ("attnc-paged64", "bshd", "paged<64>")]
+         ("attnc-paged16", "bshd", "paged<16>"), ("attnc-paged64", "bshd", "paged<64>"),
+         ("attnc-paged16-hnd", "bhsd", "paged<16, hnd>")]
 
 
 def spec(name, dtype, layout, cache):
@@ -78,7 +83,15 @@ def make_batch(dtype, max_len, seed=0):
             pages[table.reshape(-1)] = padded.reshape(BATCH * per_seq, page, KV_HEADS, DIM)
             caches.append(pages)
         batch["paged<%d>" % page] = (caches, table)
+        if page == 16:  # the same pages head-major: [num_pages, 8, 16, 128]
+            batch["paged<16, hnd>"] = ([pages_head_major(c) for c in caches], table)
     return batch
+
+
+def pages_head_major(pages):
+    hnd = huge_array((pages.shape[0], KV_HEADS, pages.shape[1], DIM), pages.dtype)
+    hnd[...] = pages.transpose(0, 2, 1, 3)
+    return hnd
 
 
 class Attnc:
@@ -125,6 +138,32 @@ class Sdpa:
                 out = F.scaled_dot_product_attention(tq, tk, tv, attn_mask=mask,
                                                      enable_gqa=True)
             return sdpa_numpy(out, self.dtype)
+        return run
+
+
+class Flex:
+    """FlexAttention on the padded head-major cache, keys past each sequence's length masked
+    by a mask_mod, so its block mask skips them (PyTorch's decoding path on CPU)."""
+    name = "torch-flex"
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.flex = compiled_flex()
+
+    def prepare(self, batch, threads):
+        import torch
+        from torch.nn.attention.flex_attention import create_block_mask
+        tq, tk, tv = sdpa_tensors([batch["q"]] + batch["bhsd"], self.dtype)
+        lens = torch.from_numpy(batch["lens"].astype(np.int64))
+        block_mask = create_block_mask(lambda b, h, q, kv: kv < lens[b], BATCH, None, 1,
+                                       tk.shape[2], device="cpu")
+
+        def run():
+            torch.set_num_threads(threads)
+            with torch.no_grad():
+                out = self.flex(tq, tk, tv, block_mask=block_mask, enable_gqa=True)
+            return sdpa_numpy(out, self.dtype)
+        run()  # compiled for this shape here, not in a timed call
         return run
 
 
@@ -185,10 +224,11 @@ def main():
     for dtype in args.dtypes:
         peers = [Attnc(n, dtype, layout, cache, targets[dtype], work) for n, layout, cache in PEERS]
         notes = {}
-        try:
-            peers.append(Sdpa(dtype))
-        except ImportError as e:
-            notes["torch-sdpa"] = "not installed (benchmarks/peers/install.sh): %s" % e
+        for peer in (Sdpa, Flex):
+            try:
+                peers.append(peer(dtype))
+            except ImportError as e:
+                notes[peer.name] = "not installed (benchmarks/peers/install.sh): %s" % e
         notes.update(check(peers, dtype, args.threads[0]))
         for name, why in notes.items():
             print("%-5s %s: %s" % (dtype, name, why), flush=True)

@@ -22,10 +22,11 @@ Peers:
   attnc-decode    the spec with num_splits = 0 (auto), compiled for --target / the bf16 target
   attnc-prefill   the same spec without num_splits: the tile-of-query-rows kernel
   torch-sdpa      F.scaled_dot_product_attention(q, k, v, enable_gqa=True) under no_grad
+  torch-flex      torch.compile(flex_attention)(q, k, v, enable_gqa=True) under no_grad
+                  (compiled for each shape before it is timed)
 Each is checked against attnc's reference evaluator on a short cache (max abs error 1e-4 for
-f32, 1e-2 for bf16) before it is timed. Batched decode with mixed lengths, paged caches and
-FlexAttention's decoding path are not here yet (issue 36); packed varlen prefill is
-benchmarks/varlen.py.
+f32, 1e-2 for bf16) before it is timed. Batched decode with mixed lengths and paged caches are
+benchmarks/batch_decode.py; packed varlen prefill is benchmarks/varlen.py.
 """
 import argparse
 import datetime
@@ -99,8 +100,8 @@ class Attnc:
         return attnc_peer.bind_call(self.entry, self.name, ts, (q, k, v, out, lse), threads)
 
 
-class Sdpa:
-    name = "torch-sdpa"
+class TorchPeer:
+    """A PyTorch attention on zero-copy views of the inputs, under no_grad on `threads`."""
 
     def __init__(self, dtype):
         import torch  # noqa: F401: a missing torch leaves the peer out
@@ -108,16 +109,49 @@ class Sdpa:
 
     def prepare(self, q, k, v, threads):
         import torch
-        import torch.nn.functional as F
         torch.set_num_threads(threads)
         tq, tk, tv = sdpa_tensors((q, k, v), self.dtype)
 
         def run():
             torch.set_num_threads(threads)
             with torch.no_grad():
-                out = F.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True)
+                out = self.attend(tq, tk, tv)
             return sdpa_numpy(out, self.dtype)
+        run()  # FlexAttention compiles for a new shape here, not in a timed call
         return run
+
+
+class Sdpa(TorchPeer):
+    name = "torch-sdpa"
+
+    def attend(self, q, k, v):
+        import torch.nn.functional as F
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+
+class Flex(TorchPeer):
+    """FlexAttention's CPU path: torch.compile(flex_attention), which Inductor generates as its
+    C++ flash-attention template (one query row: PyTorch's decoding case)."""
+    name = "torch-flex"
+
+    def __init__(self, dtype, block_mask=None):
+        super().__init__(dtype)
+        self.flex = compiled_flex()
+        self.block_mask = block_mask
+
+    def attend(self, q, k, v):
+        return self.flex(q, k, v, block_mask=self.block_mask, enable_gqa=True)
+
+
+def compiled_flex():
+    """torch.compile(flex_attention), with room for one compile per row's shape: past dynamo's
+    recompile limit (8) it would run unfused, materialising the scores, and be timed so."""
+    import torch
+    from torch.nn.attention.flex_attention import flex_attention
+    for name, value in (("recompile_limit", 256), ("fail_on_recompile_limit_hit", True)):
+        if hasattr(torch._dynamo.config, name):
+            setattr(torch._dynamo.config, name, value)
+    return torch.compile(flex_attention)
 
 
 def as_f32(out, dtype):
@@ -280,10 +314,11 @@ def main():
                  Attnc("prefill_" + dtype, dtype, False, targets[dtype], work)]
         peers[0].name, peers[1].name = "attnc-decode", "attnc-prefill"
         notes = {}
-        try:
-            peers.append(Sdpa(dtype))
-        except ImportError as e:
-            notes["torch-sdpa"] = "not installed (benchmarks/peers/install.sh): %s" % e
+        for peer in (Sdpa, Flex):
+            try:
+                peers.append(peer(dtype))
+            except ImportError as e:
+                notes[peer.name] = "not installed (benchmarks/peers/install.sh): %s" % e
         for p in list(peers):
             why = agrees(p, dtype, work, args.threads[0])
             if why:

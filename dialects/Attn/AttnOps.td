@@ -99,6 +99,9 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
                     "lengths (kv_cache = lengths), N for pages of N tokens (kv_cache = "
                     "paged<N>); none for one length for the batch",
                     "std::optional<uint64_t>", "getPageSize">,
+    InterfaceMethod<"pages laid out head-major, [num_pages, kv_heads, N, head_dim] "
+                    "(kv_cache = paged<N, hnd>), not token-major", "bool",
+                    "getPagesHeadMajor">,
     InterfaceMethod<"packed variable-length sequences (varlen = cu_seqlens): q, k, v and "
                     "out are [total, heads, head_dim], delimited by int32 cu_seqlens_q and "
                     "cu_seqlens_kv [batch + 1]", "bool", "getVarlen">,
@@ -112,10 +115,11 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
       return ::mlir::attn::bitEnumContainsAll($_op.getOutputs(), kind);
     }
     /// A decode kernel's KV heads per work item (AttnDialect.h): all that fit
-    /// where k and v are token-major (paged, bshd).
+    /// where k and v are token-major (nhd pages, bshd).
     int64_t decodeKvHeadsPerItem() {
       std::optional<uint64_t> page = $_op.getPageSize();
-      bool tokenMajor = (page && *page > 0) || $_op.getLayout() == ::mlir::attn::Layout::bshd;
+      bool tokenMajor = page && *page > 0 ? !$_op.getPagesHeadMajor()
+                                          : $_op.getLayout() == ::mlir::attn::Layout::bshd;
       return ::mlir::attn::decodeKvHeadsPerItem(
           tokenMajor, $_op.getKvHeads(), $_op.getHeads() / $_op.getKvHeads(),
           ::mlir::attn::decodeMaxSeqQ($_op.getMaxSeq()), $_op.getDim());
@@ -141,6 +145,7 @@ defvar Attn_SpecArguments = (ins
     Attn_OutputKind:$outputs,
     OptionalAttr<I64Attr>:$num_splits,
     OptionalAttr<I64Attr>:$page_size,
+    UnitAttr:$pages_head_major,
     UnitAttr:$varlen);
 
 class Attn_SpecOp<string mnemonic, list<Trait> traits = []> : Attn_Op<mnemonic, [
@@ -178,7 +183,7 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     | `max_seq` | `[seq_q, seq_kv]` | optional bound on the run-time lengths |
     | `outputs` | subset of `[out, lse, weights]` | what the kernel writes |
     | `num_splits` | 0 (auto) to 256 | a split-KV decode kernel (below) |
-    | `kv_cache` | `lengths`, `paged<N>` (N in 1..256) | a decode kernel's cache (below) |
+    | `kv_cache` | `lengths`, `paged<N>`, `paged<N, hnd>` (N in 1..256) | a decode kernel's cache (below) |
     | `varlen` | `cu_seqlens` | packed sequences of different lengths (below) |
 
     `weights` is quadratic in the sequence length, so it needs `max_seq` with
@@ -198,8 +203,11 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     bottom-right masks align per sequence. `lengths`: k and v are the usual
     contiguous tensors, each sequence using its first kv_lens[b] keys. `paged<N>`:
     k and v are caches of pages [num_pages, N, num_kv_heads, head_dim] (the vLLM and
-    FlashAttention form), and an int32 `block_table` [batch, max_pages] names the page
-    of each sequence's keys N * i .. N * i + N - 1. The runtime checks every table entry
+    FlashAttention form; FlashInfer's `NHD`), and an int32 `block_table` [batch,
+    max_pages] names the page of each sequence's keys N * i .. N * i + N - 1.
+    `paged<N, hnd>`: pages [num_pages, num_kv_heads, N, head_dim] (FlashInfer's `HND`,
+    vLLM's CPU cache): a KV head's keys of a page are contiguous, which a decode step
+    reads at the speed of a head-major contiguous cache. The runtime checks every table entry
     (in [0, num_pages)) and every length (at most the cache's) before any load.
 
     `varlen = cu_seqlens` packs a batch of sequences of different lengths end to end

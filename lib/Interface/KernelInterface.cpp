@@ -81,9 +81,10 @@ TensorSpec indexTensor(const char *name, const char *dims, const char *legend,
 }
 
 /// Per-sequence KV lengths (kv_lens), and with pages the caches' form
-/// [num_pages, page_size, kv_heads, head_dim] and the block table. The
-/// caches' strides go to their params as (page, kv head, position in page),
-/// in the places of (batch, kv head, position).
+/// [num_pages, page_size, kv_heads, head_dim] (head-major pages: [num_pages,
+/// kv_heads, page_size, head_dim]) and the block table. The caches' strides go
+/// to their params as (page, kv head, position in page), in the places of
+/// (batch, kv head, position), whichever order the dims have.
 void addKvCache(KernelInterface &in, const AttentionFacts &f) {
   bool paged = f.pageSize > 0;
   in.numArgs = paged ? 7 : 6;
@@ -104,8 +105,10 @@ void addKvCache(KernelInterface &in, const AttentionFacts &f) {
     }
   for (TensorSpec &t : in.tensors)
     if (t.name == "k" || t.name == "v") {
-      t.dims = "num_pages,page_size,kv_heads,head_dim";
-      t.legend = "pages: num_pages, page_size, kv_heads, head_dim";
+      t.dims = f.pagesHeadMajor ? "num_pages,kv_heads,page_size,head_dim"
+                                : "num_pages,page_size,kv_heads,head_dim";
+      t.legend = f.pagesHeadMajor ? "pages: num_pages, kv_heads, page_size, head_dim"
+                                  : "pages: num_pages, page_size, kv_heads, head_dim";
       t.strides = "num_pages,kv_heads,page_size";
     }
   in.tensors.push_back(indexTensor("block_table", "batch,max_pages",

@@ -70,14 +70,17 @@ HostTensor attnc::toPages(AttentionSpecOpInterface op, const HostTensor &kv,
   int64_t kvHeads = op.getKvHeads(), dim = op.getDim(), page = cache.pageSize;
   bool bhsd = op.getLayout() == Layout::bhsd;
   int64_t batch = kv.shape[0], seqKv = kv.shape[bhsd ? 2 : 1];
+  bool headMajor = op.getPagesHeadMajor();
   LayoutIndexer from{op.getLayout(), kvHeads, seqKv, dim};
-  HostTensor pages(kv.type, {cache.numPages, page, kvHeads, dim});
+  HostTensor pages(kv.type, headMajor ? llvm::ArrayRef<int64_t>{cache.numPages, kvHeads, page, dim}
+                                      : llvm::ArrayRef<int64_t>{cache.numPages, page, kvHeads, dim});
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t s = 0; s < seqKv; ++s) {
-      int64_t at = cache.table[b * cache.maxPages + s / page] * page + s % page;
-      for (int64_t h = 0; h < kvHeads; ++h)
-        std::copy_n(kv.data.begin() + from(b, h, s), dim,
-                    pages.data.begin() + (at * kvHeads + h) * dim);
+      int64_t id = cache.table[b * cache.maxPages + s / page], row = s % page;
+      for (int64_t h = 0; h < kvHeads; ++h) {
+        int64_t at = headMajor ? (id * kvHeads + h) * page + row : (id * page + row) * kvHeads + h;
+        std::copy_n(kv.data.begin() + from(b, h, s), dim, pages.data.begin() + at * dim);
+      }
     }
   return pages;
 }

@@ -23,6 +23,13 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   AttentionSpecOpInterface op = kernel.getSpec(); // attn.attention or attn.flash
   bool bhsd = op.getLayout() == Layout::bhsd;
   bool varlen = op.getVarlen();
+  // Pages of `page` keys: token-major [num_pages, page, kv_heads, dim], or head-major.
+  auto pagesShape = [](AttentionSpecOpInterface op, int64_t page) {
+    std::string p = std::to_string(page), kv = std::to_string(op.getKvHeads());
+    std::string inner = op.getPagesHeadMajor() ? kv + ", " + p : p + ", " + kv;
+    return "[num_pages, " + inner + ", " + std::to_string(op.getDim()) + "] (pages of " + p +
+           " keys" + (op.getPagesHeadMajor() ? ", head-major)" : ")");
+  };
   auto shape = [&](StringRef heads, StringRef seq, StringRef total) {
     if (varlen) // packed: total_q or total_kv rows
       return ("[" + total + ", " + heads + ", " + llvm::Twine(op.getDim()) +
@@ -52,10 +59,7 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
      << (op.hasOutput(OutputKind::out) ? "" : " (out is written even though the spec asks for lse only)")
      << "\n"
      << " *   k, v:   " << dlName << " "
-     << (page > 0 ? "[num_pages, " + std::to_string(page) + ", " + kv + ", " +
-                        std::to_string(op.getDim()) + "] (pages of " + std::to_string(page) +
-                        " keys)"
-                  : shape(kv, "seq_kv", "total_kv"))
+     << (page > 0 ? pagesShape(op, page) : shape(kv, "seq_kv", "total_kv"))
      << "\n"
      << " *   lse:    float32 " << (varlen ? "[" + heads + ", total_q]" : "[batch, " + heads + ", seq_q]")
      << (op.hasOutput(OutputKind::lse) ? " (required)" : " (not written; pass NULL)")

@@ -35,7 +35,8 @@ LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, const TileRu
       FlashOp::create(b, op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
                       op.getHeadDimAttr(), op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(),
                       op.getScaleAttr(), op.getMaxSeqAttr(), op.getOutputsAttr(),
-                      op.getNumSplitsAttr(), op.getPageSizeAttr(), op.getVarlenAttr(),
+                      op.getNumSplitsAttr(), op.getPageSizeAttr(), op.getPagesHeadMajorAttr(),
+                      op.getVarlenAttr(),
                       b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), rule)),
                       b.getI64IntegerAttr(resolveBlockKv(
                           blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, rule)));

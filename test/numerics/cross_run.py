@@ -96,16 +96,17 @@ def link_runner(cxx, work, halide_include, kernels, runner):
                [runtime, "-lm", "-lpthread", "-o", runner])
 
 
-def to_pages(kv, lengths, page, layout):
-    """k or v (the spec's layout) as the pages [num_pages, page, kv_heads, d] that
-    lengths.json's block table names (attnc-run's toPages)."""
+def to_pages(kv, lengths, page, layout, head_major=False):
+    """k or v (the spec's layout) as the pages [num_pages, page, kv_heads, d] (head_major:
+    [num_pages, kv_heads, page, d]) that lengths.json's block table names (attnc-run's
+    toPages)."""
     token_major = kv if layout == "bshd" else kv.transpose(0, 2, 1, 3)  # [b, s, h, d]
     table = np.array(lengths["block_table"], np.int64)
     pages = np.zeros((lengths["num_pages"], page) + token_major.shape[2:], kv.dtype)
     for b in range(kv.shape[0]):
         for s in range(token_major.shape[1]):
             pages[table[b, s // page], s % page] = token_major[b, s]
-    return pages
+    return np.ascontiguousarray(pages.transpose(0, 2, 1, 3)) if head_major else pages
 
 
 def pack(padded, lens):
@@ -135,8 +136,9 @@ def entry_arguments(case, directory, q, k, v, lse):
     elif case.get("kv_cache"):
         extra = [("kv_lens", np.array(lengths["kv_lens"], np.int32), "in")]
         if case["kv_cache"] != "lengths":
-            page = int(case["kv_cache"][len("paged<"):-1])
-            k, v = (to_pages(a, lengths, page, case["layout"]) for a in (k, v))
+            form = case["kv_cache"][len("paged<"):-1].split(",")  # "N" or "N, hnd"
+            k, v = (to_pages(a, lengths, int(form[0]), case["layout"],
+                             form[-1].strip() == "hnd") for a in (k, v))
             extra.append(("block_table", np.array(lengths["block_table"], np.int32), "in"))
     return ([("q", q, "in"), ("k", k, "in"), ("v", v, "in"),
              ("out", np.zeros(out_shape, q.dtype), "out"),

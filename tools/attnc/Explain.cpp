@@ -145,10 +145,14 @@ void describeDecode(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
     os << "KV cache: each sequence's own length (int32 kv_lens [batch]; the figures above take "
           "every one as seq_kv)";
     if (*page)
-      os << llvm::formatv("; pages of {0} keys [num_pages, {0}, {1}, {2}] named by int32 "
+      os << llvm::formatv("; {3}pages of {0} keys [num_pages, {1}, {2}] named by int32 "
                           "block_table [batch, max_pages], every entry checked before the "
                           "launch",
-                          int64_t(*page), op.getKvHeads(), op.getDim());
+                          int64_t(*page),
+                          op.getPagesHeadMajor()
+                              ? llvm::formatv("{0}, {1}", op.getKvHeads(), *page).str()
+                              : llvm::formatv("{0}, {1}", *page, op.getKvHeads()).str(),
+                          op.getDim(), op.getPagesHeadMajor() ? "head-major " : "");
     os << "\n";
   }
 }

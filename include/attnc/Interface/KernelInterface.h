@@ -64,6 +64,7 @@ struct AttentionFacts {
   bool onDevice = false;             // a grid (device) function instead of a tile function
   int64_t splits = 0;                // > 0: a split-KV decode kernel with this many ranges
   int64_t pageSize = -1;             // decode: 0 kv_lens, > 0 also pages of this many keys
+  bool pagesHeadMajor = false;       // pages [num_pages, kv_heads, page_size, head_dim]
   int64_t kvHeadsPerItem = 1;        // decode: KV heads one work item computes
   bool varlen = false;               // packed sequences delimited by cu_seqlens
 };

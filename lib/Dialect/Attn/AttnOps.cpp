@@ -172,7 +172,8 @@ private:
     return success();
   }
 
-  /// `lengths` (page_size 0) or `paged<N>` (page_size N).
+  /// `lengths` (page_size 0), `paged<N>` or `paged<N, nhd>` (page_size N,
+  /// token-major pages) or `paged<N, hnd>` (head-major pages).
   ParseResult parseKvCache() {
     SMLoc loc = parser.getCurrentLocation();
     StringRef keyword;
@@ -181,10 +182,24 @@ private:
     int64_t pageSize = 0;
     if (keyword == "paged") {
       SMLoc at = parser.getCurrentLocation();
-      if (parser.parseLess() || parser.parseInteger(pageSize) || parser.parseGreater())
+      if (parser.parseLess() || parser.parseInteger(pageSize))
         return failure();
       if (pageSize < 1)
         return parser.emitError(at, "paged<N> needs N >= 1 tokens per page, got ") << pageSize;
+      if (succeeded(parser.parseOptionalComma())) {
+        SMLoc form = parser.getCurrentLocation();
+        StringRef order;
+        if (parser.parseKeyword(&order))
+          return failure();
+        if (order != "nhd" && order != "hnd")
+          return parser.emitError(form, "unknown page layout '")
+                 << order << "'; expected nhd ([num_pages, N, kv_heads, head_dim]) or hnd "
+                 << "([num_pages, kv_heads, N, head_dim])";
+        if (order == "hnd")
+          props.pages_head_major = b.getUnitAttr();
+      }
+      if (parser.parseGreater())
+        return failure();
     } else if (keyword != "lengths") {
       return parser.emitError(loc, "unknown kv_cache '")
              << keyword << "'; expected lengths or paged<N>";
@@ -330,7 +345,7 @@ void printSpecParameters(OpAsmPrinter &p, AttentionSpecOpInterface op,
     p << ", num_splits = " << int64_t(*splits);
   if (std::optional<uint64_t> page = op.getPageSize()) {
     if (*page)
-      p << ", kv_cache = paged<" << int64_t(*page) << ">";
+      p << ", kv_cache = paged<" << int64_t(*page) << (op.getPagesHeadMajor() ? ", hnd>" : ">");
     else
       p << ", kv_cache = lengths";
   }
@@ -386,6 +401,9 @@ template <typename OpT> LogicalResult verifyDecode(OpT op) {
   if (page && !splits)
     return op.emitOpError("kv_cache (per-sequence lengths, pages) is built for split-KV "
                           "decode kernels: add num_splits (0: auto)");
+  if (op.getPagesHeadMajor() && (!page || *page == 0))
+    return op.emitOpError("pages_head_major (kv_cache = paged<N, hnd>) needs pages: "
+                          "kv_cache = paged<N, hnd>");
   if (page && (int64_t(*page) < 0 || int64_t(*page) > kMaxPageSize))
     return op.emitOpError("kv_cache = paged<N> needs N in 1 to ")
            << kMaxPageSize << " tokens per page, got " << int64_t(*page);

@@ -56,6 +56,8 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
     facts.set("max_seq_q", i64(q > 0 ? std::min(q, decodeMaxSeqQ(maxSeq)) : decodeMaxSeqQ(maxSeq)));
     if (std::optional<uint64_t> page = getPageSize())
       facts.set("page_size", i64(int64_t(*page)));
+    if (getPagesHeadMajor())
+      facts.set("pages_head_major", b.getUnitAttr());
     facts.set("kv_heads_per_item", i64(decodeKvHeadsPerItem()));
   }
   if (getVarlen())
@@ -96,6 +98,7 @@ FailureOr<attnc::KernelInterface> FlashOp::interfaceFromEntry(Location loc,
   if (auto per = dyn_cast_or_null<IntegerAttr>(entry.get("kv_heads_per_item")))
     f.kvHeadsPerItem = per.getInt();
   f.varlen = entry.contains("varlen");
+  f.pagesHeadMajor = entry.contains("pages_head_major");
   f.layout = int32_t(layout);
   f.outputs = int32_t(outputs);
   auto dtype = dyn_cast_or_null<TypeAttr>(entry.get("dtype"));

@@ -545,6 +545,20 @@ attn.kernel @kv_cache_unknown {
 
 // -----
 
+attn.kernel @kv_cache_page_layout_unknown {
+  // expected-error @below {{unknown page layout 'hdn'; expected nhd ([num_pages, N, kv_heads, head_dim]) or hnd ([num_pages, kv_heads, N, head_dim])}}
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0, kv_cache = paged<16, hdn>}
+}
+
+// -----
+
+attn.kernel @pages_head_major_without_pages {
+  // expected-error @below {{pages_head_major (kv_cache = paged<N, hnd>) needs pages: kv_cache = paged<N, hnd>}}
+  "attn.attention"() <{dtype = f32, head_dim = 64 : i64, layout = 0 : i32, mask = #attn.full, num_heads = 8 : i64, num_splits = 0 : i64, outputs = 1 : i32, page_size = 0 : i64, pages_head_major}> ({}, {}) : () -> ()
+}
+
+// -----
+
 attn.kernel @varlen_unknown {
   // expected-error @below {{unknown varlen 'padded'; expected cu_seqlens (sequences packed end to end, delimited by int32 offsets)}}
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full, outputs = [out], varlen = padded}

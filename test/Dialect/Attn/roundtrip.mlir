@@ -182,6 +182,22 @@ attn.kernel @decode_paged {
                   dtype = f32, layout = bhsd, mask = #attn.causal<bottom_right>,
                   outputs = [out, lse], num_splits = 4}
 }
+// Head-major pages ([num_pages, kv_heads, N, head_dim]): `, hnd` inside paged<>; nhd (the
+// default, token-major) prints as paged<N>.
+// CHECK-LABEL: attn.kernel @decode_paged_hnd
+// CHECK: num_splits = 0, kv_cache = paged<32, hnd>}
+// CHECK-LABEL: attn.kernel @decode_paged_nhd
+// CHECK: num_splits = 0, kv_cache = paged<32>}
+// GENERIC-LABEL: "attn.kernel"() <{sym_name = "decode_paged_hnd"}>
+// GENERIC: page_size = 32 : i64, pages_head_major
+attn.kernel @decode_paged_hnd {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = bf16, layout = bhsd, mask = #attn.full,
+                  outputs = [out], num_splits = 0, kv_cache = paged<32, hnd>}
+}
+attn.kernel @decode_paged_nhd {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = bf16, layout = bhsd, mask = #attn.full,
+                  outputs = [out], num_splits = 0, kv_cache = paged<32, nhd>}
+}
 // CHECK-LABEL: attn.kernel @decode_lengths
 // CHECK: outputs = [out], num_splits = 0, kv_cache = lengths}
 // GENERIC-LABEL: "attn.kernel"() <{sym_name = "decode_lengths"}>
