@@ -219,7 +219,11 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     sequence is attended alone: masks and mods see its index as `b` and positions within
     it as `q` and `kv`, so bottom-right masks align per sequence. `max_seq` bounds each
     sequence's lengths; the runtime takes the longest from cu_seqlens (no other length is
-    passed) and checks every offset before any load.
+    passed) and checks every offset before any load. With `kv_cache = lengths` (no
+    `num_splits` needed here) an int32 `kv_lens` [batch] after the offsets says how many
+    of its keys each sequence uses, from the start of its rows in k and v
+    (FlashAttention's `seqused_k`): the sequence is attended as if it had that many keys,
+    and a count over its span in `cu_seqlens_kv` is an error before any load.
 
     Two optional regions follow, each a single block ending in `attn.yield`:
 

@@ -153,6 +153,19 @@ void addVarlen(KernelInterface &in) {
                                    "<=total_kv;steps<=seq_kv", 6, ATTNC_P_CU_SEQLENS_KV_STRIDES));
 }
 
+/// Packed sequences with kv_cache = lengths: int32 kv_lens [batch], the keys
+/// each sequence uses of its span in k and v (FlashAttention's seqused_k),
+/// each within its step of cu_seqlens_kv.
+void addVarlenLengths(KernelInterface &in) {
+  in.numArgs = 8;
+  in.numParams = ATTNC_P_VARLEN_LENGTHS_COUNT;
+  in.tensors.push_back(indexTensor("kv_lens", "batch",
+                                   "batch: the keys each sequence uses, from the start of its "
+                                   "rows in k and v",
+                                   "<=seq_kv;each<=steps(cu_seqlens_kv)", 7,
+                                   ATTNC_P_VARLEN_KV_LENS_STRIDES));
+}
+
 } // namespace
 
 KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
@@ -226,6 +239,8 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
   in.phases = {{"attention", "batch,heads,seq_q/block_q", "b,h,q_tile", f.onDevice}};
   if (f.varlen)
     addVarlen(in);
+  if (f.varlen && f.pageSize == 0)
+    addVarlenLengths(in);
   if (f.splits > 0 && f.pageSize >= 0)
     addKvCache(in, f);
   if (f.splits > 0)

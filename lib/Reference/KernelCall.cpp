@@ -133,6 +133,9 @@ void KernelTensors::packVarlen(AttentionSpecOpInterface op, ElementType type,
   };
   cuQ = offsets(varlen->qLens);
   cuKv = offsets(varlen->kvLens);
+  if (!varlen->kvUsed.empty())
+    kvLens = std::make_unique<IndexTensor>(varlen->kvUsed,
+                                           std::vector<int64_t>{int64_t(varlen->kvUsed.size())});
   out = std::make_unique<DeviceTensor>(type, q->shape);
   lse = std::make_unique<DeviceTensor>(ElementType::f32,
                                        llvm::ArrayRef<int64_t>{op.getHeads(), q->shape[0]});
@@ -175,7 +178,10 @@ llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
   attnc_options options{threads};
   DLTensor *lseArg = wantLse ? &lse->dl : nullptr;
   int status;
-  if (cuQ)
+  if (cuQ && kvLens)
+    status = reinterpret_cast<VarlenLensEntryFn>(kernel.entry)(
+        &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &cuQ->dl, &cuKv->dl, &kvLens->dl, &options);
+  else if (cuQ)
     status = reinterpret_cast<PagedEntryFn>(kernel.entry)(
         &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &cuQ->dl, &cuKv->dl, &options);
   else if (blockTable)

@@ -26,8 +26,8 @@ llvm::Expected<KvCache> attnc::makeKvCache(AttentionSpecOpInterface op, int64_t 
                                            uint64_t seed) {
   KvCache cache;
   std::optional<uint64_t> page = op.getPageSize();
-  if (!page) {
-    if (!lensText.empty())
+  if (!page || op.getVarlen()) { // packed sequences' used keys: makeVarlen
+    if (!lensText.empty() && !page)
       return error("--kv-lens is for kernels with kv_cache (per-sequence lengths)");
     return cache;
   }

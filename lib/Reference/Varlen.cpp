@@ -40,11 +40,9 @@ llvm::Error parsePair(llvm::StringRef item, int64_t seqQ, int64_t seqKv, Varlen 
   return llvm::Error::success();
 }
 
-} // namespace
-
-llvm::Expected<Varlen> attnc::makeVarlen(AttentionSpecOpInterface op, int64_t batch,
-                                         int64_t seqQ, int64_t seqKv, llvm::StringRef text,
-                                         uint64_t seed) {
+/// The sequences' lengths (makeVarlen's `text`).
+llvm::Expected<Varlen> makeSpans(AttentionSpecOpInterface op, int64_t batch, int64_t seqQ,
+                                 int64_t seqKv, llvm::StringRef text, uint64_t seed) {
   Varlen varlen;
   if (!op.getVarlen()) {
     if (!text.empty())
@@ -75,6 +73,47 @@ llvm::Expected<Varlen> attnc::makeVarlen(AttentionSpecOpInterface op, int64_t ba
   if (int64_t(varlen.qLens.size()) != batch)
     return error("--seq-lens gives " + llvm::Twine(varlen.qLens.size()) +
                  " sequences for batch " + llvm::Twine(batch));
+  return varlen;
+}
+
+/// The keys each sequence uses of its KV length (kv_cache = lengths): all,
+/// seeded in [0, its length] ("random"), or one count per sequence.
+llvm::Error drawUsed(Varlen &varlen, llvm::StringRef text, uint64_t seed) {
+  if (text.empty()) {
+    varlen.kvUsed = varlen.kvLens;
+    return llvm::Error::success();
+  }
+  if (text == "random") {
+    std::mt19937_64 random(seed + (1ULL << 44));
+    for (int32_t n : varlen.kvLens)
+      varlen.kvUsed.push_back(int32_t(random() % uint64_t(n + 1)));
+    return llvm::Error::success();
+  }
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',');
+  if (items.size() != varlen.kvLens.size())
+    return error("--kv-lens gives " + llvm::Twine(items.size()) + " lengths for " +
+                 llvm::Twine(varlen.kvLens.size()) + " sequences");
+  for (auto [item, span] : llvm::zip(items, varlen.kvLens)) {
+    int64_t n;
+    if (item.trim().getAsInteger(10, n) || n < 0 || n > span)
+      return error("--kv-lens: '" + item + "' is not a count of keys in [0, " +
+                   llvm::Twine(span) + "], the sequence's KV length");
+    varlen.kvUsed.push_back(int32_t(n));
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<Varlen> attnc::makeVarlen(AttentionSpecOpInterface op, int64_t batch,
+                                         int64_t seqQ, int64_t seqKv, llvm::StringRef text,
+                                         llvm::StringRef usedText, uint64_t seed) {
+  llvm::Expected<Varlen> varlen = makeSpans(op, batch, seqQ, seqKv, text, seed);
+  if (!varlen || !op.getVarlen() || !op.getPageSize())
+    return varlen;
+  if (llvm::Error err = drawUsed(*varlen, usedText, seed))
+    return std::move(err);
   return varlen;
 }
 

@@ -157,25 +157,41 @@ std::string checkPhases(const attnc_kernel_desc &d, Tables &tables) {
   return "";
 }
 
-/// The steps clause of a bound (";steps<=S") at `p` into `shape`.
+/// The earlier offsets tensor (one whose bound has steps) named `name`, or -1.
+int findOffsets(const attnc_kernel_desc &d, const Tables &tables, int before, const char *name) {
+  for (int j = 0; j < before; ++j)
+    if (tables.tensors[j].stepSymbol >= 0 && std::strcmp(d.tensors[j].name, name) == 0)
+      return j;
+  return -1;
+}
+
+/// The clause that ends a bound at `p` into `shape`: ";steps<=S" (offsets)
+/// or ";each<=steps(T)" (entry b within step b of offsets tensor T).
 std::string parseSteps(const attnc_kernel_desc &d, const attnc_tensor_desc &t, const char *p,
-                       TensorShape &shape) {
-  constexpr const char kSteps[] = ";steps<=";
-  size_t n = sizeof(kSteps) - 1;
-  if (std::strncmp(p, kSteps, n) != 0 ||
-      (shape.stepSymbol = findSymbol(d, p + n, std::strlen(p + n))) < 0)
-    return cat("tensor ", t.name, "'s bound \"", t.bound, "\" ends in \"", p,
-               "\", not \";steps<=S\" with S a symbol of the kernel");
-  return "";
+                       const Tables &tables, int i, TensorShape &shape) {
+  constexpr const char kSteps[] = ";steps<=", kEach[] = ";each<=steps(";
+  size_t n = sizeof(kSteps) - 1, e = sizeof(kEach) - 1, len = std::strlen(p);
+  if (std::strncmp(p, kSteps, n) == 0 &&
+      (shape.stepSymbol = findSymbol(d, p + n, std::strlen(p + n))) >= 0)
+    return "";
+  if (std::strncmp(p, kEach, e) == 0 && len > e + 1 && p[len - 1] == ')') {
+    std::string name(p + e, len - e - 1);
+    if ((shape.withinSteps = findOffsets(d, tables, i, name.c_str())) >= 0)
+      return "";
+  }
+  return cat("tensor ", t.name, "'s bound \"", t.bound, "\" ends in \"", p,
+             "\", not \";steps<=S\" with S a symbol of the kernel or \";each<=steps(T)\" with "
+             "T an earlier offsets tensor");
 }
 
 /// `bound` ("<S" or "<=S", S = "a*b*...", then optionally ";steps<=T") into
 /// `shape`: only on int32 inputs, which only a bound may have.
 std::string parseBound(const attnc_kernel_desc &d, const attnc_tensor_desc &t,
-                       TensorShape &shape) {
+                       const Tables &tables, int i, TensorShape &shape) {
   bool index = t.dtype_code == kIndexDtype.code && t.dtype_bits == kIndexDtype.bits;
   shape.numBound = 0;
   shape.stepSymbol = -1;
+  shape.withinSteps = -1;
   if (!t.bound)
     return index ? cat("int32 tensor ", t.name, " has no bound: its entries would go unchecked")
                  : "";
@@ -196,7 +212,7 @@ std::string parseBound(const attnc_kernel_desc &d, const attnc_tensor_desc &t,
     if (!*end)
       return "";
     if (*end == ';')
-      return parseSteps(d, t, end, shape);
+      return parseSteps(d, t, end, tables, i, shape);
     p = end + 1;
   }
 }
@@ -223,7 +239,7 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
     return cat("tensor ", t.name, " has dtype_code = ", t.dtype_code, " and dtype_bits = ",
                t.dtype_bits, ", but this runtime only runs ", kernelDtypeList(),
                " tensors, and int32 lengths and indices");
-  if (std::string bad = parseBound(d, t, shape); !bad.empty())
+  if (std::string bad = parseBound(d, t, tables, i, shape); !bad.empty())
     return bad;
   Term dims[kMaxRank], strides[kMaxRank];
   std::string bad = parseList(d, t.dims, false, dims, shape.rank, {"tensor ", t.name, "'s dims"});
@@ -241,6 +257,10 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
   }
   if (shape.stepSymbol >= 0 && shape.rank != 1)
     return cat("tensor ", t.name, "'s bound has steps, which only a 1-d tensor (offsets) may");
+  if (shape.withinSteps >= 0 && (shape.rank != 1 || tables.tensors[shape.withinSteps].rank != 1 ||
+                                 d.tensors[shape.withinSteps].dims != std::string(t.dims) + "+1"))
+    return cat("tensor ", t.name, "'s bound \"each<=steps(", d.tensors[shape.withinSteps].name,
+               ")\" needs it 1-d with one entry fewer than those offsets");
   for (int s = 0; s < shape.numStrides; ++s) {
     int at = -1;
     for (int n = 0; n < shape.rank && at < 0; ++n)

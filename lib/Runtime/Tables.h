@@ -53,6 +53,9 @@ struct TensorShape {
   /// "...;steps<=S": entries non-decreasing (offsets), each step at most
   /// symbol S, which the largest step binds unless a dim bound it before.
   int stepSymbol = -1;
+  /// "...;each<=steps(T)": entry b at most T[b + 1] - T[b], T an earlier
+  /// offsets tensor (a sequence's used keys within its span).
+  int withinSteps = -1;
 };
 
 struct Tables {

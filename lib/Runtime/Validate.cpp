@@ -82,6 +82,7 @@ private:
   attnc_status checkAliasing();
   attnc_status checkEntries(int i);
   attnc_status checkSteps(int i);
+  attnc_status checkWithinSteps(int i);
   void fillParams();
 
   attnc_status layoutScratch();
@@ -435,9 +436,32 @@ attnc_status Validator::checkEntries(int i) {
       offset -= v.strides[d] * v.shape[d];
       at[d] = 0;
     }
-    if (d < 0)
-      return checkSteps(i);
+    if (d < 0) {
+      attnc_status status = checkSteps(i);
+      return status ? status : checkWithinSteps(i);
+    }
   }
+}
+
+/// Entry b within step b of the offsets its bound names (checked before it):
+/// the keys a sequence uses (kv_lens) lie in its span of the packed k and v.
+attnc_status Validator::checkWithinSteps(int i) {
+  int j = tables.tensors[i].withinSteps;
+  if (j < 0)
+    return ATTNC_OK;
+  const TensorView &v = view(i), &cu = view(j);
+  const int32_t *data = static_cast<const int32_t *>(v.base);
+  const int32_t *offsets = static_cast<const int32_t *>(cu.base);
+  for (int64_t b = 0; b < v.shape[0]; ++b) {
+    int64_t x = data[b * v.strides[0]], from = offsets[b * cu.strides[0]],
+            to = offsets[(b + 1) * cu.strides[0]];
+    if (x > to - from)
+      return fail(ATTNC_ERR_INDEX,
+                  cat(spec(i).name, "[", b, "] = ", x, ", but sequence ", b, " has ", to - from,
+                      " rows in ", spec(j).name, " ([", b, "] = ", from, ", [", b + 1, "] = ", to,
+                      ") (", spec(i).legend, ")"));
+  }
+  return ATTNC_OK;
 }
 
 /// Offsets (a bound with steps, 1-d): non-decreasing, each step within its

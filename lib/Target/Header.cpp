@@ -75,7 +75,7 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
     os << " *   split-KV decode, num_splits = " << *splits << (*splits ? "" : " (auto)")
        << ": seq_q <= " << decodeMaxSeqQ(op.getMaxSeq())
        << "; each call allocates splits x out in float32 as working memory\n";
-  if (page >= 0)
+  if (page >= 0 && !varlen)
     os << " *   kv_lens: int32 [batch], each sequence's KV length (<= "
        << (page > 0 ? "max_pages * page_size" : "seq_kv")
        << "); its queries are its last seq_q positions\n";
@@ -86,13 +86,17 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
     os << " *   cu_seqlens_q, cu_seqlens_kv: int32 [batch + 1], where each sequence starts "
           "in q / k and v, then the end (non-decreasing); a sequence's positions (masks, "
           "mods) count from its start\n";
+  if (varlen && page == 0)
+    os << " *   kv_lens: int32 [batch], the keys each sequence uses from the start of its rows "
+          "in k and v (FlashAttention's seqused_k; each at most its length in cu_seqlens_kv)\n";
   os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"
      << "    DLTensor *out, DLTensor *lse, " << (weights ? "DLTensor *weights, " : "")
-     << (page >= 0 ? "const DLTensor *kv_lens, " : "")
+     << (page >= 0 && !varlen ? "const DLTensor *kv_lens, " : "")
      << (page > 0 ? "const DLTensor *block_table, " : "")
      << (varlen ? "const DLTensor *cu_seqlens_q, const DLTensor *cu_seqlens_kv,\n    " : "")
+     << (varlen && page == 0 ? "const DLTensor *kv_lens, " : "")
      << "const attnc_options *opt);\n\n";
 }
 

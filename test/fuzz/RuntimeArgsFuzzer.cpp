@@ -7,7 +7,8 @@
 //
 // Random kernel descriptors and DLTensors through attnc_rt_launch (and for
 // packed varlen kernels, with offsets mostly valid and sometimes any int32,
-// attnc_rt_run). Shapes
+// and sometimes each sequence's used keys, kv_lens, likewise, attnc_rt_run).
+// Shapes
 // are mostly small and sometimes hostile (2^32 and beyond, negative,
 // INT64_MAX), strides compact or arbitrary, byte offsets anything, tensors
 // sometimes NULL, of another dtype or device, or placed inside another one.
@@ -37,7 +38,7 @@
 
 namespace {
 
-enum { Q, K, V, Out, Lse, CuQ, CuKv, Tensors };
+enum { Q, K, V, Out, Lse, CuQ, CuKv, KvLens, Tensors };
 
 constexpr int64_t kMaxBytes = 1 << 20; // per tensor allocation
 constexpr int64_t kMaxItems = 1 << 16; // work items of a launch made
@@ -163,10 +164,12 @@ int64_t offsetAt(attnc_memref *cu, const int64_t *p, int param, int64_t i) {
 
 /// Touches the first and last head_dim element of each row of one work item
 /// (and one k / v row), through the runtime's views and params; a varlen
-/// kernel's rows start where its offsets (cuQ, cuKv) say.
+/// kernel's rows start where its offsets (cuQ, cuKv) say, and with kv_lens
+/// a sequence reads that many keys of its span.
 int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref *out,
                  attnc_memref *lse, attnc_memref *cuQ, attnc_memref *cuKv,
-                 attnc_memref_i64 *params, int64_t b, int64_t h, int64_t tile) {
+                 attnc_memref *kvLens, attnc_memref_i64 *params, int64_t b, int64_t h,
+                 int64_t tile) {
   const attnc::AttentionFacts &d = *gFacts;
   const int64_t *p = params->aligned + params->offset;
   int64_t elem = d.dtypeBits / 8, g = h / (d.heads / d.kvHeads);
@@ -189,6 +192,8 @@ int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref
     seqQ = offsetAt(cuQ, p, ATTNC_P_CU_SEQLENS_Q_STRIDES, b + 1) - qFirst;
     kvFirst = offsetAt(cuKv, p, ATTNC_P_CU_SEQLENS_KV_STRIDES, b);
     seqKv = offsetAt(cuKv, p, ATTNC_P_CU_SEQLENS_KV_STRIDES, b + 1) - kvFirst;
+    if (kvLens)
+      seqKv = offsetAt(kvLens, p, ATTNC_P_VARLEN_KV_LENS_STRIDES, b);
   }
   for (int64_t s = tile * d.blockQ; s < std::min(seqQ, (tile + 1) * d.blockQ); ++s) {
     touch(q, elem, p + ATTNC_P_Q_STRIDES, h, qFirst + s, false, false);
@@ -205,9 +210,10 @@ int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v, attnc_memref
 
 /// The phase's item function, as attn-emit-cpu-entry writes it for a compiled kernel.
 int32_t fakeItem(attnc_memref *t, attnc_memref_i64 *params, const int64_t *index) {
-  bool varlen = gFacts->varlen; // only then are there views of offsets
+  bool varlen = gFacts->varlen, lens = varlen && gFacts->pageSize == 0; // views given
   return fakeTile(&t[0], &t[1], &t[2], &t[3], &t[4], varlen ? &t[5] : nullptr,
-                  varlen ? &t[6] : nullptr, params, index[0], index[1], index[2]);
+                  varlen ? &t[6] : nullptr, lens ? &t[7] : nullptr, params, index[0], index[1],
+                  index[2]);
 }
 
 /// Whether `x` is backed int32 entries (the fuzzer may have changed its rank or dtype).
@@ -229,6 +235,26 @@ void fillOffsets(FuzzedDataProvider &in, Tensor &x, int64_t total) {
                  : std::min<int64_t>(total, at + in.ConsumeIntegralInRange(0, 9));
     int32_t value = int32_t(at);
     std::memcpy(x.memory.data() + i * stride * 4, &value, 4); // memory starts at entry 0
+  }
+}
+
+/// kv_lens: entry b mostly within sequence b's span of the key offsets `cu`
+/// (as given, which may be hostile), sometimes any int32.
+void fillLens(FuzzedDataProvider &in, Tensor &x, const Tensor &cu) {
+  if (!backedOffsets(x))
+    return;
+  int64_t stride = x.t.strides ? x.t.strides[0] : 1;
+  int64_t cuStride = cu.t.strides ? cu.t.strides[0] : 1;
+  bool hostile = in.ConsumeIntegralInRange(0, 7) == 0;
+  for (int64_t i = 0; i < std::min(x.shape[0], kMaxItems); ++i) {
+    int32_t value = in.ConsumeIntegral<int32_t>(), from = 0, to = 0;
+    if (!hostile && backedOffsets(cu) && i + 1 < cu.shape[0]) {
+      std::memcpy(&from, cu.memory.data() + i * cuStride * 4, 4);
+      std::memcpy(&to, cu.memory.data() + (i + 1) * cuStride * 4, 4);
+      value = int32_t(std::max<int64_t>(0, int64_t(to) - from -
+                                               in.ConsumeIntegralInRange(0, 3)));
+    }
+    std::memcpy(x.memory.data() + i * stride * 4, &value, 4);
   }
 }
 
@@ -258,10 +284,12 @@ void describe(const attnc::AttentionFacts &d, Tensor (&x)[Tensors],
   if (!std::getenv("ATTNC_FUZZ_DEBUG"))
     return;
   std::fprintf(stderr, "facts: heads %lld/%lld dim %lld dtype %d/%d layout %d outputs %d "
-               "block_q %lld max_seq %lld varlen %d\n", (long long)d.heads, (long long)d.kvHeads,
-               (long long)d.headDim, d.dtypeCode, d.dtypeBits, d.layout, d.outputs,
-               (long long)d.blockQ, (long long)d.maxSeqQ, int(d.varlen));
-  static const char *names[] = {"q", "k", "v", "out", "lse", "cu_seqlens_q", "cu_seqlens_kv"};
+               "block_q %lld max_seq %lld varlen %d kv_lens %d\n", (long long)d.heads,
+               (long long)d.kvHeads, (long long)d.headDim, d.dtypeCode, d.dtypeBits, d.layout,
+               d.outputs, (long long)d.blockQ, (long long)d.maxSeqQ, int(d.varlen),
+               int(d.pageSize == 0));
+  static const char *names[] = {"q",   "k",          "v",             "out",
+                                "lse", "cu_seqlens_q", "cu_seqlens_kv", "kv_lens"};
   for (int i = 0; i < Tensors; ++i) {
     const DLTensor &u = x[i].t;
     std::fprintf(stderr, "%s%s: data %p dtype %d/%d device %d offset %llu shape", names[i],
@@ -301,6 +329,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   facts.varlen = in.ConsumeIntegralInRange(0, 3) == 0;
   if (facts.varlen)
     facts.layout = 1;
+  // ... and sometimes with each sequence's used keys (kv_cache = lengths).
+  if (facts.varlen && in.ConsumeBool())
+    facts.pageSize = 0;
+  bool lens = facts.pageSize == 0;
   attnc::InterfaceTables tables(attnc::attentionInterface(facts));
   tables.fill(desc, fakeItem, nullptr);
   desc.name = "fuzz";
@@ -317,6 +349,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       makeTensor(in, x[i], 1, {kDLInt, 32, 1});
       fillOffsets(in, x[i], x[i == CuQ ? Q : K].shape[0]);
     }
+  if (lens) {
+    makeTensor(in, x[KvLens], 1, {kDLInt, 32, 1});
+    fillLens(in, x[KvLens], x[CuKv]);
+  }
   // Sometimes an output placed at the start of another tensor's memory.
   if (in.ConsumeIntegralInRange(0, 7) == 0) {
     int from = in.ConsumeIntegralInRange(0, 4), to = in.ConsumeIntegralInRange(3, 4);
@@ -327,14 +363,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       o.hi = o.lo + int64_t(o.memory.size()) - 1;
     }
   }
-  int used = facts.varlen ? Tensors : CuQ;
+  int used = lens ? Tensors : facts.varlen ? KvLens : CuQ;
   gTouch = true;
   for (int i = 0; i < used; ++i)
     gTouch = gTouch && x[i].backed();
   // The work a launch would be, from q's shape (the runtime checks the others
   // against it): not made when huge, which only hostile lengths give.
   if (facts.varlen && (varlenItems(x[CuQ], facts) > kMaxItems ||
-                       (backedOffsets(x[CuKv]) && x[CuKv].shape[0] > kMaxItems)))
+                       (backedOffsets(x[CuKv]) && x[CuKv].shape[0] > kMaxItems) ||
+                       (lens && backedOffsets(x[KvLens]) && x[KvLens].shape[0] > kMaxItems)))
     return 0;
   if (!facts.varlen && x[Q].t.ndim == 4) {
     int seqDim = facts.layout == 0 ? 2 : 1;
@@ -347,7 +384,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // The runtime itself writes the outputs of a launch with seq_kv = 0, and
   // reads every offset, so a well-formed output or offsets tensor this
   // harness cannot back must not be handed over.
-  for (int i : {Out, Lse, CuQ, CuKv})
+  for (int i : {Out, Lse, CuQ, CuKv, KvLens})
     if (x[i].span == Span::huge)
       x[i].t.data = nullptr;
   DLTensor *t[Tensors];
@@ -362,7 +399,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     __builtin_trap(); // an undefined status, or an error without a message
   if (rc == ATTNC_OK && gTouch) {
     bool lse = facts.outputs & 2;
-    for (int i : {Q, K, V, CuQ, CuKv})
+    for (int i : {Q, K, V, CuQ, CuKv, KvLens})
       if (i < used && (overlaps(x[Out], x[i]) || (lse && t[Lse] && overlaps(x[Lse], x[i]))))
         __builtin_trap(); // an output accepted on top of an input
     if (lse && t[Lse] && overlaps(x[Out], x[Lse]))

@@ -73,9 +73,11 @@ def cross_runtime(cxx, work, includes):
 
 def entry_tensors(case):
     """How many DLTensors a case's kernel entry takes: q, k, v, out, lse, then kv_lens and a
-    block table (kv_cache), or the two offsets (varlen)."""
+    block table (kv_cache), or the two offsets (varlen) and with kv_cache = lengths kv_lens."""
     cache = case.get("kv_cache")
-    if case.get("varlen") or (cache and cache != "lengths"):
+    if case.get("varlen"):
+        return 8 if cache else 7
+    if cache and cache != "lengths":
         return 7
     return 6 if cache else 5
 
@@ -133,6 +135,8 @@ def entry_arguments(case, directory, q, k, v, lse):
         out_shape, lse_shape = q.shape, (case["heads"], q.shape[0])
         extra = [("cu_seqlens_q", offsets(lengths["q_lens"]), "in"),
                  ("cu_seqlens_kv", offsets(lengths["kv_lens"]), "in")]
+        if "kv_used" in lengths:  # kv_cache = lengths: the keys each sequence uses
+            extra.append(("kv_lens", np.array(lengths["kv_used"], np.int32), "in"))
     elif case.get("kv_cache"):
         extra = [("kv_lens", np.array(lengths["kv_lens"], np.int32), "in")]
         if case["kv_cache"] != "lengths":

@@ -2,9 +2,9 @@
  * matrix cross-compiles for targets this machine cannot run (aarch64-neon under
  * qemu-aarch64; compiled_check.py --runner cross, cross_run.py). Built once per target with
  * -DKERNEL_TABLE='"FILE"', FILE a line X(name, tensors) per kernel (its entry's DLTensor
- * arguments: 5 for attention, 6 with kv_lens, 7 with a block table or varlen offsets), and
- * linked statically with those kernels' objects and the runtime built for the target: one
- * link for a whole matrix.
+ * arguments: 5 for attention, 6 with kv_lens, 7 with a block table or varlen offsets, 8 with
+ * varlen offsets and kv_lens), and linked statically with those kernels' objects and the
+ * runtime built for the target: one link for a whole matrix.
  *
  *   raw_runner KERNEL DIR
  *
@@ -24,9 +24,11 @@
 typedef int (*Kernel5)(IN, IN, IN, OUT, OUT, const attnc_options *);
 typedef int (*Kernel6)(IN, IN, IN, OUT, OUT, IN, const attnc_options *);
 typedef int (*Kernel7)(IN, IN, IN, OUT, OUT, IN, IN, const attnc_options *);
+typedef int (*Kernel8)(IN, IN, IN, OUT, OUT, IN, IN, IN, const attnc_options *);
 #define PROTO5(name) int name(IN, IN, IN, OUT, OUT, const attnc_options *);
 #define PROTO6(name) int name(IN, IN, IN, OUT, OUT, IN, const attnc_options *);
 #define PROTO7(name) int name(IN, IN, IN, OUT, OUT, IN, IN, const attnc_options *);
+#define PROTO8(name) int name(IN, IN, IN, OUT, OUT, IN, IN, IN, const attnc_options *);
 #define X(name, tensors) PROTO##tensors(name)
 #include KERNEL_TABLE
 #undef X
@@ -41,7 +43,7 @@ static const struct {
 #undef X
 };
 
-enum { kMaxTensors = 7 };
+enum { kMaxTensors = 8 };
 
 static int lookup(const char *name) {
   for (size_t i = 0; i < sizeof kKernels / sizeof kKernels[0]; ++i)
@@ -123,8 +125,10 @@ static int call(int kernel, Arg *args) {
     return ((Kernel5)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, &opt);
   case 6:
     return ((Kernel6)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, t[5], &opt);
-  default:
+  case 7:
     return ((Kernel7)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, t[5], t[6], &opt);
+  default:
+    return ((Kernel8)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, t[5], t[6], t[7], &opt);
   }
 }
 

@@ -11,7 +11,10 @@ tensors), as a host calls it:
 - hostile offsets: decreasing, past the packed tensor, negative, a batch unlike q's offsets',
   a sequence longer than max_seq, int64 offsets, missing offsets: each an error
   (ATTNC_ERR_INDEX, _SHAPE, _LIMIT, _DTYPE, _NULL) that names the offsets, with the outputs
-  untouched (nothing was read through them).
+  untouched (nothing was read through them);
+- kv_cache = lengths (kv_lens [batch], FlashAttention's seqused_k): every key used = the
+  kernel without kv_lens, bit for bit; fewer used keys = those keys packed alone, bit for bit;
+  a count over its sequence's span or negative: ATTNC_ERR_INDEX naming both tensors.
 
 Prints PASS / FAIL lines and exits non-zero on a failure.
 """
@@ -40,7 +43,8 @@ def build(args):
     specs = "".join(SPEC.format(name=name, heads=HEADS, kv=KV_HEADS, dim=DIM, extra=extra)
                     for name, extra in (("packed", "varlen = cu_seqlens,"), ("padded", ""),
                                         ("bounded",
-                                         "varlen = cu_seqlens, max_seq = [128, 256],")))
+                                         "varlen = cu_seqlens, max_seq = [128, 256],"),
+                                        ("used", "varlen = cu_seqlens, kv_cache = lengths,")))
     return device_run.build_so(args.attnc, specs, args.target, args.work, "varlen")
 
 
@@ -137,7 +141,35 @@ def main():
     ok &= refused("int64 offsets: DTYPE", ERR_DTYPE,
                   "cu_seqlens_q has dtype int64 but needs int32", (cu_q.astype(np.int64), cu_kv))
     ok &= refused("no offsets: NULL", ERR_NULL, "cu_seqlens_kv is NULL", (cu_q, None))
-    return 0 if ok else 1
+    return 0 if check_used(library, packed, library.used, refused) and ok else 1
+
+
+def check_used(library, packed, used, refused):
+    """kv_cache = lengths on packed sequences: kv_lens[b] keys of sequence b's span."""
+    ok = True
+    q_lens, kv_lens = [0, 1, 700, 130, 64, 5], [3, 1, 700, 0, 640, 5]
+    q, k, v, cu_q, cu_kv = packed_inputs(q_lens, kv_lens)
+    rc0, out0, lse0 = call(packed, q, k, v, cu_q, cu_kv)
+    rc, out, lse = call(used, q, k, v, cu_q, cu_kv, np.array(kv_lens, np.int32))
+    ok &= check("every key used = no kv_lens, bit for bit", rc0 == 0 and rc == 0 and
+                bits_equal(out, out0) and bits_equal(lse, lse0))
+    few = np.array([2, 0, 333, 0, 1, 5], np.int32)
+    rc, out, lse = call(used, q, k, v, cu_q, cu_kv, few)
+    # The same sequences with only their used keys packed, through the kernel without kv_lens.
+    keep = np.concatenate([np.arange(cu_kv[b], cu_kv[b] + n) for b, n in enumerate(few)])
+    cu_few = np.concatenate([[0], np.cumsum(few)]).astype(np.int32)
+    rc0, out0, lse0 = call(packed, q, k[keep], v[keep], cu_q, cu_few)
+    ok &= check("fewer keys used = those keys alone, bit for bit", rc == 0 and rc0 == 0 and
+                bits_equal(out, out0) and bits_equal(lse, lse0), "(used %s)" % list(few))
+    over = np.array(kv_lens, np.int32)
+    over[4] += 1
+    ok &= refused("used keys over the span: INDEX", ERR_INDEX,
+                  "kv_lens[4] = 641, but sequence 4 has 640 rows in cu_seqlens_kv ([4] = 704, "
+                  "[5] = 1344)", (cu_q, cu_kv, over), used, (q, k, v))
+    over[4] = -1
+    ok &= refused("negative used keys: INDEX", ERR_INDEX, "kv_lens[4] = -1", (cu_q, cu_kv, over),
+                  used, (q, k, v))
+    return ok
 
 
 if __name__ == "__main__":

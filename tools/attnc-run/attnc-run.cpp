@@ -82,7 +82,8 @@ static cl::opt<std::string> kvLens(
     "kv-lens",
     cl::desc("A kernel with kv_cache: each sequence's KV length, comma-separated (one per "
              "batch entry, each in [0, seq-kv]), or 'random' (seeded); default: all seq-kv. "
-             "Paged kernels get seq-kv / page_size pages per sequence in a seeded random order"),
+             "Paged kernels get seq-kv / page_size pages per sequence in a seeded random order. "
+             "With varlen: the keys each packed sequence uses, each at most its KV length"),
     cl::cat(problemCat));
 static cl::opt<std::string> seqLens(
     "seq-lens",
@@ -168,7 +169,7 @@ llvm::Expected<Inputs> withSequenceLengths(attn::AttentionSpecOpInterface op, In
     return cache.takeError();
   in.cache = std::move(*cache);
   llvm::Expected<Varlen> varlen =
-      makeVarlen(op, in.q.shape[0], in.q.shape[seqDim], in.k.shape[seqDim], seqLens, seed);
+      makeVarlen(op, in.q.shape[0], in.q.shape[seqDim], in.k.shape[seqDim], seqLens, kvLens, seed);
   if (!varlen)
     return varlen.takeError();
   in.varlen = std::move(*varlen);
@@ -221,6 +222,8 @@ llvm::Error writeLengths(const Inputs &in) {
   } else if (in.varlen.active()) {
     o["q_lens"] = ints(in.varlen.qLens);
     o["kv_lens"] = ints(in.varlen.kvLens);
+    if (!in.varlen.kvUsed.empty())
+      o["kv_used"] = ints(in.varlen.kvUsed);
   } else {
     return llvm::Error::success();
   }
@@ -360,7 +363,9 @@ llvm::Expected<ReferenceResult> evaluate(attn::AttentionSpecOpInterface op, cons
   if (in.cache.pageSize >= 0)
     return evaluateWithLengths(op, in.q, in.k, in.v, in.cache.lens);
   if (in.varlen.active())
-    return evaluateWithLengths(op, in.q, in.k, in.v, in.varlen.kvLens, in.varlen.qLens);
+    return evaluateWithLengths(op, in.q, in.k, in.v,
+                               in.varlen.kvUsed.empty() ? in.varlen.kvLens : in.varlen.kvUsed,
+                               in.varlen.qLens);
   return evaluateReference(op, in.q, in.k, in.v, wantWeights);
 }
 

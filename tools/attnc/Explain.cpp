@@ -227,7 +227,11 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
     os << "varlen: sequences packed end to end between int32 cu_seqlens_q and cu_seqlens_kv "
           "offsets [batch + 1] (the figures above take every one as seq_q x seq_kv); the "
           "grid spans the longest sequence, a shorter one's tiles past its end return at "
-          "once\n";
+          "once"
+       << (op.getPageSize() ? "; each attends the first kv_lens[b] of its keys (int32 "
+                              "[batch], kv_cache = lengths)"
+                            : "")
+       << "\n";
   if (svg) {
     llvm::raw_string_ostream s(*svg);
     std::string title = ("@" + kernel.getSymName() + ": " + llvm::Twine(map.qTiles) +

@@ -83,6 +83,10 @@ using LensEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *
 using PagedEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *,
                              DLTensor *, const DLTensor *, const DLTensor *,
                              const attnc_options *);
+/// A varlen kernel with kv_cache = lengths: cu_seqlens_q, cu_seqlens_kv, kv_lens.
+using VarlenLensEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *,
+                                  DLTensor *, DLTensor *, const DLTensor *, const DLTensor *,
+                                  const DLTensor *, const attnc_options *);
 
 /// An int32 host tensor (kv_lens, block_table).
 struct IndexTensor {

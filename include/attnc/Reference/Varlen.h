@@ -29,6 +29,9 @@ namespace attnc {
 
 struct Varlen {
   std::vector<int32_t> qLens, kvLens; // [batch]; empty: not a varlen kernel
+  /// kv_cache = lengths: the keys each sequence uses, each <= kvLens[b]
+  /// (FlashAttention's seqused_k); empty otherwise.
+  std::vector<int32_t> kvUsed;
   bool active() const { return !qLens.empty() || !kvLens.empty(); }
   /// Offsets [batch + 1] of sequences of these lengths packed end to end.
   static std::vector<int32_t> offsets(llvm::ArrayRef<int32_t> lens);
@@ -37,9 +40,11 @@ struct Varlen {
 /// The lengths `text` gives a varlen kernel ("" = every sequence seq_q and
 /// seq_kv long, "random" = seeded lengths in [0, seq_q] and [0, seq_kv], or
 /// "Q:KV" per sequence, comma-separated); an empty Varlen for other kernels.
+/// With kv_cache = lengths, `usedText` gives the keys each uses ("" = all,
+/// "random" = seeded in [0, its KV length], or one count per sequence).
 llvm::Expected<Varlen> makeVarlen(mlir::attn::AttentionSpecOpInterface op, int64_t batch,
                                   int64_t seqQ, int64_t seqKv, llvm::StringRef text,
-                                  uint64_t seed);
+                                  llvm::StringRef usedText, uint64_t seed);
 
 /// Sequence b's first lens[b] rows of `padded` (bshd [batch, seq, heads,
 /// dim]) end to end: [total, heads, dim].

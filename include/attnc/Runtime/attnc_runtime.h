@@ -46,8 +46,10 @@ extern "C" {
  * 6: a tensor's table entry gained `bound` (int32 lengths and indices, such
  * as a paged KV cache's block table, checked before the launch).
  * 7: dims may add a constant to a symbol ("batch+1"), and a bound may end in
- * ";steps<=S" (offsets such as cu_seqlens, whose largest step binds S). */
-#define ATTNC_ABI_VERSION 7
+ * ";steps<=S" (offsets such as cu_seqlens, whose largest step binds S).
+ * 8: a bound may end in ";each<=steps(T)" (entry b at most T[b + 1] - T[b]:
+ * the keys each packed sequence uses, kv_lens with varlen). */
+#define ATTNC_ABI_VERSION 8
 
 typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
@@ -168,7 +170,11 @@ enum attnc_param {
    * the longest sequence's lengths. */
   ATTNC_P_CU_SEQLENS_Q_STRIDES = 17,
   ATTNC_P_CU_SEQLENS_KV_STRIDES = 18,
-  ATTNC_P_VARLEN_COUNT = 19
+  ATTNC_P_VARLEN_COUNT = 19,
+  /* ... with kv_cache = lengths: kv_lens' stride (the keys each sequence
+   * uses, FlashAttention's seqused_k). */
+  ATTNC_P_VARLEN_KV_LENS_STRIDES = 19,
+  ATTNC_P_VARLEN_LENGTHS_COUNT = 20
 };
 
 /* The attention family's functions, which its tables' item and device

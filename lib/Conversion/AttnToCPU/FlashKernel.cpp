@@ -249,8 +249,9 @@ void FlashKernelBuilder::writeOutputs() {
 
 /// varlen: sequence b's rows [cu[b], cu[b + 1]) of the packed tensors; the
 /// item's lengths and where each tensor's rows start, instead of the
-/// longest lengths and batch strides.
-void FlashKernelBuilder::readSequenceBounds(Value cuQ, Value cuKv) {
+/// longest lengths and batch strides. With `kvLens` the sequence attends the
+/// first kv_lens[b] of its keys (the runtime checked each is within its span).
+void FlashKernelBuilder::readSequenceBounds(Value cuQ, Value cuKv, Value kvLens) {
   auto bounds = [&](Value cu, int64_t strideParam) {
     Value stride = readParam(strideParam);
     auto at = [&](Value i) {
@@ -264,6 +265,11 @@ void FlashKernelBuilder::readSequenceBounds(Value cuQ, Value cuKv) {
   auto [kvFirst, kvLen] = bounds(cuKv, ATTNC_P_CU_SEQLENS_KV_STRIDES);
   seqQ = qLen;
   seqKv = kvLen;
+  if (kvLens) {
+    Value at = mul(batch, readParam(ATTNC_P_VARLEN_KV_LENS_STRIDES));
+    Value used = memref::LoadOp::create(b, kvLens, ValueRange{at});
+    seqKv = arith::IndexCastOp::create(b, b.getIndexType(), used);
+  }
   for (Strides *s : {&qS, &outS, &lseS})
     s->start = mul(qFirst, s->seq);
   for (Strides *s : {&kS, &vS})
@@ -279,13 +285,14 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   bool weights = op.hasOutput(OutputKind::weights), varlen = op.getVarlen();
   if (weights)
     weightsBuf = args[5];
-  unsigned first = weights ? 6 : varlen ? 7 : 5;
+  bool kvLens = varlen && op.getPageSize();
+  unsigned first = weights ? 6 : varlen ? (kvLens ? 8 : 7) : 5;
   params = args[first], batch = args[first + 1], head = args[first + 2];
   Value qTile = args[first + 3];
   kvHead = arith::DivUIOp::create(b, head, idx(op.getHeads() / op.getKvHeads()));
   readAttentionParams();
   if (varlen)
-    readSequenceBounds(args[5], args[6]);
+    readSequenceBounds(args[5], args[6], kvLens ? args[7] : Value());
   q0 = mul(qTile, idx(blockQ));
 
   Type f32Type = b.getF32Type();
@@ -415,8 +422,8 @@ mlir::attn::buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &config) {
   SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf};
   if (op.hasOutput(OutputKind::weights))
     args.push_back(elemBuf);
-  if (op.getVarlen()) // cu_seqlens_q, cu_seqlens_kv
-    args.append(2, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()));
+  if (op.getVarlen()) // cu_seqlens_q, cu_seqlens_kv, and with kv_cache = lengths kv_lens
+    args.append(op.getPageSize() ? 3 : 2, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()));
   args.append({i64Buf, index, index, index});
   auto type = FunctionType::get(ctx, args, {b.getI32Type()});
   auto func = func::FuncOp::create(b, name, type);

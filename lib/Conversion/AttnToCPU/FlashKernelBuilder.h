@@ -100,7 +100,7 @@ private:
   Value fromF32(Value x);
 
   // Pieces of the kernel.
-  void readSequenceBounds(Value cuQ, Value cuKv);
+  void readSequenceBounds(Value cuQ, Value cuKv, Value kvLens);
   void computeTile(StringRef counterName);
   void loadQueryTile();
   void zeroFill(Value buffer, ArrayRef<int64_t> shape);

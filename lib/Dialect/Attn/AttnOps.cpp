@@ -398,9 +398,10 @@ namespace {
 template <typename OpT> LogicalResult verifyDecode(OpT op) {
   std::optional<uint64_t> splits = op.getNumSplits();
   std::optional<uint64_t> page = op.getPageSize();
-  if (page && !splits)
+  if (page && !splits && !op.getVarlen())
     return op.emitOpError("kv_cache (per-sequence lengths, pages) is built for split-KV "
-                          "decode kernels: add num_splits (0: auto)");
+                          "decode kernels (and kv_cache = lengths for packed sequences, "
+                          "varlen): add num_splits (0: auto)");
   if (op.getPagesHeadMajor() && (!page || *page == 0))
     return op.emitOpError("pages_head_major (kv_cache = paged<N, hnd>) needs pages: "
                           "kv_cache = paged<N, hnd>");
@@ -433,10 +434,13 @@ template <typename OpT> LogicalResult verifyVarlen(OpT op) {
   if (op.getLayout() != Layout::bshd)
     return op.emitOpError("varlen = cu_seqlens packs sequences token after token "
                           "([total, heads, head_dim]): it needs layout = bshd");
-  if (op.getNumSplits() || op.getPageSize())
-    return op.emitOpError("varlen = cu_seqlens is not built for decode kernels (num_splits, "
-                          "kv_cache) yet: give each sequence's KV length with "
-                          "kv_cache = lengths instead");
+  if (op.getNumSplits())
+    return op.emitOpError("varlen = cu_seqlens is not built for decode kernels (num_splits) "
+                          "yet: give each sequence's KV length with kv_cache = lengths and "
+                          "num_splits instead");
+  if (std::optional<uint64_t> page = op.getPageSize(); page && *page)
+    return op.emitOpError("varlen = cu_seqlens takes kv_cache = lengths (the keys each "
+                          "sequence uses), not pages");
   if (op.hasOutput(OutputKind::weights))
     return op.emitOpError("output 'weights' is not computed for packed sequences (varlen); "
                           "drop one of them");

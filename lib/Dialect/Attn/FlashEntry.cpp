@@ -60,8 +60,11 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
       facts.set("pages_head_major", b.getUnitAttr());
     facts.set("kv_heads_per_item", i64(decodeKvHeadsPerItem()));
   }
-  if (getVarlen())
+  if (getVarlen()) {
     facts.set("varlen", b.getUnitAttr());
+    if (getPageSize()) // kv_cache = lengths: the keys each sequence uses
+      facts.set("page_size", i64(0));
+  }
   // Tile functions run on the runtime's CPU threads; a grid kernel states its device.
   if (deviceType != kDLCPU)
     facts.set("device_type", i64(deviceType));

@@ -518,7 +518,7 @@ attn.kernel @decode_too_many_rows {
 // -----
 
 attn.kernel @kv_cache_without_num_splits {
-  // expected-error @below {{kv_cache (per-sequence lengths, pages) is built for split-KV decode kernels: add num_splits (0: auto)}}
+  // expected-error @below {{kv_cache (per-sequence lengths, pages) is built for split-KV decode kernels (and kv_cache = lengths for packed sequences, varlen): add num_splits (0: auto)}}
   attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out], kv_cache = lengths}
 }
 
@@ -574,8 +574,15 @@ attn.kernel @varlen_head_major {
 // -----
 
 attn.kernel @varlen_decode {
-  // expected-error @below {{varlen = cu_seqlens is not built for decode kernels (num_splits, kv_cache) yet: give each sequence's KV length with kv_cache = lengths instead}}
+  // expected-error @below {{varlen = cu_seqlens is not built for decode kernels (num_splits) yet: give each sequence's KV length with kv_cache = lengths and num_splits instead}}
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full, outputs = [out], num_splits = 0, varlen = cu_seqlens}
+}
+
+// -----
+
+attn.kernel @varlen_paged {
+  // expected-error @below {{varlen = cu_seqlens takes kv_cache = lengths (the keys each sequence uses), not pages}}
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full, outputs = [out], kv_cache = paged<16>, varlen = cu_seqlens}
 }
 
 // -----

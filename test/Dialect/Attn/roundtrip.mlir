@@ -207,6 +207,14 @@ attn.kernel @decode_lengths {
                   outputs = [out], num_splits = 0, kv_cache = lengths}
 }
 
+// Packed sequences using the first kv_lens[b] keys of their spans (FlashAttention's seqused_k).
+// CHECK-LABEL: attn.kernel @varlen_lengths
+// CHECK: outputs = [out], kv_cache = lengths, varlen = cu_seqlens}
+attn.kernel @varlen_lengths {
+  attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full,
+                  outputs = [out], kv_cache = lengths, varlen = cu_seqlens}
+}
+
 // Packed variable-length sequences: varlen prints last, a unit attribute.
 // CHECK-LABEL: attn.kernel @varlen
 // CHECK: outputs = [out, lse], varlen = cu_seqlens}
