@@ -42,6 +42,15 @@ install_venv() {
   echo "$want" >"$stamp"
 }
 
+# The Python package (tools/python/attnc), editable: the venv's python imports this tree's.
+install_python_package() {
+  local here
+  here=$("$ATTNC_VENV/bin/python" -c 'import attnc, os; print(os.path.dirname(os.path.realpath(attnc.__file__)))' 2>/dev/null || true)
+  if [[ $here == "$ATTNC_ROOT/tools/python/attnc" ]]; then step "venv: attnc (Python) present"; return; fi
+  step "venv: installing the attnc Python package (editable) from tools/python"
+  "$ATTNC_VENV/bin/pip" install -q --disable-pip-version-check -e "$ATTNC_ROOT/tools/python"
+}
+
 # attnc_configure DIR [CMAKE-ARG...]: configures DIR with Ninja, ccache and clang-22 against
 # LLVM/MLIR 22 and the venv's Halide, once (a configured DIR is left as it is). clang-22 (the
 # sanitizers and libFuzzer need it) also builds attnc in about 20% less time than GCC 12; the
@@ -94,4 +103,5 @@ configure_and_build() {
 timed() { local t0=$SECONDS; "$@"; step "$1 took $((SECONDS - t0)) s"; }
 timed install_apt
 timed install_venv
+timed install_python_package
 timed configure_and_build

@@ -39,7 +39,7 @@ if ((quick)); then
   # The quick tier, by path: everything but the per-target matrices, the CMake consumers, the
   # toolchain and benchmark checks and the 10,000-kernel spec (tools/attnc/many-kernels.test).
   "/usr/lib/llvm-$LLVM_VERSION/bin/lit" -sv "$ATTNC_BUILD/test" \
-    --filter ':: ((Dialect|Transforms|Conversion|Reference|Halide|tools)/|(docs|examples)\.test|Target/quick-numerics\.test)' \
+    --filter ':: ((Dialect|Transforms|Conversion|Reference|Halide|tools|python)/|(docs|examples)\.test|Target/quick-numerics\.test)' \
     --filter-out 'many-kernels\.test'
   step "quick tier took $((SECONDS - t0)) s"
   not_run

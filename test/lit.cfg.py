@@ -7,6 +7,7 @@
 #   opencl  an OpenCL ICD is installed (PoCL here: the Halide GPU schedule on the CPU)
 #   cuda-stub  the CUDA toolkit's stub libcuda.so (lib64/stubs) is there
 #   cuda-device  an NVIDIA driver is loaded (never on the CI machines)
+import glob
 import os
 import shutil
 
@@ -36,7 +37,10 @@ config.substitutions.append(("%attnc_obj", config.attnc_obj_root))
 # which ASan would otherwise unmap as its own when such a thread ends. allow_user_poisoning=0:
 # LLVM's BumpPtrAllocator poisons its slabs in attnc's (instrumented) inlined copies and not in
 # the uninstrumented libMLIR, which then uses that memory: a false use-after-poison.
-numpy_python = config.numpy_python
+# Every Python script the tests run can import the Python package from the source tree
+# (tools/python/attnc, which scripts/setup.sh also installs into the venv, editable).
+python_path = [os.path.join(config.attnc_src_root, "tools", "python")]
+python_env = []
 if "address" in config.sanitize.split(","):
     config.environment.setdefault("ASAN_OPTIONS",
                                   "use_sigaltstack=0:allow_user_poisoning=0:detect_leaks=1")
@@ -44,10 +48,33 @@ if "address" in config.sanitize.split(","):
     config.environment["CC"] = config.c_compiler
     config.environment["CXX"] = config.cxx_compiler
     sanitize_dir = os.path.join(config.test_source_root, "sanitize")
-    numpy_python = "env LD_PRELOAD=%s LSAN_OPTIONS=suppressions=%s PYTHONPATH=%s %s" % (
-        os.path.join(config.sanitizer_runtime_dir, "libclang_rt.asan-x86_64.so"),
-        os.path.join(sanitize_dir, "lsan.supp"), sanitize_dir, numpy_python)
-config.substitutions.append(("%numpy_python", numpy_python))
+    python_env = ["LD_PRELOAD=" + os.path.join(config.sanitizer_runtime_dir,
+                                               "libclang_rt.asan-x86_64.so"),
+                  "LSAN_OPTIONS=suppressions=" + os.path.join(sanitize_dir, "lsan.supp")]
+    python_path.append(sanitize_dir)
+config.substitutions.append(("%numpy_python", "env %s PYTHONPATH=%s %s" % (
+    " ".join(python_env), ":".join(python_path), config.numpy_python)))
+
+
+def venv_python():
+    """The python of the venv that holds the build's CMake (scripts/setup.sh's venv)."""
+    d = os.path.dirname(os.path.realpath(config.cmake))
+    while d != os.path.dirname(d):
+        if os.path.exists(os.path.join(d, "pyvenv.cfg")):
+            return os.path.join(d, "bin", "python")
+        d = os.path.dirname(d)
+    return "false"  # no venv: the tests that need it fail, naming nothing they did not run
+
+
+config.substitutions.append(("%venv_python", venv_python()))
+
+# PyTorch, where benchmarks/peers/install.sh made the benchmark venv (several GiB: not part
+# of scripts/setup.sh): the Python package's checks on torch tensors run there.
+torch_venv = os.path.join(config.attnc_src_root, "benchmarks", ".venv")
+if glob.glob(os.path.join(torch_venv, "lib", "python3*", "site-packages", "torch", "__init__.py")):
+    config.available_features.add("torch")
+    config.substitutions.append(("%torch_python", "env PYTHONPATH=%s %s" % (
+        python_path[0], os.path.join(torch_venv, "bin", "python"))))
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%cmake", config.cmake))
 

@@ -25,7 +25,8 @@ import sys
 import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "numerics"))
+sys.path[:0] = [os.path.join(HERE, "..", "..", "tools", "python"),
+                os.path.join(HERE, "..", "..", "test", "numerics")]
 import attnc_matrix  # noqa: E402
 from compiled_check import cases  # noqa: E402
 

@@ -29,8 +29,9 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "numerics"))
-from attnc_abi import K_DL_CPU, K_DL_CUDA, DLDataType, DLDevice, DLTensor, Options  # noqa: E402
+sys.path[:0] = [os.path.join(HERE, "..", "..", "tools", "python"),
+                os.path.join(HERE, "..", "..", "test", "numerics")]
+from attnc._abi import K_DL_CPU, K_DL_CUDA, DLDataType, DLDevice, DLTensor, Options  # noqa: E402
 from device_run import as_float64, compare  # noqa: E402
 
 DL_CODES = {torch.float32: (2, 32), torch.float16: (2, 16), torch.bfloat16: (4, 16)}

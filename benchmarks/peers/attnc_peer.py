@@ -17,9 +17,9 @@ import numpy as np
 
 from peers.base import Peer, Unsupported, aligned, bf16_bits
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "test", "numerics"))
-from attnc_abi import K_DL_BFLOAT as DL_BFLOAT, K_DL_FLOAT as DL_FLOAT  # noqa: E402
-from attnc_abi import DLDataType, DLDevice, DLTensor, Options  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools", "python"))
+from attnc._abi import K_DL_BFLOAT as DL_BFLOAT, K_DL_FLOAT as DL_FLOAT  # noqa: E402
+from attnc._abi import DLDataType, DLDevice, DLTensor, Options  # noqa: E402
 
 BUILD = os.environ.get("ATTNC_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 BF16_TARGET = "x86-64-avx512-bf16"

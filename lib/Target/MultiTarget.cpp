@@ -10,14 +10,17 @@
 // as a suffix (`causal_gqa.x86-64-avx2`), so the variants link side by side;
 // a small dispatcher object, built for the baseline x86-64, exports each
 // kernel's usual entry point, which hands its variant table (best first, as
-// listed) to attnc_rt_dispatch. Like Halide's multi-target libraries, the
-// header and the C ABI are those of a single-target object.
+// listed) to attnc_rt_dispatch, and its attnc_describe_ function, which
+// returns the descriptor of the variant attnc_rt_select_variant picks. Like
+// Halide's multi-target libraries, the header and the C ABI are those of a
+// single-target object.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Emit.h"
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Runtime/attnc_runtime.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -27,6 +30,45 @@
 using namespace attnc;
 
 using namespace attnc::emit;
+
+/// attnc_describe_<kernel>(): the descriptor of the variant
+/// attnc_rt_select_variant picks from `table` (the dispatcher's), or NULL.
+static void addDescribe(llvm::Module &m, llvm::StringRef kernel,
+                        llvm::ArrayRef<CpuTarget> targets, llvm::GlobalVariable *table,
+                        llvm::Constant *kernelName) {
+  llvm::LLVMContext &ctx = m.getContext();
+  llvm::IRBuilder<> b(ctx);
+  auto *ptr = b.getPtrTy();
+  auto *describeType = llvm::FunctionType::get(ptr, false);
+  std::string name = (llvm::Twine(ATTNC_DESCRIBE_PREFIX) + kernel).str();
+  std::vector<llvm::Constant *> fns;
+  for (const CpuTarget &t : targets)
+    fns.push_back(llvm::Function::Create(describeType, llvm::GlobalValue::ExternalLinkage,
+                                         variantName(name, t.name), m));
+  auto *fnsType = llvm::ArrayType::get(ptr, fns.size());
+  auto *fnTable = new llvm::GlobalVariable(m, fnsType, true, llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantArray::get(fnsType, fns),
+                                           kernel + ".describe");
+  llvm::FunctionCallee select = m.getOrInsertFunction(
+      "attnc_rt_select_variant", llvm::FunctionType::get(ptr, {ptr, b.getInt32Ty(), ptr}, false));
+  llvm::Function *fn =
+      llvm::Function::Create(describeType, llvm::GlobalValue::ExternalLinkage, name, m);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  auto *none = llvm::BasicBlock::Create(ctx, "none", fn);
+  auto *pick = llvm::BasicBlock::Create(ctx, "pick", fn);
+  b.SetInsertPoint(entry);
+  llvm::Value *chosen = b.CreateCall(select, {table, b.getInt32(fns.size()), kernelName});
+  b.CreateCondBr(b.CreateIsNull(chosen), none, pick);
+  b.SetInsertPoint(none);
+  b.CreateRet(llvm::ConstantPointerNull::get(ptr));
+  b.SetInsertPoint(pick);
+  llvm::Value *i = b.CreatePtrDiff(table->getValueType()->getArrayElementType(), chosen, table);
+  llvm::Value *at = b.CreateGEP(fnsType, fnTable, {b.getInt64(0), i});
+  llvm::Value *describe = b.CreateLoad(ptr, at);
+  llvm::CallInst *call = b.CreateCall(describeType, describe);
+  call->setTailCall();
+  b.CreateRet(call);
+}
 
 /// @kernel(q, k, v, out, lse, opt) = attnc_rt_dispatch(variants, n, "kernel", ...).
 static void addDispatcher(llvm::Module &m, llvm::StringRef kernel,
@@ -64,6 +106,7 @@ static void addDispatcher(llvm::Module &m, llvm::StringRef kernel,
   llvm::CallInst *call = b.CreateCall(dispatch, args);
   call->setTailCall();
   b.CreateRet(call);
+  addDescribe(m, kernel, targets, table, kernelName);
 }
 
 /// The object exporting each kernel's entry point, dispatching over the

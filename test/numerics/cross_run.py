@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from attnc_abi import K_DL_FLOAT
+from attnc._abi import K_DL_FLOAT
 from device_run import DTYPES, K_DL_INT, compare_outputs
 
 HERE = os.path.dirname(os.path.abspath(__file__))

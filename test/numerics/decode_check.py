@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 import device_run
-from attnc_abi import K_DL_BFLOAT, K_DL_FLOAT, Options
+from attnc._abi import K_DL_BFLOAT, K_DL_FLOAT, Options
 
 ERR_SHAPE, ERR_LIMIT = 4, 6
 HEADS, KV_HEADS, DIM, MAX_Q = 8, 2, 64, 4

@@ -17,10 +17,9 @@ import sys
 
 import numpy as np
 
-from attnc_abi import (K_DL_BFLOAT, K_DL_CPU, K_DL_CUDA, K_DL_FLOAT, DLDataType, DLDevice,
-                       DLTensor, Options)
+from attnc._abi import (K_DL_BFLOAT, K_DL_CPU, K_DL_CUDA, K_DL_FLOAT, K_DL_INT, DLDataType,
+                        DLDevice, DLTensor, Options)
 
-K_DL_INT = 0  # DLDataTypeCode
 
 DTYPES = {"f32": (K_DL_FLOAT, 32, np.float32), "f16": (K_DL_FLOAT, 16, np.float16),
           "bf16": (K_DL_BFLOAT, 16, np.uint16)}

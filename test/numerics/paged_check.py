@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 import device_run
-from attnc_abi import Options
+from attnc._abi import Options
 
 ERR_NULL, ERR_DTYPE, ERR_INDEX = 1, 2, 11
 HEADS, KV_HEADS, DIM, SEQ_Q, PAGE = 8, 2, 64, 2, 16

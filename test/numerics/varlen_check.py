@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 import device_run
-from attnc_abi import Options
+from attnc._abi import Options
 
 ERR_NULL, ERR_DTYPE, ERR_SHAPE, ERR_LIMIT, ERR_INDEX = 1, 2, 4, 6, 11
 HEADS, KV_HEADS, DIM = 8, 2, 64

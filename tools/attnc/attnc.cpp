@@ -306,6 +306,9 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();
   attnc::showOnlyOptionsIn({&attncCat, &explainCat, &mlirCat}, "mlir-", &mlirCat);
+  // The build id keys caches of compiled kernels outside attnc too (the Python package's).
+  cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "attnc build id " << attnc::kernelCacheBuildId() << "\n"; });
   cl::ParseCommandLineOptions(argc, argv, "attnc: ahead-of-time attention kernel compiler\n");
   const char *cacheEnv = std::getenv("ATTNC_KERNEL_CACHE");
   const char *verboseEnv = std::getenv("ATTNC_KERNEL_CACHE_VERBOSE");

@@ -335,6 +335,15 @@ typedef struct attnc_kernel_desc {
 } attnc_kernel_desc;
 #undef ATTNC_KERNEL_DESC_MEMBER_
 
+/* Every kernel object exports, beside its entry `int NAME(...)`, the
+ * descriptor that entry passes to the runtime: `const attnc_kernel_desc
+ * *attnc_describe_NAME(void)` (a multi-target object: the variant this CPU
+ * runs, or NULL with attnc_last_error() saying why none does). A host that
+ * loads kernels at run time (the Python package) reads the tensors, dtypes
+ * and shapes there and calls attnc_rt_run with the descriptor. */
+#define ATTNC_DESCRIBE_PREFIX "attnc_describe_"
+typedef const attnc_kernel_desc *(*attnc_describe_fn)(void);
+
 /* Checks the tensor arguments (desc->num_args of them, at the positions the
  * kernel's tensor table gives) against the kernel's tables, then runs its
  * phases. An argument the tables do not list is ignored, and may be NULL.

@@ -13,7 +13,10 @@
 // exported `int <name>(q, k, v, out, lse, opt)` that calls attnc_rt_launch.
 // Each LLVM struct is built from the field list its C struct is generated
 // from (attnc_runtime.h), and each field is filled by name; a field without
-// a value is an error.
+// a value is an error. `const attnc_kernel_desc *attnc_describe_<name>(void)`
+// exports the descriptor, so that a host that loads the object at run time
+// (the Python package) learns the kernel's tensors, dtypes and shapes from
+// it without a header.
 //
 //===----------------------------------------------------------------------===//
 
@@ -306,7 +309,20 @@ struct AttnEmitCpuEntryPass
       LLVM::ReturnOp::create(b, loc, *value);
     }
     emitEntry(b, module, name, in.numArgs);
+    emitDescribe(b, module, name);
     return success();
+  }
+
+  /// The exported `const attnc_kernel_desc *attnc_describe_<name>(void)`.
+  void emitDescribe(OpBuilder &b, ModuleOp module, StringRef name) {
+    Location loc = module.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    auto fn = LLVM::LLVMFuncOp::create(b, loc, (Twine(ATTNC_DESCRIBE_PREFIX) + name).str(),
+                                       LLVM::LLVMFunctionType::get(ptr, {}));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(fn.addEntryBlock(b));
+    LLVM::ReturnOp::create(b, loc,
+                           LLVM::AddressOfOp::create(b, loc, ptr, (name + "_desc").str()));
   }
 
   /// The exported `int <name>(<tensors>..., opt)`: attention's five tensors

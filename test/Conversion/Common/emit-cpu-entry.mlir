@@ -1,6 +1,6 @@
 // attn-emit-cpu-entry: each kernel listed in attn.cpu_kernels gets its runtime descriptor
-// (kernel interface v2: symbol, tensor and phase tables), its phase function and its
-// exported C entry point (LLVM dialect).
+// (kernel interface v2: symbol, tensor and phase tables), its phase function, its exported
+// C entry point and the exported function that returns its descriptor (LLVM dialect).
 // RUN: attnc-opt %s --split-input-file --attn-emit-cpu-entry='target=x86-64-avx2 cpu-needs=15' --verify-diagnostics | FileCheck %s
 
 // The tables' strings, one global per distinct text.
@@ -79,6 +79,10 @@
 // CHECK: llvm.func @k(%[[Q:.*]]: !llvm.ptr, %[[K:.*]]: !llvm.ptr, %[[V:.*]]: !llvm.ptr, %[[O:.*]]: !llvm.ptr, %[[L:.*]]: !llvm.ptr, %[[OPT:.*]]: !llvm.ptr) -> i32
 // CHECK: %[[D:.*]] = llvm.mlir.addressof @k_desc
 // CHECK: llvm.call @attnc_rt_launch(%[[D]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[OPT]])
+// The exported descriptor (ATTNC_DESCRIBE_PREFIX): what hosts that load kernels read.
+// CHECK: llvm.func @attnc_describe_k() -> !llvm.ptr
+// CHECK-NEXT: %[[DESC:.*]] = llvm.mlir.addressof @k_desc : !llvm.ptr
+// CHECK-NEXT: llvm.return %[[DESC]] : !llvm.ptr
 module attributes {attn.cpu_kernels = [{block_q = 16 : i64, dtype = f32, head_dim = 128 : i64, layout = 1 : i64, max_seq_kv = 8192 : i64, max_seq_q = 4096 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
   llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32

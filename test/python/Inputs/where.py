@@ -1,0 +1,6 @@
+"""Where the running Python imports the package from."""
+import os
+
+import attnc
+
+print(os.path.realpath(attnc.__file__))

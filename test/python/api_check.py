@@ -1,0 +1,222 @@
+"""The Python package (tools/python/attnc) against compiled kernels, as a user calls it:
+
+- attnc.compile of spec text -> a module whose kernels take NumPy arrays (DLPack, no copy):
+  f32 out and lse against a float64 NumPy evaluation of softmax(q k^T / sqrt(d)) v with a
+  bottom-right causal mask and GQA, rtol 2e-5 / atol 2e-6 (matrix.json's f32 tolerance);
+- outputs allocated, or written in place through out= (a strided view of a larger buffer);
+  read-only and strided inputs (NumPy exports no read-only array through DLPack);
+- a packed varlen kernel with its int32 offsets and kv_lens passed by name;
+- every error as an exception: AttncError with the runtime's code and message (shape, dtype,
+  offsets), TypeError for Python-side mistakes, CompileError with attnc's diagnostic;
+- help(): the signature and the tensors from the kernel's descriptor;
+- the cache: a second process's compile of the same spec starts no attnc (a hash and a
+  dlopen), and a changed schedule compiles again;
+- attnc.load of the cached object, of a multi-target object (the variant this CPU runs),
+  and of a shared object that holds no kernel.
+
+Prints PASS / FAIL lines; exits non-zero on a failure.
+"""
+import argparse
+import os
+import pydoc
+import subprocess
+import sys
+
+import numpy as np
+
+import attnc
+
+SPEC = """
+attn.kernel @gqa {
+  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 32, dtype = f32, layout = bhsd,
+                  mask = #attn.causal<bottom_right>, outputs = [out, lse]}
+}
+attn.kernel @packed {
+  attn.attention {num_heads = 2, num_kv_heads = 1, head_dim = 32, dtype = f32, layout = bshd,
+                  mask = #attn.causal<bottom_right>, outputs = [out, lse],
+                  varlen = cu_seqlens, kv_cache = lengths}
+}
+"""
+RTOL, ATOL = 2e-5, 2e-6
+failures = 0
+
+
+def check(name, ok, detail=""):
+    global failures
+    failures += not ok
+    print("%s %-52s %s" % ("PASS" if ok else "FAIL", name, detail))
+
+
+def raises(name, call, kind, *texts):
+    try:
+        call()
+    except kind as e:
+        missing = [t for t in texts if t not in str(e)]
+        return check(name, not missing, "missing %r in %r" % (missing, str(e)) if missing else "")
+    except Exception as e:  # the wrong kind of exception
+        return check(name, False, "%s: %s" % (type(e).__name__, e))
+    check(name, False, "no exception")
+
+
+def reference(q, k, v):
+    """softmax(q k^T / sqrt(d)) v in float64, bottom-right causal, GQA: (out, lse)."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    sq, skv = q.shape[2], k.shape[2]
+    keep = np.arange(skv)[None, :] <= np.arange(sq)[:, None] + (skv - sq)
+    s = np.where(keep, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - m)
+    total = p.sum(-1, keepdims=True)
+    return p @ v / total, (m + np.log(total))[..., 0]
+
+
+def close(got, want):
+    return bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
+
+
+def check_calls(module, rng):
+    gqa = module.gqa
+    q = rng.standard_normal((2, 4, 40, 32), np.float32)
+    k = rng.standard_normal((2, 2, 70, 32), np.float32)
+    v = rng.standard_normal((2, 2, 70, 32), np.float32)
+    out, lse = gqa(q, k, v)
+    want_out, want_lse = reference(q, k, v)
+    check("numpy in, numpy out: out and lse = reference",
+          type(out) is np.ndarray and out.dtype == np.float32 and close(out, want_out) and
+          close(lse, want_lse), "max |err| %.2e" % np.abs(out - want_out).max())
+    # In place: out as a strided view of a larger buffer, lse preallocated.
+    buffer = np.full((2, 4, 40, 64), 7.0, np.float32)
+    view, lse2 = buffer[..., 16:48], np.empty((2, 4, 40), np.float32)
+    got = gqa(q, k, v, out=view, lse=lse2, num_threads=1)
+    check("out= a strided view: written in place, returned",
+          got[0] is view and got[1] is lse2 and close(buffer[..., 16:48], want_out) and
+          bool((buffer[..., :16] == 7).all() and (buffer[..., 48:] == 7).all()))
+    # By name, and the bit-identical result on one thread and on all.
+    again = gqa(q=q, k=k, v=v, num_threads=0)[0]
+    check("inputs by name, any thread count: bit-identical", np.array_equal(again, view))
+
+    # Read-only inputs (np.load(mmap_mode="r"), views of bytes), which NumPy's DLPack does not
+    # export, strided too: described from the array interface, the same bits.
+    wide = np.repeat(k, 2, axis=2)
+    frozen = [x.copy() for x in (q, wide, np.repeat(v, 2, axis=2))]
+    for x in frozen:
+        x.setflags(write=False)
+    got = gqa(frozen[0], frozen[1][:, :, ::2], frozen[2][:, :, ::2])[0]
+    check("read-only strided NumPy inputs: bit-identical", np.array_equal(got, out))
+    raises("wrong shape: AttncError ATTNC_ERR_SHAPE", lambda: gqa(q, k[:, :1], v), attnc.AttncError,
+           "ATTNC_ERR_SHAPE", "k has shape [2, 1, 70, 32]")
+    raises("float64 input: AttncError ATTNC_ERR_DTYPE", lambda: gqa(q.astype(np.float64), k, v),
+           attnc.AttncError, "ATTNC_ERR_DTYPE", "q has dtype float64")
+    raises("missing input: TypeError", lambda: gqa(q, k), TypeError, "missing input v")
+    raises("unknown tensor: TypeError", lambda: gqa(q, k, v, weights=q), TypeError,
+           "gqa has no tensor 'weights'")
+    raises("a list, not a tensor: TypeError", lambda: gqa(q.tolist(), k, v), TypeError,
+           "q is a list, which has no __dlpack__")
+    try:
+        gqa(q, k, v[:, :, :69])
+    except attnc.AttncError as e:
+        check("AttncError carries status and code", e.status == 4 and e.code == "ATTNC_ERR_SHAPE")
+
+
+def check_varlen(module, rng):
+    packed = module.packed
+    q_lens, kv_spans, used = [3, 0, 17], [5, 9, 40], [5, 2, 33]
+    q = rng.standard_normal((sum(q_lens), 2, 32), np.float32)
+    k = rng.standard_normal((sum(kv_spans), 1, 32), np.float32)
+    v = rng.standard_normal((sum(kv_spans), 1, 32), np.float32)
+    offsets = lambda lens: np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    cu_q, cu_kv = offsets(q_lens), offsets(kv_spans)
+    out, lse = packed(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_kv=cu_kv,
+                      kv_lens=np.array(used, np.int32))
+    ok = out.shape == q.shape and lse.shape == (2, q.shape[0])
+    for b in range(3):
+        if q_lens[b] == 0:
+            continue
+        qs = q[cu_q[b]:cu_q[b + 1]].transpose(1, 0, 2)[None]
+        ks = k[cu_kv[b]:cu_kv[b] + used[b]].transpose(1, 0, 2)[None]
+        vs = v[cu_kv[b]:cu_kv[b] + used[b]].transpose(1, 0, 2)[None]
+        want_out, want_lse = reference(qs, ks, vs)
+        ok &= close(out[cu_q[b]:cu_q[b + 1]], want_out[0].transpose(1, 0, 2))
+        ok &= close(lse[:, cu_q[b]:cu_q[b + 1]], want_lse[0])
+    check("varlen with kv_lens by name: each sequence = reference", ok)
+    raises("kv_lens over its span: AttncError ATTNC_ERR_INDEX",
+           lambda: packed(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_kv=cu_kv,
+                          kv_lens=np.array([5, 10, 33], np.int32)),
+           attnc.AttncError, "ATTNC_ERR_INDEX", "kv_lens[1] = 10, but sequence 1 has 9 rows")
+
+
+def check_help(module):
+    text = pydoc.render_doc(module.gqa, renderer=pydoc.plaintext)
+    wanted = ["gqa(q: 'float32[batch, heads, seq_q, head_dim]'", "*, out:", "lse:",
+              "num_threads: int = 0", "k              float32   [batch, kv_heads, seq_kv, head_dim]",
+              "Fixed sizes: heads = 4, kv_heads = 2, head_dim = 32"]
+    missing = [w for w in wanted if w not in text]
+    check("help(): signature and tensors from the descriptor", not missing,
+          "missing %r in:\n%s" % (missing, text) if missing else "")
+    check("dir(module) lists the kernels", {"gqa", "packed"} <= set(dir(module)))
+
+
+def check_cache(args, work):
+    """A second process compiles the same spec without starting attnc."""
+    log = os.path.join(work, "attnc-calls.log")
+    wrapper = os.path.join(work, "attnc-logged")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\necho "$@" >> %s\nexec %s "$@"\n' % (log, args.attnc))
+    os.chmod(wrapper, 0o755)
+    code = ("import attnc, sys; m = attnc.compile(sys.argv[1], cache=sys.argv[2], "
+            "schedule=sys.argv[3] or None); print(m.gqa.kernel.target)")
+    env = dict(os.environ, ATTNC=wrapper)
+    calls = []
+    for schedule in ("", "", "block_kv=32"):
+        subprocess.run([sys.executable, "-c", code, SPEC, os.path.join(work, "cache2"), schedule],
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+        with open(log) as f:
+            calls.append(len(f.readlines()))
+    # First: --version and the compile; second: nothing; another schedule: the compile.
+    check("cache: a second process starts no attnc", calls == [2, 2, 3], "attnc runs %s" % calls)
+
+
+def check_load(args, work, rng):
+    cached = attnc.compile(SPEC, cache=os.path.join(work, "cache"), attnc=args.attnc)
+    again = attnc.load(cached.path)
+    q = rng.standard_normal((1, 4, 8, 32), np.float32)
+    k = rng.standard_normal((1, 2, 8, 32), np.float32)
+    check("load(cached object) = compile's kernels",
+          np.array_equal(again.gqa(q, k, k)[0], cached.gqa(q, k, k)[0]))
+    multi = attnc.compile(SPEC, target="x86-64-avx2,x86-64", cache=os.path.join(work, "cache"),
+                          attnc=args.attnc)
+    chosen = multi.gqa.kernel.target
+    check("multi-target object: the variant this CPU runs", chosen in ("x86-64-avx2", "x86-64")
+          and close(multi.gqa(q, k, k)[0], cached.gqa(q, k, k)[0]), chosen)
+    libm = next(p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6")
+                if os.path.exists(p))
+    raises("load(an object with no kernel): AttncError", lambda: attnc.load(libm),
+           attnc.AttncError, "exports no attnc kernel")
+    raises("a bad spec: CompileError with attnc's diagnostic",
+           lambda: attnc.compile(SPEC.replace("head_dim = 32", "head_dim = 0"),
+                                 cache=os.path.join(work, "cache"), attnc=args.attnc),
+           attnc.CompileError, "<spec>:", "error:")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attnc", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    rng = np.random.default_rng(7)
+    module = attnc.compile(SPEC, cache=os.path.join(args.work, "cache"), attnc=args.attnc)
+    check_calls(module, rng)
+    check_varlen(module, rng)
+    check_help(module)
+    check_cache(args, args.work)
+    check_load(args, args.work, rng)
+    print("%d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""attnc.load: the kernels of a compiled shared object."""
+import ctypes
+import os
+
+from . import _abi, _elf, _kernel
+from .errors import AttncError
+
+
+class Module:
+    """The kernels of one shared object (`attnc SPEC --emit=so`), as attributes and by
+    name (`module["causal"]`); each a function whose help() shows its tensors."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        names = [n[len(_abi.DESCRIBE_PREFIX):] for n in _elf.exported_functions(self.path)
+                 if n.startswith(_abi.DESCRIBE_PREFIX) and "." not in n]
+        if not names:
+            raise AttncError(1, "%s exports no attnc kernel (no %s* function): build it with "
+                             "`attnc SPEC --emit=so` from this attnc" % (self.path,
+                                                                         _abi.DESCRIBE_PREFIX))
+        self._library = ctypes.CDLL(self.path)
+        _kernel.bind(self._library)
+        self.kernels = {}
+        for name in sorted(names):
+            describe = getattr(self._library, _abi.DESCRIBE_PREFIX + name)
+            describe.restype = ctypes.POINTER(_abi.KernelDesc)
+            describe.argtypes = []
+            desc = describe()
+            if not desc:  # a multi-target object with no variant for this CPU
+                raise AttncError(10, self._library.attnc_last_error().decode())
+            self.kernels[name] = _callable(_kernel.Kernel(self._library, desc, self.path))
+
+    def __getattr__(self, name):
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError("%s has no kernel %r (it has %s)"
+                             % (self.__dict__.get("path"), name, ", ".join(kernels)))
+
+    def __getitem__(self, name):
+        return self.__getattr__(name)
+
+    def __dir__(self):
+        return list(self.kernels) + ["kernels", "path"]
+
+    def __repr__(self):
+        return "<attnc module %s: %s>" % (self.path, ", ".join(self.kernels))
+
+
+def _callable(kernel):
+    """A plain function calling `kernel`, so that help() shows its signature and tensors."""
+    def call(*args, **kwargs):
+        return kernel(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = kernel.name
+    call.__module__ = "attnc.kernels"
+    call.__doc__ = kernel.doc()
+    call.__signature__ = kernel.signature()
+    call.kernel = kernel
+    return call
+
+
+def load(path):
+    """The kernels of the shared object at `path`, needing only the runtime it links in."""
+    return Module(path)
