@@ -17,6 +17,7 @@ ATTNC_VENV=${ATTNC_VENV:-$ATTNC_ROOT/.venv}
 HALIDE_VERSION=21.0.0
 CMAKE_VERSION=3.31.10
 NVDISASM_VERSION=13.5.37  # SASS of the CUDA cubins (HMMA checks); the toolkit here has none
+ML_DTYPES_VERSION=0.7.0  # NumPy's bfloat16, for the Python package's bf16 calls (tests)
 LLVM_VERSION=22
 export ATTNC_ROOT ATTNC_BUILD ATTNC_VENV
 
@@ -34,6 +35,7 @@ install_apt() {
 
 install_venv() {
   local want="halide==$HALIDE_VERSION cmake==$CMAKE_VERSION nvidia-cuda-nvdisasm==$NVDISASM_VERSION"
+  want+=" ml_dtypes==$ML_DTYPES_VERSION"
   local stamp=$ATTNC_VENV/.attnc-requirements
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then step "venv: $want present"; return; fi
   step "venv: installing $want into $ATTNC_VENV"

@@ -101,6 +101,15 @@ def run_one(args, case, directory, spec, so, tol):
         return rc, out, "device_run.py"
     cmd = [args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat", "1",
            "--no-peak"] + size + tolerance
+    if args.runner == "python":
+        # attnc-run's C call (the C path, checked against the reference by the numerics
+        # tests) writes its inputs and outputs; the package calls the kernel again on them.
+        import python_run  # NumPy and the package: only this runner needs them here
+        rc, out = run(cmd + ["--no-reference", "-o", directory])
+        if rc:
+            return rc, out, "attnc-run --so -o"
+        ok, line = python_run.replay(so, case, directory, threads=2)
+        return (0 if ok else 1), line, "the Python package's call"
     variants = [v for v in args.force_variants.split(",") if v]
     if not variants:
         rc, out = run(cmd)
@@ -148,7 +157,7 @@ def group_spec(args, group, emit):
 
 def report(case, rc, out, step):
     """Prints the case's PASS line with its errors, or FAIL with the step's output."""
-    errors = [l.strip() for l in out.splitlines() if "max abs err" in l]
+    errors = [l.strip() for l in out.splitlines() if "max abs err" in l or "bit for bit" in l]
     if rc == 0:
         print("PASS %-42s %s" % (case["name"], "; ".join(errors)))
     else:
@@ -174,11 +183,13 @@ def main():
     parser.add_argument("--force-variants", default="",
                         help="with a multi-target --target list: run each case once per "
                              "variant named here (comma-separated), forced by ATTNC_TARGET")
-    parser.add_argument("--runner", choices=["attnc-run", "device", "cross"],
+    parser.add_argument("--runner", choices=["attnc-run", "device", "cross", "python"],
                         default="attnc-run",
                         help="who runs the kernel: attnc-run, device_run.py in its own "
-                             "process on attnc-run's .npy files, or cross_run.py's runner (one "
-                             "for every object of the target, under --emulator)")
+                             "process on attnc-run's .npy files, cross_run.py's runner (one "
+                             "for every object of the target, under --emulator), or attnc-run "
+                             "and then the Python package on the same inputs (python_run.py: "
+                             "the outputs equal bit for bit)")
     parser.add_argument("--compile-only", action="store_true",
                         help="compile every case to an object and run none (for a target "
                              "this machine cannot run)")
@@ -201,7 +212,7 @@ def main():
     matrix = attnc_matrix.load(args.matrix)
     # Only the MLIR CPU kernels write weights, and only attnc-run's call passes them; a
     # multi-target object dispatches attention's five tensors.
-    keep_weights = (args.backend == "mlir" and args.runner == "attnc-run"
+    keep_weights = (args.backend == "mlir" and args.runner in ("attnc-run", "python")
                     and not args.compile_only and "," not in args.target)
     if args.weights and not keep_weights:
         parser.error("--weights needs --backend mlir run by attnc-run")

@@ -7,7 +7,7 @@
   read-only and strided inputs (NumPy exports no read-only array through DLPack);
 - a packed varlen kernel with its int32 offsets and kv_lens passed by name;
 - every error as an exception: AttncError with the runtime's code and message (shape, dtype,
-  offsets), TypeError for Python-side mistakes, CompileError with attnc's diagnostic;
+  offsets, aliasing outputs, a tensor on another device), TypeError for Python-side mistakes, CompileError with attnc's diagnostic;
 - help(): the signature and the tensors from the kernel's descriptor;
 - the cache: a second process's compile of the same spec starts no attnc (a hash and a
   dlopen), and a changed schedule compiles again;
@@ -17,6 +17,7 @@
 Prints PASS / FAIL lines; exits non-zero on a failure.
 """
 import argparse
+import ctypes
 import os
 import pydoc
 import subprocess
@@ -25,6 +26,7 @@ import sys
 import numpy as np
 
 import attnc
+from attnc._abi import DLDataType, DLDevice, DLTensor, K_DL_CUDA, K_DL_FLOAT
 
 SPEC = """
 attn.kernel @gqa {
@@ -77,6 +79,31 @@ def close(got, want):
     return bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
 
 
+class OnCuda:
+    """A DLPack producer whose tensor says it is on CUDA device 0 (over host memory, which no
+    kernel may read): what a torch CUDA tensor hands a CPU kernel, on a machine with no GPU."""
+
+    class Managed(ctypes.Structure):
+        _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
+                    ("deleter", ctypes.c_void_p)]
+
+    def __init__(self, array):
+        self.array = array
+        self.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+        self.managed = self.Managed(DLTensor(array.ctypes.data, DLDevice(K_DL_CUDA, 0),
+                                             array.ndim, DLDataType(K_DL_FLOAT, 32, 1),
+                                             self.shape, None, 0), None, None)
+
+    def __dlpack__(self, stream=None):
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                       ctypes.c_void_p]
+        return new(ctypes.addressof(self.managed), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (K_DL_CUDA, 0)
+
+
 def check_calls(module, rng):
     gqa = module.gqa
     q = rng.standard_normal((2, 4, 40, 32), np.float32)
@@ -92,7 +119,7 @@ def check_calls(module, rng):
     view, lse2 = buffer[..., 16:48], np.empty((2, 4, 40), np.float32)
     got = gqa(q, k, v, out=view, lse=lse2, num_threads=1)
     check("out= a strided view: written in place, returned",
-          got[0] is view and got[1] is lse2 and close(buffer[..., 16:48], want_out) and
+          got[0] is view and got[0].ctypes.data == buffer.ctypes.data + 64 and got[1] is lse2 and close(buffer[..., 16:48], want_out) and
           bool((buffer[..., :16] == 7).all() and (buffer[..., 48:] == 7).all()))
     # By name, and the bit-identical result on one thread and on all.
     again = gqa(q=q, k=k, v=v, num_threads=0)[0]
@@ -115,6 +142,14 @@ def check_calls(module, rng):
            "gqa has no tensor 'weights'")
     raises("a list, not a tensor: TypeError", lambda: gqa(q.tolist(), k, v), TypeError,
            "q is a list, which has no __dlpack__")
+    raises("out= one of the inputs: AttncError ATTNC_ERR_ALIAS",
+           lambda: gqa(q, k, v, out=q),
+           attnc.AttncError, "ATTNC_ERR_ALIAS", "out overlaps q")
+    raises("lse= inside out: AttncError ATTNC_ERR_ALIAS",
+           lambda: gqa(q, k, v, out=view, lse=buffer[:, :, :, 0]),
+           attnc.AttncError, "ATTNC_ERR_ALIAS", "out overlaps lse in memory")
+    raises("a tensor on another device: AttncError ATTNC_ERR_DEVICE",
+           lambda: gqa(OnCuda(q), k, v), attnc.AttncError, "ATTNC_ERR_DEVICE", "q is on")
     try:
         gqa(q, k, v[:, :, :69])
     except attnc.AttncError as e:

@@ -7,9 +7,11 @@
 - strided views in (a bshd tensor transposed to bhsd) and out= views written in place;
 - an input that requires grad (detached for the forward call);
 - a float64 tensor: AttncError ATTNC_ERR_DTYPE with the runtime's message;
-- attnc.torch.register: the kernel as a custom op (its schema, eager, torch.library.opcheck),
-  under torch.compile(fullgraph=True, dynamic=True) one graph for three sequence lengths, and
-  through inductor.
+- attnc.torch.register: two kernels as custom ops (schema, eager, torch.library.opcheck); a
+  small model using both (self-attention, a projection, cross-attention) under
+  torch.compile(fullgraph=True, dynamic=True): one graph, no graph break and no recompile over
+  five sequence lengths, against the float64 evaluation of the same model (rtol 1e-4, atol
+  1e-5: two f32 kernels and a projection); through inductor, against eager.
 
 Prints PASS / FAIL lines; exits non-zero on a failure.
 """
@@ -22,8 +24,12 @@ import attnc
 
 SPEC = """
 attn.kernel @gqa {
-  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 64, dtype = %s, layout = bhsd,
+  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 64, dtype = %(dtype)s, layout = bhsd,
                   mask = #attn.causal<bottom_right>, outputs = [out, lse]}
+}
+attn.kernel @cross {
+  attn.attention {num_heads = 4, num_kv_heads = 4, head_dim = 64, dtype = %(dtype)s, layout = bhsd,
+                  mask = #attn.full, outputs = [out]}
 }
 """
 failures = 0
@@ -35,53 +41,78 @@ def check(name, ok, detail=""):
     print("%s %-52s %s" % ("PASS" if ok else "FAIL", name, detail))
 
 
-def reference(q, k, v):
+def reference(q, k, v, causal=True):
     q, k, v = (x.double() for x in (q, k, v))
     group = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
     s = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
     sq, skv = q.shape[2], k.shape[2]
     keep = torch.arange(skv)[None, :] <= torch.arange(sq)[:, None] + (skv - sq)
-    s = s.masked_fill(~keep, float("-inf"))
+    s = s.masked_fill(~keep, float("-inf")) if causal else s
     lse = torch.logsumexp(s, -1)
     return torch.exp(s - lse[..., None]) @ v, lse
 
 
-def check_op(kernel, q, k, v, out):
-    """The kernel as a torch custom op: eager, opcheck, torch.compile without graph breaks or
-    recompiles across sequence lengths."""
+def check_op(module, q, k, v, out):
+    """The kernels as torch custom ops: eager, opcheck, and a small model of two attnc ops under
+    torch.compile(fullgraph=True, dynamic=True): one graph, no graph break, no recompile over
+    five sequence lengths (the RUN line's TORCH_LOGS=recompiles would print one)."""
     import attnc.torch
-    op = attnc.torch.register(kernel, "attnc_test::gqa")
+    op = attnc.torch.register(module.gqa, "attnc_test::gqa")
+    cross = attnc.torch.register(module.cross, "attnc_test::cross")
     check("custom op: the kernel's schema", str(op._opoverload._schema) ==
           "attnc_test::gqa(Tensor q, Tensor k, Tensor v) -> (Tensor, Tensor)",
           str(op._opoverload._schema))
     check("custom op = the kernel", torch.equal(torch.ops.attnc_test.gqa(q, k, v)[0], out))
-    try:
-        torch.library.opcheck(op, (q, k, v))
-        check("torch.library.opcheck", True)
-    except Exception as e:
-        check("torch.library.opcheck", False, "%s: %s" % (type(e).__name__, e))
+    memory = torch.randn(2, 4, 50, 64)
+    for name, o, args in (("gqa", op, (q, k, v)), ("cross", cross, (q, memory, memory))):
+        try:
+            torch.library.opcheck(o, args)
+            check("torch.library.opcheck: " + name, True)
+        except Exception as e:
+            check("torch.library.opcheck: " + name, False, "%s: %s" % (type(e).__name__, e))
+
+    class Block(torch.nn.Module):
+        """Causal self-attention, a projection, cross-attention to a memory: two attnc ops."""
+
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(64, 64)
+
+        def forward(self, q, k, v, memory):
+            attended, _ = torch.ops.attnc_test.gqa(q, k, v)
+            h = self.proj(attended)
+            return h + torch.ops.attnc_test.cross(h, memory, memory)
+
+    def eager(q, k, v, memory):  # the same block on the float64 evaluation
+        a, _ = reference(q, k, v)
+        h = torch.nn.functional.linear(a, model.proj.weight.double(), model.proj.bias.double())
+        return h + reference(h, memory, memory, causal=False)[0]
+
+    model = Block()
     graphs = []
 
     def counting(gm, example_inputs):
         graphs.append(gm)
         return gm.forward
 
-    def step(q, k, v):
-        out, lse = torch.ops.attnc_test.gqa(q, k, v)
-        return out * 2, lse
-
-    compiled = torch.compile(step, backend=counting, fullgraph=True, dynamic=True)
-    ok = True
-    for seq in (33, 20, 7):
-        args = [x[:, :, :n].clone() for x, n in ((q, seq), (k, seq + 40), (v, seq + 40))]
-        got, _ = compiled(*args)
-        want, _ = reference(q[:, :, :seq], k[:, :, :seq + 40], v[:, :, :seq + 40])
-        ok &= torch.allclose(got.double(), 2 * want, rtol=2e-5, atol=4e-6)
-    check("torch.compile(fullgraph, dynamic): 3 lengths, 1 graph", ok and len(graphs) == 1,
-          "%d graphs" % len(graphs))
-    inductor = torch.compile(step, fullgraph=True)
-    check("torch.compile(fullgraph) with inductor", torch.equal(inductor(q, k, v)[0], 2 * out))
+    torch._dynamo.utils.counters.clear()
+    compiled = torch.compile(model, backend=counting, fullgraph=True, dynamic=True)
+    ok, lengths = True, (33, 20, 7, 64, 45)
+    with torch.no_grad():
+        for seq in lengths:
+            args = [x[:, :, :n].clone() for x, n in ((q, seq), (k, seq + 40), (v, seq + 40))]
+            got = compiled(*args, memory)
+            ok &= torch.allclose(got.double(), eager(*args, memory), rtol=1e-4, atol=1e-5)
+    breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+    check("model of 2 ops, torch.compile(fullgraph, dynamic): 5 lengths, 1 graph, 0 breaks",
+          ok and len(graphs) == 1 and breaks == 0, "%d graphs, %d breaks" % (len(graphs), breaks))
+    torch._dynamo.reset()  # another backend: a fresh compile, not a recompile of the above
+    inductor = torch.compile(model, fullgraph=True)
+    with torch.no_grad():
+        check("torch.compile(fullgraph) with inductor",
+              torch.allclose(inductor(q, k, v, memory), model(q, k, v, memory), rtol=1e-5,
+                             atol=1e-6))
 
 
 def main():
@@ -89,8 +120,9 @@ def main():
     parser.add_argument("--attnc", required=True)
     parser.add_argument("--work", required=True)
     args = parser.parse_args()
-    f32 = attnc.compile(SPEC % "f32", cache=args.work, attnc=args.attnc).gqa
-    bf16 = attnc.compile(SPEC % "bf16", cache=args.work, attnc=args.attnc).gqa
+    module = attnc.compile(SPEC % {"dtype": "f32"}, cache=args.work, attnc=args.attnc)
+    f32 = module.gqa
+    bf16 = attnc.compile(SPEC % {"dtype": "bf16"}, cache=args.work, attnc=args.attnc).gqa
     torch.manual_seed(3)
     q = torch.randn(2, 4, 33, 64)
     k, v = torch.randn(2, 2, 90, 64), torch.randn(2, 2, 90, 64)
@@ -122,7 +154,7 @@ def main():
     except attnc.AttncError as e:
         check("float64: AttncError ATTNC_ERR_DTYPE",
               e.code == "ATTNC_ERR_DTYPE" and "q has dtype float64" in str(e), str(e))
-    check_op(f32, q, k, v, out)
+    check_op(module, q, k, v, out)
     print("%d failed" % failures)
     return 1 if failures else 0
 
