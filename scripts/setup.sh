@@ -30,7 +30,9 @@ install_apt() {
     ocl-icd-opencl-dev python3-venv python3-numpy \
     g++-aarch64-linux-gnu qemu-user-static \
     clang-$LLVM_VERSION libclang-rt-$LLVM_VERSION-dev `# aarch64: cross build, emulation; fuzzers` \
-    lld-$LLVM_VERSION  # merges a spec's kernel objects
+    lld-$LLVM_VERSION `# merges a spec's kernel objects` \
+    python3-dev `# the Python package's launch in C (tools/python/attnc/_call.c)` \
+    chromium  # renders attnc.viz's head view in the tests (headless)
 }
 
 install_venv() {
@@ -44,11 +46,17 @@ install_venv() {
   echo "$want" >"$stamp"
 }
 
-# The Python package (tools/python/attnc), editable: the venv's python imports this tree's.
+# The Python package (tools/python/attnc), editable: the venv's python imports this tree's;
+# pip builds its C launch (attnc/_call*.so) in place, again when _call.c or the runtime's
+# header is newer than it.
 install_python_package() {
-  local here
+  local pkg=$ATTNC_ROOT/tools/python/attnc here ext
   here=$("$ATTNC_VENV/bin/python" -c 'import attnc, os; print(os.path.dirname(os.path.realpath(attnc.__file__)))' 2>/dev/null || true)
-  if [[ $here == "$ATTNC_ROOT/tools/python/attnc" ]]; then step "venv: attnc (Python) present"; return; fi
+  ext=$(ls "$pkg"/_call.*.so 2>/dev/null | head -1)
+  if [[ $here == "$pkg" && -n $ext && $ext -nt $pkg/_call.c &&
+        $ext -nt $ATTNC_ROOT/include/attnc/Runtime/attnc_runtime.h ]]; then
+    step "venv: attnc (Python) present"; return
+  fi
   step "venv: installing the attnc Python package (editable) from tools/python"
   "$ATTNC_VENV/bin/pip" install -q --disable-pip-version-check -e "$ATTNC_ROOT/tools/python"
 }

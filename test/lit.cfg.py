@@ -66,7 +66,9 @@ def venv_python():
     return "false"  # no venv: the tests that need it fail, naming nothing they did not run
 
 
-config.substitutions.append(("%venv_python", venv_python()))
+# The venv's python (ml_dtypes, Pillow) under the same environment as %numpy_python's.
+config.substitutions.append(("%venv_python", "env %s PYTHONPATH=%s %s" % (
+    " ".join(python_env), ":".join(python_path), venv_python())))
 
 # PyTorch, where benchmarks/peers/install.sh made the benchmark venv (several GiB: not part
 # of scripts/setup.sh): the Python package's checks on torch tensors run there.
@@ -74,6 +76,11 @@ torch_venv = os.path.join(config.attnc_src_root, "benchmarks", ".venv")
 if glob.glob(os.path.join(torch_venv, "lib", "python3*", "site-packages", "torch", "__init__.py")):
     config.available_features.add("torch")
     config.substitutions.append(("%torch_python", "env PYTHONPATH=%s %s" % (
+        python_path[0], os.path.join(torch_venv, "bin", "python"))))
+# JAX, in the same venv where benchmarks/peers/install.sh put it.
+if glob.glob(os.path.join(torch_venv, "lib", "python3*", "site-packages", "jax", "__init__.py")):
+    config.available_features.add("jax")
+    config.substitutions.append(("%jax_python", "env PYTHONPATH=%s %s" % (
         python_path[0], os.path.join(torch_venv, "bin", "python"))))
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%cmake", config.cmake))

@@ -11,15 +11,13 @@ import ctypes
 import os
 import re
 import subprocess
-import sys
 
 import numpy as np
 
 from peers.base import Peer, Unsupported, aligned, bf16_bits
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools", "python"))
-from attnc._abi import K_DL_BFLOAT as DL_BFLOAT, K_DL_FLOAT as DL_FLOAT  # noqa: E402
-from attnc._abi import DLDataType, DLDevice, DLTensor, Options  # noqa: E402
+from attnc._abi import K_DL_BFLOAT as DL_BFLOAT, K_DL_FLOAT as DL_FLOAT
+from attnc._abi import DLDataType, DLDevice, DLTensor, Options
 
 BUILD = os.environ.get("ATTNC_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 BF16_TARGET = "x86-64-avx512-bf16"

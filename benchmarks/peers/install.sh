@@ -6,7 +6,8 @@
 #         torch.compile's CPU backend (inductor) needs to build its C++ kernels; python3-venv.
 #   pip:  benchmarks/.venv with pinned torch (SDPA and FlexAttention on CPU), numpy,
 #         matplotlib (plots), iree-base-compiler and iree-base-runtime, onnxruntime and onnx
-#         (ONNX Runtime's CPU MultiHeadAttention, built as a one-node model).
+#         (ONNX Runtime's CPU MultiHeadAttention, built as a one-node model); jax (CPU), for
+#         the Python package's check on JAX arrays.
 #
 # torch is PyPI's default (CUDA) build, the only one PyPI has: its nvidia-* and triton
 # dependencies are several GiB on disk but unused here; every peer runs on the CPU.
@@ -28,6 +29,7 @@ MATPLOTLIB_VERSION=3.11.2
 IREE_VERSION=3.13.0
 ORT_VERSION=1.32.0
 ONNX_VERSION=1.23.2
+JAX_VERSION=0.10.2  # not a peer: the Python package's JAX check (test/python/jax.test)
 
 step() { printf '[peers %s] %s\n' "$(date +%T)" "$*"; }
 source "$BENCH_ROOT/../scripts/apt.sh"
@@ -41,7 +43,7 @@ install_apt() {
 install_venv() {
   local want=("torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" "matplotlib==$MATPLOTLIB_VERSION"
               "iree-base-compiler==$IREE_VERSION" "iree-base-runtime==$IREE_VERSION"
-              "onnxruntime==$ORT_VERSION" "onnx==$ONNX_VERSION")
+              "onnxruntime==$ORT_VERSION" "onnx==$ONNX_VERSION" "jax[cpu]==$JAX_VERSION")
   local stamp=$BENCH_VENV/.attnc-peers-requirements
   if [[ -f $stamp && $(cat "$stamp") == "${want[*]}" ]]; then
     step "venv: ${want[*]} present in $BENCH_VENV"; return
@@ -50,6 +52,15 @@ install_venv() {
   [[ -x $BENCH_VENV/bin/python ]] || "$PYTHON" -m venv "$BENCH_VENV"
   "$BENCH_VENV/bin/pip" install -q --disable-pip-version-check "${want[@]}"
   echo "${want[*]}" >"$stamp"
+}
+
+# The attnc Python package (editable, as scripts/setup.sh installs it into the project's venv):
+# attnc_peer.py and benchmarks/python import it.
+install_package() {
+  if "$BENCH_VENV/bin/python" -c 'import attnc._call' 2>/dev/null; then
+    step "venv: attnc (Python) present"; return
+  fi
+  "$BENCH_VENV/bin/pip" install -q --disable-pip-version-check -e "$BENCH_ROOT/../tools/python"
 }
 
 report() {
@@ -61,7 +72,7 @@ report() {
   "$BENCH_VENV/bin/python" - <<'EOF'
 from importlib.metadata import version
 for p in ("torch", "numpy", "matplotlib", "iree-base-compiler", "iree-base-runtime",
-          "onnxruntime", "onnx"):
+          "onnxruntime", "onnx", "jax"):
     print(f"  pip  {p:<20} {version(p)}")
 EOF
   printf '  venv %s (%s)\n' "$BENCH_VENV" "$("$BENCH_VENV/bin/python" --version)"
@@ -70,4 +81,5 @@ EOF
 timed() { local t0=$SECONDS; "$@"; step "$1 took $((SECONDS - t0)) s"; }
 timed install_apt
 timed install_venv
+timed install_package
 report

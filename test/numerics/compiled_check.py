@@ -101,19 +101,16 @@ def run_one(args, case, directory, spec, so, tol):
         return rc, out, "device_run.py"
     cmd = [args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat", "1",
            "--no-peak"] + size + tolerance
-    if args.runner == "python":
-        # attnc-run's C call (the C path, checked against the reference by the numerics
-        # tests) writes its inputs and outputs; the package calls the kernel again on them.
-        import python_run  # NumPy and the package: only this runner needs them here
-        rc, out = run(cmd + ["--no-reference", "-o", directory])
-        if rc:
-            return rc, out, "attnc-run --so -o"
-        ok, line = python_run.replay(so, case, directory, threads=2)
-        return (0 if ok else 1), line, "the Python package's call"
+    if args.python_replay:
+        cmd += ["-o", directory]  # the call's inputs and outputs, for python_run.replay
     variants = [v for v in args.force_variants.split(",") if v]
     if not variants:
         rc, out = run(cmd)
-        return rc, out, "attnc-run --so"
+        if rc or not args.python_replay:
+            return rc, out, "attnc-run --so"
+        import python_run  # NumPy, ml_dtypes and the package: only the replay needs them
+        ok, line = python_run.replay(so, case, directory, threads=2)
+        return (0 if ok else 1), out + line + "\n", "the Python package's call"
     for variant in variants:
         rc, out = run_forced(cmd, variant)
         if rc:
@@ -183,13 +180,15 @@ def main():
     parser.add_argument("--force-variants", default="",
                         help="with a multi-target --target list: run each case once per "
                              "variant named here (comma-separated), forced by ATTNC_TARGET")
-    parser.add_argument("--runner", choices=["attnc-run", "device", "cross", "python"],
+    parser.add_argument("--runner", choices=["attnc-run", "device", "cross"],
                         default="attnc-run",
                         help="who runs the kernel: attnc-run, device_run.py in its own "
-                             "process on attnc-run's .npy files, cross_run.py's runner (one "
-                             "for every object of the target, under --emulator), or attnc-run "
-                             "and then the Python package on the same inputs (python_run.py: "
-                             "the outputs equal bit for bit)")
+                             "process on attnc-run's .npy files, or cross_run.py's runner (one "
+                             "for every object of the target, under --emulator)")
+    parser.add_argument("--python-replay", action="store_true",
+                        help="with --runner attnc-run: then call each case's kernel through "
+                             "the Python package on the inputs attnc-run's call used, and "
+                             "require the same output bits (python_run.py)")
     parser.add_argument("--compile-only", action="store_true",
                         help="compile every case to an object and run none (for a target "
                              "this machine cannot run)")
@@ -209,10 +208,12 @@ def main():
                         help="every case also outputs the attention weights (mlir backend, "
                              "run by attnc-run)")
     args = parser.parse_args()
+    if args.python_replay and (args.runner != "attnc-run" or args.force_variants):
+        parser.error("--python-replay replays attnc-run's call of a single-target kernel")
     matrix = attnc_matrix.load(args.matrix)
     # Only the MLIR CPU kernels write weights, and only attnc-run's call passes them; a
     # multi-target object dispatches attention's five tensors.
-    keep_weights = (args.backend == "mlir" and args.runner in ("attnc-run", "python")
+    keep_weights = (args.backend == "mlir" and args.runner == "attnc-run"
                     and not args.compile_only and "," not in args.target)
     if args.weights and not keep_weights:
         parser.error("--weights needs --backend mlir run by attnc-run")

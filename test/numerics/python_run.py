@@ -1,6 +1,6 @@
 """Runs a matrix case's kernel again through the Python package (tools/python/attnc) on the
 inputs attnc-run's C call used, and requires the outputs attnc-run wrote to be equal bit for
-bit (compiled_check.py --runner python).
+bit (compiled_check.py --python-replay).
 
 attnc-run --so ... -o DIR calls the kernel through its C entry and writes the seeded inputs
 (q, k, v in the spec's layout, padded), lengths.json (page table, lengths, offsets) and the

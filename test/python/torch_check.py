@@ -11,7 +11,9 @@
   small model using both (self-attention, a projection, cross-attention) under
   torch.compile(fullgraph=True, dynamic=True): one graph, no graph break and no recompile over
   five sequence lengths, against the float64 evaluation of the same model (rtol 1e-4, atol
-  1e-5: two f32 kernels and a projection); through inductor, against eager.
+  1e-5: two f32 kernels and a projection); through inductor, against eager;
+- attnc.torch.use_intra_op_pool: a launch on torch's intra-op threads (at::parallel_for),
+  bit-identical to one on the runtime's pool and to one on a single thread.
 
 Prints PASS / FAIL lines; exits non-zero on a failure.
 """
@@ -115,6 +117,24 @@ def check_op(module, q, k, v, out):
                              atol=1e-6))
 
 
+def check_pool(kernel, q, k, v, out):
+    """attnc.torch.use_intra_op_pool: the launch's helper threads come from torch's pool
+    (its parallel-for counts its calls), and the results are the same bits."""
+    import attnc.torch
+    pool = attnc.torch.intra_op_pool()
+    before = pool.parallel_for_calls()
+    attnc.torch.use_intra_op_pool()
+    try:
+        got = kernel(q, k, v, num_threads=0)[0]
+    finally:
+        attnc.torch.use_intra_op_pool(False)
+    ran = pool.parallel_for_calls() - before
+    alone = kernel(q, k, v, num_threads=1)[0]
+    check("torch's intra-op pool runs the launch: same bits", ran == 1 and torch.equal(got, out)
+          and torch.equal(alone, out), "at::parallel_for calls: %d; %d torch threads"
+          % (ran, torch.get_num_threads()))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attnc", required=True)
@@ -155,6 +175,7 @@ def main():
         check("float64: AttncError ATTNC_ERR_DTYPE",
               e.code == "ATTNC_ERR_DTYPE" and "q has dtype float64" in str(e), str(e))
     check_op(module, q, k, v, out)
+    check_pool(f32, q, k, v, out)
     print("%d failed" % failures)
     return 1 if failures else 0
 

@@ -9,10 +9,21 @@ DLPack tensors (PyTorch, NumPy, JAX) without copies.
 attnc.load("k.so") loads an object built by `attnc SPEC --emit=so`; it needs only the runtime
 the object links in (no MLIR). Errors the C ABI reports raise attnc.AttncError.
 attnc.torch.register(module.causal_gqa, "attnc::causal_gqa") makes a kernel a torch custom op
-(docs/Python.md).
+(docs/Python.md). attnc.viz.head_view(weights, tokens, "heads.html") draws attention weights
+as an interactive page.
 """
+import importlib
+
 from ._compile import compile, find_attnc
 from ._module import Module, load
 from .errors import AttncError, CompileError
 
 __all__ = ["AttncError", "CompileError", "Module", "compile", "find_attnc", "load"]
+
+
+def __getattr__(name):
+    """attnc.torch and attnc.viz on first use: importing attnc imports neither torch nor
+    NumPy."""
+    if name in ("torch", "viz"):
+        return importlib.import_module("attnc." + name)
+    raise AttributeError("module 'attnc' has no attribute %r" % name)

@@ -14,10 +14,15 @@ class Borrowed:
     whose producer keeps the memory; the capsule is not consumed, so its destructor frees
     the producer's DLManagedTensor when this goes)."""
 
-    def __init__(self, obj, name):
+    @staticmethod
+    def require(obj, name):
+        """TypeError unless `obj` is a DLPack producer."""
         if not hasattr(obj, "__dlpack__"):
             raise TypeError("%s is a %s, which has no __dlpack__: pass a torch tensor, a NumPy "
                             "array or another DLPack producer" % (name, type(obj).__name__))
+
+    def __init__(self, obj, name):
+        self.require(obj, name)
         if getattr(obj, "requires_grad", False):
             obj = obj.detach()  # a forward call: torch exports no tensor that requires grad
         try:

@@ -1,10 +1,26 @@
 """A compiled kernel as a Python callable, from its descriptor (attnc_describe_NAME)."""
 import ctypes
+import functools
 import inspect
+import sys
 
 from . import _abi
 from ._dlpack import Borrowed
 from .errors import AttncError
+
+try:  # the launch in C (tools/python/attnc/_call.c), where pip built it
+    from . import _call
+except ImportError:
+    _call = None
+
+# type -> a function giving an object of that type as a DLPack capsule, faster than its
+# __dlpack__ (_call.c): torch tensors, once torch is imported.
+_converters = {}
+
+
+def _register_torch():
+    import torch
+    _converters[torch.Tensor] = torch._C._to_dlpack
 
 _DTYPES = {(_abi.K_DL_FLOAT, 32): "float32", (_abi.K_DL_FLOAT, 16): "float16",
            (_abi.K_DL_BFLOAT, 16): "bfloat16", (_abi.K_DL_INT, 32): "int32"}
@@ -76,6 +92,14 @@ class Kernel:
         args = sorted((t for t in self.tensors if not t.scratch), key=lambda t: t.arg)
         self.inputs = [t for t in args if not t.output]
         self.outputs = [t for t in args if t.output]
+        # What a call looks up: names to argument positions, the C launch's addresses.
+        self._input_names = [t.name for t in self.inputs]
+        self._input_args = [t.arg for t in self.inputs]
+        self._output_args = [t.arg for t in self.outputs]
+        self._arg_of = {t.name: t.arg for t in args}
+        self._plans = {}  # (input type, input shapes) -> [(output, its shape)]
+        self._desc_address = ctypes.cast(desc_pointer, ctypes.c_void_p).value
+        self._run_address = ctypes.cast(library.attnc_rt_run, ctypes.c_void_p).value
 
     # The signature and help() text, from the descriptor.
     def signature(self):
@@ -126,56 +150,118 @@ class Kernel:
             raise AttncError(4, "%s: cannot size output %s %s: no input binds %s; pass %s=..."
                              % (self.name, spec.name, spec.shape_text(), missing, spec.name))
 
-    def allocate(self, spec, sizes, like):
-        """An output for `spec` shaped from `sizes`, of the library of `like`."""
-        shape = self.output_shape(spec, sizes)
-        module = type(like).__module__.split(".")[0]
-        if module == "torch":
+    def allocator(self, spec, shape, like):
+        """A function making an output for `spec` of `shape`, of the library (and device) of
+        `like`: torch tensors for torch inputs, NumPy arrays otherwise."""
+        if type(like).__module__.split(".")[0] == "torch":
             import torch
-            return like.new_empty(shape, dtype=getattr(torch, spec.dtype))
+            return functools.partial(torch.empty, shape, dtype=getattr(torch, spec.dtype),
+                                     device=like.device)
         import numpy
-        if spec.dtype == "bfloat16":
+        if spec.dtype != "bfloat16":
+            return functools.partial(numpy.empty, shape, spec.dtype)
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise AttncError(2, "%s: NumPy has no bfloat16 for output %s: pass torch tensors, "
+                             "install ml_dtypes, or pass %s=..." % (self.name, spec.name,
+                                                                     spec.name))
+        return functools.partial(numpy.empty, shape, ml_dtypes.bfloat16)
+
+    def _slots(self, args, named):
+        """The call's objects by argument position; TypeError for a Python-side mistake."""
+        if len(args) > len(self._input_args):
+            raise TypeError("%s takes %d inputs (%s), %d given" % (
+                self.name, len(self.inputs), ", ".join(self._input_names), len(args)))
+        slots = [None] * self.num_args
+        for i, obj in zip(self._input_args, args):
+            slots[i] = obj
+        for name, obj in named.items():
+            i = self._arg_of.get(name)
+            if i is None:
+                raise TypeError("%s has no tensor %r (it takes %s)"
+                                % (self.name, name, ", ".join(sorted(self._arg_of))))
+            if slots[i] is not None:
+                raise TypeError("%s: %s given twice" % (self.name, name))
+            slots[i] = obj
+        for i in self._input_args:
+            if slots[i] is None:
+                raise TypeError("%s: missing input %s" % (self.name, ", ".join(
+                    t.name for t in self.inputs if slots[t.arg] is None)))
+        return slots
+
+    def _allocate_missing(self, slots):
+        """Allocates the outputs not passed: shapes from the inputs' (an allocator per output
+        remembered per input type, device and shapes, so that a call in a loop costs the
+        allocations alone)."""
+        like = slots[self._input_args[0]]
+        try:
+            key = (type(like), getattr(like, "device", None),
+                   *[slots[i].shape for i in self._input_args])
+            plans = self._plans.get(key)
+        except (AttributeError, TypeError):  # no shape, or one that does not hash
+            key = plans = None
+        if plans is None:
+            plans = self._plan(slots, like)
+            if key is not None:
+                if len(self._plans) > 64:
+                    self._plans.clear()
+                self._plans[key] = plans
+        for arg, make in plans:
+            if slots[arg] is None:
+                if isinstance(make, AttncError):
+                    raise make
+                slots[arg] = make()
+
+    def _plan(self, slots, like):
+        """[(output's argument, its allocator, or the error sizing it)]."""
+        given = {t.name: slots[t.arg] for t in self.inputs}
+        for name, obj in given.items():
+            Borrowed.require(obj, name)
+        sizes = self.bind_sizes(given)
+        plans = []
+        for spec in self.outputs:
             try:
-                import ml_dtypes
-            except ImportError:
-                raise AttncError(2, "%s: NumPy has no bfloat16 for output %s: pass torch "
-                                 "tensors, install ml_dtypes, or pass %s=..."
-                                 % (self.name, spec.name, spec.name))
-            return numpy.empty(shape, ml_dtypes.bfloat16)
-        return numpy.empty(shape, spec.dtype)
+                plans.append((spec.arg, self.allocator(spec, self.output_shape(spec, sizes),
+                                                       like)))
+            except AttncError as error:  # raised only where this output is not passed
+                plans.append((spec.arg, error))
+        return plans
 
     def __call__(self, *args, num_threads=0, stream=None, **named):
-        if len(args) > len(self.inputs):
-            raise TypeError("%s takes %d inputs (%s), %d given" % (
-                self.name, len(self.inputs), ", ".join(t.name for t in self.inputs), len(args)))
-        given = dict(zip((t.name for t in self.inputs), args))
-        known = {t.name for t in self.inputs + self.outputs}
-        for name, value in named.items():
-            if name not in known:
-                raise TypeError("%s has no tensor %r (it takes %s)"
-                                % (self.name, name, ", ".join(sorted(known))))
-            if name in given:
-                raise TypeError("%s: %s given twice" % (self.name, name))
-            given[name] = value
-        missing = [t.name for t in self.inputs if given.get(t.name) is None]
-        if missing:
-            raise TypeError("%s: missing input %s" % (self.name, ", ".join(missing)))
-        borrowed = {name: Borrowed(value, name) for name, value in given.items()}
-        sizes = None
-        for spec in self.outputs:
-            if given.get(spec.name) is None:
-                sizes = sizes or self.bind_sizes(given)
-                given[spec.name] = self.allocate(spec, sizes, given[self.inputs[0].name])
-                borrowed[spec.name] = Borrowed(given[spec.name], spec.name)
-        array = (ctypes.POINTER(_abi.DLTensor) * max(self.num_args, 1))()
-        for spec in self.inputs + self.outputs:
-            array[spec.arg] = borrowed[spec.name].pointer()
-        options = _abi.Options(int(num_threads), stream)
-        status = self._library.attnc_rt_run(self._desc_pointer, array, ctypes.byref(options))
+        slots = self._slots(args, named)
+        for i in self._output_args:
+            if slots[i] is None:
+                self._allocate_missing(slots)
+                break
+        status = None
+        if _call is not None:
+            if not _converters and "torch" in sys.modules:
+                _register_torch()
+            try:
+                status = _call.run(self._desc_address, self._run_address, slots,
+                                   int(num_threads), stream, _converters)
+            except Exception:
+                pass  # a producer C cannot take (read-only, requires grad): the path below
+        if status is None:
+            status = self._run_borrowed(slots, num_threads, stream)
         if status:
             raise AttncError(status, self._library.attnc_last_error().decode())
-        outs = tuple(given[t.name] for t in self.outputs)
-        return outs[0] if len(outs) == 1 else outs
+        if len(self._output_args) == 1:
+            return slots[self._output_args[0]]
+        return tuple(slots[i] for i in self._output_args)
+
+    def _run_borrowed(self, slots, num_threads, stream):
+        """The launch through ctypes, each tensor borrowed by Borrowed (which also takes
+        read-only NumPy arrays and tensors that require grad)."""
+        names = {arg: name for name, arg in self._arg_of.items()}
+        keep = [None if obj is None else Borrowed(obj, names[i]) for i, obj in enumerate(slots)]
+        array = (ctypes.POINTER(_abi.DLTensor) * max(self.num_args, 1))()
+        for i, borrowed in enumerate(keep):
+            if borrowed is not None:
+                array[i] = borrowed.pointer()
+        options = _abi.Options(int(num_threads), stream)
+        return self._library.attnc_rt_run(self._desc_pointer, array, ctypes.byref(options))
 
 
 def bind(library):
@@ -186,3 +272,5 @@ def bind(library):
                                      ctypes.POINTER(_abi.Options)]
     library.attnc_last_error.restype = ctypes.c_char_p
     library.attnc_last_error.argtypes = []
+    library.attnc_set_parallel_for.restype = None
+    library.attnc_set_parallel_for.argtypes = [ctypes.c_void_p, ctypes.c_void_p]

@@ -1,6 +1,7 @@
 """attnc.load: the kernels of a compiled shared object."""
 import ctypes
 import os
+import weakref
 
 from . import _abi, _elf, _kernel
 from .errors import AttncError
@@ -20,6 +21,8 @@ class Module:
                                                                          _abi.DESCRIBE_PREFIX))
         self._library = ctypes.CDLL(self.path)
         _kernel.bind(self._library)
+        _loaded.add(self)
+        self._use_parallel_for()
         self.kernels = {}
         for name in sorted(names):
             describe = getattr(self._library, _abi.DESCRIBE_PREFIX + name)
@@ -29,6 +32,10 @@ class Module:
             if not desc:  # a multi-target object with no variant for this CPU
                 raise AttncError(10, self._library.attnc_last_error().decode())
             self.kernels[name] = _callable(_kernel.Kernel(self._library, desc, self.path))
+
+    def _use_parallel_for(self):
+        # Each object links a runtime of its own, with its own setting.
+        self._library.attnc_set_parallel_for(_parallel_for, None)
 
     def __getattr__(self, name):
         kernels = self.__dict__.get("kernels", {})
@@ -58,6 +65,21 @@ def _callable(kernel):
     call.__signature__ = kernel.signature()
     call.kernel = kernel
     return call
+
+
+_parallel_for = None  # the host's attnc_parallel_for_fn (its address), or None: the runtime's
+_loaded = weakref.WeakSet()
+
+
+def set_parallel_for(address):
+    """Runs the helper threads of every attnc kernel loaded, now and later, through the
+    host's parallel loop at `address` (a C attnc_parallel_for_fn, attnc_runtime.h), or
+    through each runtime's own pool again with None. attnc.torch.use_intra_op_pool() passes
+    PyTorch's."""
+    global _parallel_for
+    _parallel_for = address
+    for module in list(_loaded):
+        module._use_parallel_for()
 
 
 def load(path):

@@ -7,10 +7,61 @@ lets `dynamic=True` graphs take any sequence length without recompiling.
     module = attnc.compile(spec)
     op = attnc.torch.register(module.causal_gqa, "attnc::causal_gqa")
     out, lse = torch.ops.attnc.causal_gqa(q, k, v)       # or op(q, k, v)
+
+attnc.torch.use_intra_op_pool() runs the kernels' helper threads on PyTorch's intra-op pool
+(at::parallel_for) instead of the runtime's own, so that kernels and torch share threads.
 """
+import os
+
 import torch
 
+from . import _module
 from ._kernel import Kernel
+
+# attnc_parallel_for_fn over at::parallel_for, and a count of its calls (for the tests).
+_POOL_SOURCE = r"""
+#include <ATen/Parallel.h>
+#include <atomic>
+#include <cstdint>
+
+namespace {
+std::atomic<int64_t> calls{0};
+
+int parallelFor(void *, int32_t count, void (*body)(void *, int32_t), void *closure) {
+  calls.fetch_add(1, std::memory_order_relaxed);
+  at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      body(closure, static_cast<int32_t>(i));
+  });
+  return 0;
+}
+} // namespace
+
+int64_t parallel_for_address() { return reinterpret_cast<int64_t>(&parallelFor); }
+int64_t parallel_for_calls() { return calls.load(); }
+"""
+_pool = None
+
+
+def intra_op_pool():
+    """The C++ helper holding the attnc_parallel_for_fn over PyTorch's intra-op pool:
+    compiled against this torch's headers on first use (torch.utils.cpp_extension, about a
+    minute on 2 cores; cached under $TORCH_EXTENSIONS_DIR, ~/.cache/torch_extensions)."""
+    global _pool
+    if _pool is None:
+        from torch.utils.cpp_extension import load_inline
+        _pool = load_inline("attnc_intra_op_pool", _POOL_SOURCE,
+                            functions=["parallel_for_address", "parallel_for_calls"],
+                            extra_cflags=["-O2"], verbose=bool(os.environ.get("ATTNC_VERBOSE")))
+    return _pool
+
+
+def use_intra_op_pool(enable=True):
+    """Runs the helper threads of every attnc kernel loaded, now and later, on PyTorch's
+    intra-op pool (torch.get_num_threads() threads; num_threads=0 calls take them all), or
+    on each runtime's own pool again with enable=False. Results do not change: the kernels
+    split their work the same way on any threads."""
+    _module.set_parallel_for(intra_op_pool().parallel_for_address() if enable else None)
 
 
 def _kernel_of(kernel):
