@@ -52,7 +52,7 @@ install_venv() {
 install_python_package() {
   local pkg=$ATTNC_ROOT/tools/python/attnc here ext
   here=$("$ATTNC_VENV/bin/python" -c 'import attnc, os; print(os.path.dirname(os.path.realpath(attnc.__file__)))' 2>/dev/null || true)
-  ext=$(ls "$pkg"/_call.*.so 2>/dev/null | head -1)
+  ext=$(compgen -G "$pkg/_call.*.so" | head -1 || true)
   if [[ $here == "$pkg" && -n $ext && $ext -nt $pkg/_call.c &&
         $ext -nt $ATTNC_ROOT/include/attnc/Runtime/attnc_runtime.h ]]; then
     step "venv: attnc (Python) present"; return

@@ -1,6 +1,8 @@
 """attnc.compile: a spec to a loaded module through the attnc compiler, with an on-disk cache
 keyed by the spec, the target, the schedule, the tuning DB and the compiler's build id, so
 that a second call costs a hash and a dlopen."""
+from __future__ import annotations
+
 import hashlib
 import os
 import shutil
@@ -10,10 +12,10 @@ import tempfile
 from ._module import Module
 from .errors import CompileError
 
-_loaded = {}  # cache key -> Module, within this process
+_loaded: dict[str, Module] = {}  # cache key -> Module, within this process
 
 
-def find_attnc(attnc=None):
+def find_attnc(attnc: str | None = None) -> str:
     """The attnc compiler: `attnc`, $ATTNC, attnc on PATH, or this source tree's build."""
     here = os.path.dirname(os.path.abspath(__file__))
     tree = os.path.join(here, "..", "..", "..", "build", "bin", "attnc")
@@ -67,8 +69,9 @@ def _spec_text(spec):
     return spec
 
 
-def compile(spec, target=None, schedule=None, tuning_db=None, backend=None, cache=None,
-            attnc=None):
+def compile(spec: str | os.PathLike, target: str | None = None, schedule: str | None = None,
+            tuning_db: str | os.PathLike | None = None, backend: str | None = None,
+            cache: str | os.PathLike | None = None, attnc: str | None = None) -> Module:
     """Compiles `spec` (its text or a path) for `target` (attnc's default: this machine;
     several, comma-separated, for one object that picks at run time) with an optional
     schedule ("name=value,..."), tuning DB (a path) and backend ("mlir", "halide") into a
@@ -84,15 +87,15 @@ def compile(spec, target=None, schedule=None, tuning_db=None, backend=None, cach
     if tuning_db:
         with open(tuning_db, "rb") as f:
             key.update(f.read())
-    key = key.hexdigest()
-    if key in _loaded:
-        return _loaded[key]
-    so = os.path.join(directory, "kernels", key + ".so")
+    digest = key.hexdigest()
+    if digest in _loaded:
+        return _loaded[digest]
+    so = os.path.join(directory, "kernels", digest + ".so")
     if not os.path.exists(so):
         _build(compiler, text, [("--target", target), ("--schedule", schedule),
                                 ("--tuning-db", tuning_db), ("--backend", backend)], so)
-    _loaded[key] = Module(so)
-    return _loaded[key]
+    _loaded[digest] = Module(so)
+    return _loaded[digest]
 
 
 def _build(attnc, text, options, so):

@@ -3,6 +3,7 @@ import ctypes
 import functools
 import inspect
 import sys
+from typing import Any, Callable
 
 from . import _abi
 from ._dlpack import Borrowed
@@ -15,7 +16,7 @@ except ImportError:
 
 # type -> a function giving an object of that type as a DLPack capsule, faster than its
 # __dlpack__ (_call.c): torch tensors, once torch is imported.
-_converters = {}
+_converters: dict[type, Callable[[Any], Any]] = {}
 
 
 def _register_torch():

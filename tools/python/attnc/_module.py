@@ -1,7 +1,10 @@
 """attnc.load: the kernels of a compiled shared object."""
+from __future__ import annotations
+
 import ctypes
 import os
 import weakref
+from typing import Any, Callable
 
 from . import _abi, _elf, _kernel
 from .errors import AttncError
@@ -11,7 +14,7 @@ class Module:
     """The kernels of one shared object (`attnc SPEC --emit=so`), as attributes and by
     name (`module["causal"]`); each a function whose help() shows its tensors."""
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike):
         self.path = os.path.abspath(path)
         names = [n[len(_abi.DESCRIBE_PREFIX):] for n in _elf.exported_functions(self.path)
                  if n.startswith(_abi.DESCRIBE_PREFIX) and "." not in n]
@@ -37,14 +40,14 @@ class Module:
         # Each object links a runtime of its own, with its own setting.
         self._library.attnc_set_parallel_for(_parallel_for, None)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Callable[..., Any]:
         kernels = self.__dict__.get("kernels", {})
         if name in kernels:
             return kernels[name]
         raise AttributeError("%s has no kernel %r (it has %s)"
                              % (self.__dict__.get("path"), name, ", ".join(kernels)))
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Callable[..., Any]:
         return self.__getattr__(name)
 
     def __dir__(self):
@@ -68,10 +71,10 @@ def _callable(kernel):
 
 
 _parallel_for = None  # the host's attnc_parallel_for_fn (its address), or None: the runtime's
-_loaded = weakref.WeakSet()
+_loaded: weakref.WeakSet[Module] = weakref.WeakSet()
 
 
-def set_parallel_for(address):
+def set_parallel_for(address: int | None) -> None:
     """Runs the helper threads of every attnc kernel loaded, now and later, through the
     host's parallel loop at `address` (a C attnc_parallel_for_fn, attnc_runtime.h), or
     through each runtime's own pool again with None. attnc.torch.use_intra_op_pool() passes
@@ -82,6 +85,6 @@ def set_parallel_for(address):
         module._use_parallel_for()
 
 
-def load(path):
+def load(path: str | os.PathLike) -> Module:
     """The kernels of the shared object at `path`, needing only the runtime it links in."""
     return Module(path)

@@ -11,7 +11,10 @@ lets `dynamic=True` graphs take any sequence length without recompiling.
 attnc.torch.use_intra_op_pool() runs the kernels' helper threads on PyTorch's intra-op pool
 (at::parallel_for) instead of the runtime's own, so that kernels and torch share threads.
 """
+from __future__ import annotations
+
 import os
+from typing import Any, Callable
 
 import torch
 
@@ -43,7 +46,7 @@ int64_t parallel_for_calls() { return calls.load(); }
 _pool = None
 
 
-def intra_op_pool():
+def intra_op_pool() -> Any:
     """The C++ helper holding the attnc_parallel_for_fn over PyTorch's intra-op pool:
     compiled against this torch's headers on first use (torch.utils.cpp_extension, about a
     minute on 2 cores; cached under $TORCH_EXTENSIONS_DIR, ~/.cache/torch_extensions)."""
@@ -56,7 +59,7 @@ def intra_op_pool():
     return _pool
 
 
-def use_intra_op_pool(enable=True):
+def use_intra_op_pool(enable: bool = True) -> None:
     """Runs the helper threads of every attnc kernel loaded, now and later, on PyTorch's
     intra-op pool (torch.get_num_threads() threads; num_threads=0 calls take them all), or
     on each runtime's own pool again with enable=False. Results do not change: the kernels
@@ -72,34 +75,34 @@ def _kernel_of(kernel):
     return found
 
 
-def schema(kernel):
+def schema(kernel: Callable[..., Any] | Kernel) -> str:
     """The operator schema of `kernel`: its inputs as Tensors, its outputs returned."""
-    kernel = _kernel_of(kernel)
-    inputs = ", ".join("Tensor %s" % t.name for t in kernel.inputs)
-    outputs = ", ".join("Tensor" for _ in kernel.outputs)
-    return "(%s) -> %s" % (inputs, outputs if len(kernel.outputs) == 1 else "(%s)" % outputs)
+    found = _kernel_of(kernel)
+    inputs = ", ".join("Tensor %s" % t.name for t in found.inputs)
+    outputs = ", ".join("Tensor" for _ in found.outputs)
+    return "(%s) -> %s" % (inputs, outputs if len(found.outputs) == 1 else "(%s)" % outputs)
 
 
-def register(kernel, name):
+def register(kernel: Callable[..., Any] | Kernel, name: str) -> Any:
     """Defines the custom operator `name` ("namespace::op") that runs `kernel` (module.NAME)
     on torch tensors, with a fake implementation for torch.compile; returns it (also
     reachable as torch.ops.namespace.op). Outputs are new tensors (the op mutates nothing)."""
-    kernel = _kernel_of(kernel)
-    device = "cuda" if kernel.device == "cuda" else "cpu"
+    found = _kernel_of(kernel)
+    device = "cuda" if found.device == "cuda" else "cpu"
 
     def run(*tensors):
-        return kernel(*tensors)
+        return found(*tensors)
 
     op = torch.library.custom_op(name, run, mutates_args=(), device_types=device,
-                                 schema=schema(kernel))
+                                 schema=schema(found))
 
     def fake(*tensors):
-        sizes = kernel.bind_sizes(dict(zip((t.name for t in kernel.inputs), tensors)))
-        outs = tuple(tensors[0].new_empty(kernel.output_shape(spec, sizes),
+        sizes = found.bind_sizes(dict(zip((t.name for t in found.inputs), tensors)))
+        outs = tuple(tensors[0].new_empty(found.output_shape(spec, sizes),
                                           dtype=getattr(torch, spec.dtype))
-                     for spec in kernel.outputs)
+                     for spec in found.outputs)
         return outs if len(outs) > 1 else outs[0]
 
     op.register_fake(fake)
-    op.__doc__ = kernel.doc()
+    op.__doc__ = found.doc()
     return op

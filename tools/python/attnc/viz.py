@@ -14,8 +14,12 @@ or from the reference (`attnc-run --reference -o DIR` writes DIR/weights.npy): a
 a NumPy view, torch tensors included; each layer [heads, seq_q, seq_kv] or [1, heads, seq_q,
 seq_kv] (batch 0 of a call), or all layers at once [layers, heads, seq_q, seq_kv].
 """
+from __future__ import annotations
+
 import html as _html
 import json
+import os
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -47,8 +51,9 @@ def _layers(weights):
     return w
 
 
-def head_view(weights, tokens, path=None, *, key_tokens=None, layer_names=None,
-              title="attention weights"):
+def head_view(weights: Any, tokens: Sequence[str], path: str | os.PathLike | None = None, *,
+              key_tokens: Sequence[str] | None = None,
+              layer_names: Sequence[str] | None = None, title: str = "attention weights") -> str:
     """The head view of `weights` over `tokens` (the queries'; `key_tokens` for the keys
     when they differ, as in cross-attention): the page's HTML, also written to `path`."""
     w = _layers(weights)
