@@ -8,6 +8,9 @@ their own) on 8 tokens; the page of both layers is checked:
   (the page's numbers are the kernel's float32 values, printed and parsed back exactly);
 - the state in the address: layer 1; heads=1 draws head 1 alone; hover=5 draws query 5's
   lines alone;
+- the same layer's weights from the reference evaluator (attnc-run --reference -o on the same
+  inputs, float64) draw the same lines, within matrix.json's f32 tolerance (rtol 2e-5,
+  atol 2e-6);
 - a screenshot (900 x 500) of layer 1 with query 5 hovered, which shows both heads' colours.
 
 Prints PASS / FAIL lines; exits non-zero on a failure.
@@ -79,6 +82,31 @@ def expected(weights, heads=(0, 1), query=None):
             if weights[h, i, j] > 0 and (query is None or i == query)}
 
 
+def check_reference(args, page, inputs, kernel_weights):
+    """The same layer's weights from the reference evaluator (attnc-run --reference -o on the
+    same q, k, v) drawn: the kernel's lines, within matrix.json's f32 tolerance."""
+    spec = os.path.join(args.work, "spec.mlir")
+    with open(spec, "w") as f:
+        f.write(SPEC)
+    files = []
+    for name, array in zip("qkv", inputs):
+        files += ["-" + name, os.path.join(args.work, name + ".npy")]
+        np.save(files[-1], array)
+    out = os.path.join(args.work, "reference")
+    attnc_run = os.path.join(os.path.dirname(args.attnc), "attnc-run")
+    subprocess.run([attnc_run, spec, "--reference", "-o", out] + files, check=True,
+                   stdout=subprocess.DEVNULL)
+    weights = np.load(os.path.join(out, "weights.npy"))
+    ref_page = os.path.join(args.work, "reference.html")
+    attnc.viz.head_view(weights, TOKENS, ref_page)
+    got, want = drawn(args, ref_page, "layer=0"), drawn(args, page, "layer=1")
+    close = got.keys() == want.keys() and all(
+        abs(got[key] - want[key]) <= 2e-6 + 2e-5 * abs(got[key]) for key in got)
+    check("the reference's weights draw the kernel's lines (f32 tolerance)",
+          close and len(got) == 72, "%d lines; max |kernel - reference| %.1e"
+          % (len(got), max(abs(got[key] - want.get(key, 0)) for key in got)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attnc", required=True)
@@ -88,10 +116,10 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     kernel = attnc.compile(SPEC, cache=os.path.join(args.work, "cache"), attnc=args.attnc).causal
     rng = np.random.default_rng(11)
-    layers = []
+    layers, inputs = [], []
     for _ in range(2):
-        q, k, v = (rng.standard_normal((1, 2, 8, 16), np.float32) for _ in range(3))
-        layers.append(kernel(q, k, v)[1])  # weights [1, 2, 8, 8]
+        inputs.append([rng.standard_normal((1, 2, 8, 16), np.float32) for _ in range(3)])
+        layers.append(kernel(*inputs[-1])[1])  # weights [1, 2, 8, 8]
     page = os.path.join(args.work, "heads.html")
     text = attnc.viz.head_view(layers, TOKENS, page, title="2 layers, 2 heads, 8 tokens")
     loads = re.findall(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:|//)|url\(|@import|fetch\(|"""
@@ -109,6 +137,8 @@ def main():
     got = drawn(args, page, "layer=1&hover=5")
     check("hover=5: query 5's lines alone, both heads", got == expected(w1, query=5),
           "%d lines" % len(got))
+
+    check_reference(args, page, inputs[1], w1)
 
     png = os.path.join(args.work, "heads.png")
     chromium(args, "--screenshot=" + png, "--window-size=900,500", "--hide-scrollbars",
