@@ -15,6 +15,7 @@
 #include "Driver.h"
 
 #include "attnc/Target/Registry.h"
+#include "attnc/Transforms/MaskModIntervals.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -32,6 +33,9 @@ struct TileMap {
   std::vector<TileClass> classes; // row-major [qTiles][kvTiles]
   int64_t full = 0, partial = 0, empty = 0;
   int64_t visitedPairs = 0; // (q, kv) positions inside visited tiles
+  // Visited tiles whose mask_mod the interval analysis decides for every
+  // batch and head: keeps nothing, keeps every pair.
+  int64_t modNever = 0, modAlways = 0;
 };
 
 /// explain classifies tiles one by one (and counts kept pairs on a 64 x 64
@@ -65,6 +69,16 @@ std::string gridTooLarge(const attnc::ExplainOptions &o, int64_t blockQ, int64_t
   return "";
 }
 
+/// What the interval analysis of the mask_mod decides for one visited tile
+/// over every batch entry and head at once.
+void countMaskModVerdict(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
+                         attnc::IndexRange q, attnc::IndexRange kv, TileMap &map) {
+  attnc::TileVerdict v = attnc::classifyMaskModTile(
+      op.getMaskMod(), {0, o.batch - 1}, {0, int64_t(op.getHeads()) - 1}, q, kv);
+  map.modNever += v == attnc::TileVerdict::Never;
+  map.modAlways += v == attnc::TileVerdict::Always;
+}
+
 TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o, int64_t blockQ,
                     int64_t blockKv, bool keepClasses) {
   TileMap map;
@@ -81,8 +95,11 @@ TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
       if (keepClasses)
         map.classes.push_back(c);
       (c == TileClass::full ? map.full : c == TileClass::partial ? map.partial : map.empty)++;
-      if (c != TileClass::empty)
-        map.visitedPairs += (q1 - q0) * (k1 - k0);
+      if (c == TileClass::empty)
+        continue;
+      map.visitedPairs += (q1 - q0) * (k1 - k0);
+      if (maskMod)
+        countMaskModVerdict(op, o, {q0, q1 - 1}, {k0, k1 - 1}, map);
     }
   return map;
 }
@@ -196,6 +213,14 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       map.partial, map.empty, map.full + map.partial,
                       100.0 * (map.full + map.partial) /
                           std::max<int64_t>(1, perHeadTiles));
+  if (!op.getMaskMod().empty())
+    os << llvm::formatv("mask_mod over the visited tiles, by interval analysis (every batch "
+                        "and head): {0} keep nothing, {1} keep every pair, {2} undecided; the "
+                        "kernels do not act on this yet (they visit all {3} and apply "
+                        "mask_mod per element)\n",
+                        map.modNever, map.modAlways,
+                        map.full + map.partial - map.modNever - map.modAlways,
+                        map.full + map.partial);
   os << llvm::formatv("tiles in total: visited {0} of {1}\n",
                       (map.full + map.partial) * perHead,
                       totalTiles);

@@ -1,0 +1,48 @@
+//===- MaskModIntervals.h - a mask_mod over a whole tile -------*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Interval analysis of a mask_mod body: evaluated once over a tile's index
+// ranges (b and h fixed, q in [q0, q1), kv in [k0, k1)) instead of once per
+// element, it says whether the body keeps every pair of the tile (always),
+// none (never), or cannot tell (unknown). Sound by construction: every
+// transfer function over-approximates the values the op can take, so a tile
+// called always or never is so for every element; whatever the analysis
+// cannot follow (floats, unsigned ops on ranges that may be negative,
+// overflow) widens to "any value". A body that may trap on the tile (an
+// integer division or remainder whose divisor range holds 0, a float to
+// integer conversion) is unknown: skipping its tile would drop the error a
+// per-element evaluation reports.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_TRANSFORMS_MASKMODINTERVALS_H
+#define ATTNC_TRANSFORMS_MASKMODINTERVALS_H
+
+#include "mlir/IR/Region.h"
+
+#include <cstdint>
+
+namespace attnc {
+
+/// Inclusive bounds of an index argument over a tile.
+struct IndexRange {
+  int64_t lo, hi;
+  static IndexRange point(int64_t v) { return {v, v}; }
+  /// [begin, end): the rows or columns of a tile.
+  static IndexRange span(int64_t begin, int64_t end) { return {begin, end - 1}; }
+};
+
+enum class TileVerdict { Never, Always, Unknown };
+
+/// What `maskMod` (a verified mask_mod body: (b, h, q, kv) -> i1) yields over
+/// every element of the tile b x h x q x kv. The ranges must not be empty.
+TileVerdict classifyMaskModTile(mlir::Region &maskMod, IndexRange b, IndexRange h,
+                                IndexRange q, IndexRange kv);
+
+} // namespace attnc
+
+#endif // ATTNC_TRANSFORMS_MASKMODINTERVALS_H
