@@ -70,18 +70,15 @@ def venv_python():
 config.substitutions.append(("%venv_python", "env %s PYTHONPATH=%s %s" % (
     " ".join(python_env), ":".join(python_path), venv_python())))
 
-# PyTorch, where benchmarks/peers/install.sh made the benchmark venv (several GiB: not part
-# of scripts/setup.sh): the Python package's checks on torch tensors run there.
-torch_venv = os.path.join(config.attnc_src_root, "benchmarks", ".venv")
-if glob.glob(os.path.join(torch_venv, "lib", "python3*", "site-packages", "torch", "__init__.py")):
-    config.available_features.add("torch")
-    config.substitutions.append(("%torch_python", "env PYTHONPATH=%s %s" % (
-        python_path[0], os.path.join(torch_venv, "bin", "python"))))
-# JAX, in the same venv where benchmarks/peers/install.sh put it.
-if glob.glob(os.path.join(torch_venv, "lib", "python3*", "site-packages", "jax", "__init__.py")):
-    config.available_features.add("jax")
-    config.substitutions.append(("%jax_python", "env PYTHONPATH=%s %s" % (
-        python_path[0], os.path.join(torch_venv, "bin", "python"))))
+# PyTorch and JAX, where benchmarks/peers/install.sh made the benchmark venv (several GiB: not
+# part of scripts/setup.sh): the Python package's checks on their tensors run there.
+bench_venv = os.path.join(config.attnc_src_root, "benchmarks", ".venv")
+for framework in ("torch", "jax"):
+    if glob.glob(os.path.join(bench_venv, "lib", "python3*", "site-packages", framework,
+                              "__init__.py")):
+        config.available_features.add(framework)
+        config.substitutions.append(("%%%s_python" % framework, "env PYTHONPATH=%s %s" % (
+            python_path[0], os.path.join(bench_venv, "bin", "python"))))
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%cmake", config.cmake))
 

@@ -98,7 +98,7 @@ class Kernel:
         self._input_args = [t.arg for t in self.inputs]
         self._output_args = [t.arg for t in self.outputs]
         self._arg_of = {t.name: t.arg for t in args}
-        self._plans = {}  # (input type, input shapes) -> [(output, its shape)]
+        self._plans = {}  # (input type, device, shapes) -> [(output arg, allocator or error)]
         self._desc_address = ctypes.cast(desc_pointer, ctypes.c_void_p).value
         self._run_address = ctypes.cast(library.attnc_rt_run, ctypes.c_void_p).value
 
