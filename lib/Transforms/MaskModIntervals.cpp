@@ -294,17 +294,38 @@ Bounds Analysis::eval(Operation &op) {
 
 } // namespace
 
-TileVerdict attnc::classifyMaskModTile(Region &maskMod, IndexRange b, IndexRange h,
-                                       IndexRange q, IndexRange kv) {
+/// Runs the analysis over the tile; `analysis` then holds every value's bounds.
+static void analyze(Analysis &analysis, Region &maskMod, IndexRange b, IndexRange h,
+                    IndexRange q, IndexRange kv) {
   Block &block = maskMod.front();
-  Analysis analysis;
   IndexRange args[] = {b, h, q, kv};
   for (auto [arg, range] : llvm::zip(block.getArguments(), args))
     analysis.set(arg, Bounds::of(range.lo, range.hi));
   for (Operation &op : block.without_terminator())
     analysis.set(op.getResult(0), analysis.eval(op));
-  Bounds kept = analysis.get(block.getTerminator()->getOperand(0));
+}
+
+TileVerdict attnc::classifyMaskModTile(Region &maskMod, IndexRange b, IndexRange h,
+                                       IndexRange q, IndexRange kv) {
+  Analysis analysis;
+  analyze(analysis, maskMod, b, h, q, kv);
+  Bounds kept = analysis.get(maskMod.front().getTerminator()->getOperand(0));
   if (analysis.mayTrap || kept.any || !kept.exact())
     return TileVerdict::Unknown;
   return kept.lo ? TileVerdict::Always : TileVerdict::Never;
+}
+
+bool attnc::boundMaskModValues(Region &maskMod, IndexRange b, IndexRange h, IndexRange q,
+                               IndexRange kv, llvm::DenseMap<Value, ValueBounds> &bounds) {
+  Analysis analysis;
+  analyze(analysis, maskMod, b, h, q, kv);
+  auto record = [&](Value v) {
+    Bounds r = analysis.get(v);
+    bounds[v] = {r.any, int64_t(r.lo), int64_t(r.hi)};
+  };
+  for (Value arg : maskMod.front().getArguments())
+    record(arg);
+  for (Operation &op : maskMod.front().without_terminator())
+    record(op.getResult(0));
+  return !analysis.mayTrap;
 }

@@ -76,6 +76,55 @@ MASK_MODS = {
     # Masks everything: every row is fully masked.
     "nothing": """
       %keep = arith.constant false""",
+    # mask_mod.json: bodies whose tiles the kernels classify by interval analysis.
+    "document64": """
+      %len = arith.constant 64 : index
+      %dq = arith.divui %q, %len : index
+      %dk = arith.divui %kv, %len : index
+      %keep = arith.cmpi eq, %dq, %dk : index""",
+    "document100": """
+      %len = arith.constant 100 : index
+      %dq = arith.floordivsi %q, %len : index
+      %dk = arith.floordivsi %kv, %len : index
+      %keep = arith.cmpi eq, %dq, %dk : index""",
+    # Prefix-LM: the first 70 keys for everyone, causal after.
+    "prefix70": """
+      %n = arith.constant 70 : index
+      %prefix = arith.cmpi slt, %kv, %n : index
+      %causal = arith.cmpi sge, %q, %kv : index
+      %keep = arith.ori %prefix, %causal : i1""",
+    # Key blocks: the first 64 of every 128 keys.
+    "key_blocks": """
+      %c128 = arith.constant 128 : index
+      %c64 = arith.constant 64 : index
+      %r = arith.remui %kv, %c128 : index
+      %keep = arith.cmpi ult, %r, %c64 : index""",
+    # A band |q - kv| <= 40 through max and min, and a slope through a product.
+    "band40_slope": """
+      %d1 = arith.subi %q, %kv : index
+      %d2 = arith.subi %kv, %q : index
+      %far = arith.maxsi %d1, %d2 : index
+      %c40 = arith.constant 40 : index
+      %band = arith.cmpi sle, %far, %c40 : index
+      %c3 = arith.constant 3 : index
+      %q3 = arith.muli %q, %c3 : index
+      %k2 = arith.muli %kv, %c3 : index
+      %lo = arith.minsi %q3, %k2 : index
+      %c0 = arith.constant 0 : index
+      %any = arith.cmpi sge, %lo, %c0 : index
+      %keep = arith.andi %band, %any : i1""",
+    # Half the query heads (h / 2 even) see one document of 96, the others the whole row.
+    "heads_documents96": """
+      %c2 = arith.constant 2 : index
+      %c96 = arith.constant 96 : index
+      %pair = arith.divui %h, %c2 : index
+      %parity = arith.remui %pair, %c2 : index
+      %c0 = arith.constant 0 : index
+      %odd = arith.cmpi ne, %parity, %c0 : index
+      %dq = arith.ceildivsi %q, %c96 : index
+      %dk = arith.ceildivsi %kv, %c96 : index
+      %same = arith.cmpi eq, %dq, %dk : index
+      %keep = arith.select %odd, %odd, %same : i1""",
 }
 
 

@@ -33,9 +33,10 @@ struct TileMap {
   std::vector<TileClass> classes; // row-major [qTiles][kvTiles]
   int64_t full = 0, partial = 0, empty = 0;
   int64_t visitedPairs = 0; // (q, kv) positions inside visited tiles
-  // Visited tiles whose mask_mod the interval analysis decides for every
-  // batch and head: keeps nothing, keeps every pair.
+  // Tiles the mask attribute keeps whose mask_mod the interval analysis
+  // decides for every batch and head: keeps nothing, keeps every pair.
   int64_t modNever = 0, modAlways = 0;
+  bool kernelsDecide = false; // the kernels classify tiles by the mask_mod
 };
 
 /// explain classifies tiles one by one (and counts kept pairs on a 64 x 64
@@ -69,14 +70,26 @@ std::string gridTooLarge(const attnc::ExplainOptions &o, int64_t blockQ, int64_t
   return "";
 }
 
-/// What the interval analysis of the mask_mod decides for one visited tile
-/// over every batch entry and head at once.
-void countMaskModVerdict(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
-                         attnc::IndexRange q, attnc::IndexRange kv, TileMap &map) {
+/// What the interval analysis of the mask_mod decides for one tile the mask
+/// attribute keeps, over every batch entry and head at once (counted).
+attnc::TileVerdict maskModVerdict(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
+                                  attnc::IndexRange q, attnc::IndexRange kv, TileMap &map) {
   attnc::TileVerdict v = attnc::classifyMaskModTile(
       op.getMaskMod(), {0, o.batch - 1}, {0, int64_t(op.getHeads()) - 1}, q, kv);
   map.modNever += v == attnc::TileVerdict::Never;
   map.modAlways += v == attnc::TileVerdict::Always;
+  return v;
+}
+
+/// With a mask_mod the kernels classify at run time (canEmitMaskModVerdict), a
+/// tile it keeps nothing of is skipped and one it keeps whole keeps the
+/// attribute's class; any other kept tile is masked per element (partial).
+TileClass withMaskMod(TileClass byMask, attnc::TileVerdict v, bool kernelsDecide) {
+  if (!kernelsDecide || byMask == TileClass::empty)
+    return byMask == TileClass::empty ? byMask : TileClass::partial;
+  if (v == attnc::TileVerdict::Never)
+    return TileClass::empty;
+  return v == attnc::TileVerdict::Always ? byMask : TileClass::partial;
 }
 
 TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o, int64_t blockQ,
@@ -85,21 +98,22 @@ TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
   map.qTiles = tilesOver(o.seqQ, blockQ);
   map.kvTiles = tilesOver(o.seqKv, blockKv);
   bool maskMod = !op.getMaskMod().empty();
+  map.kernelsDecide = maskMod && attnc::canEmitMaskModVerdict(op.getMaskMod());
   attnc::mask::Mask rule = op.getMask().toMaskRule(); // once, not per tile
   for (int64_t qt = 0; qt < map.qTiles; ++qt)
     for (int64_t kt = 0; kt < map.kvTiles; ++kt) {
       int64_t q0 = qt * blockQ, q1 = std::min(o.seqQ, q0 + blockQ);
       int64_t k0 = kt * blockKv, k1 = std::min(o.seqKv, k0 + blockKv);
-      TileClass c = attnc::mask::classifyTile(rule, maskMod,
+      TileClass c = attnc::mask::classifyTile(rule, /*hasMaskMod=*/false,
                                               {q0, q1, k0, k1, o.seqQ, o.seqKv});
+      if (maskMod && c != TileClass::empty)
+        c = withMaskMod(c, maskModVerdict(op, o, {q0, q1 - 1}, {k0, k1 - 1}, map),
+                        map.kernelsDecide);
       if (keepClasses)
         map.classes.push_back(c);
       (c == TileClass::full ? map.full : c == TileClass::partial ? map.partial : map.empty)++;
-      if (c == TileClass::empty)
-        continue;
-      map.visitedPairs += (q1 - q0) * (k1 - k0);
-      if (maskMod)
-        countMaskModVerdict(op, o, {q0, q1 - 1}, {k0, k1 - 1}, map);
+      if (c != TileClass::empty)
+        map.visitedPairs += (q1 - q0) * (k1 - k0);
     }
   return map;
 }
@@ -213,14 +227,19 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       map.partial, map.empty, map.full + map.partial,
                       100.0 * (map.full + map.partial) /
                           std::max<int64_t>(1, perHeadTiles));
-  if (!op.getMaskMod().empty())
-    os << llvm::formatv("mask_mod over the visited tiles, by interval analysis (every batch "
-                        "and head): {0} keep nothing, {1} keep every pair, {2} undecided; the "
-                        "kernels do not act on this yet (they visit all {3} and apply "
-                        "mask_mod per element)\n",
-                        map.modNever, map.modAlways,
-                        map.full + map.partial - map.modNever - map.modAlways,
-                        map.full + map.partial);
+  if (!op.getMaskMod().empty()) {
+    int64_t kept = map.full + map.partial + (map.kernelsDecide ? map.modNever : 0);
+    os << llvm::formatv("mask_mod over the {0} tiles the mask attribute keeps, by interval "
+                        "analysis (every batch and head): {1} keep nothing, {2} keep every "
+                        "pair, {3} undecided; ",
+                        kept, map.modNever, map.modAlways,
+                        kept - map.modNever - map.modAlways);
+    os << (map.kernelsDecide
+               ? "the kernels skip the first and mask only the undecided per element (per "
+                 "batch and head, so where the body reads b or h they may skip more)\n"
+               : "this body is outside what the kernels classify at run time: they visit "
+                 "them all and apply it per element\n");
+  }
   os << llvm::formatv("tiles in total: visited {0} of {1}\n",
                       (map.full + map.partial) * perHead,
                       totalTiles);

@@ -22,7 +22,9 @@
 #ifndef ATTNC_TRANSFORMS_MASKMODINTERVALS_H
 #define ATTNC_TRANSFORMS_MASKMODINTERVALS_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Region.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
 
@@ -42,6 +44,35 @@ enum class TileVerdict { Never, Always, Unknown };
 /// every element of the tile b x h x q x kv. The ranges must not be empty.
 TileVerdict classifyMaskModTile(mlir::Region &maskMod, IndexRange b, IndexRange h,
                                 IndexRange q, IndexRange kv);
+
+/// A value's bounds over a tile (`any`: not followed, every value of its type;
+/// an i1's are 0 / 1).
+struct ValueBounds {
+  bool any;
+  int64_t lo, hi;
+};
+
+/// Every argument's and op result's bounds over the tile, into `bounds`;
+/// false where the body may trap on it.
+bool boundMaskModValues(mlir::Region &maskMod, IndexRange b, IndexRange h, IndexRange q,
+                        IndexRange kv, llvm::DenseMap<mlir::Value, ValueBounds> &bounds);
+
+/// Whether the kernels can classify tiles by `maskMod` at run time
+/// (emitMaskModVerdict): its ops are of the subset the emitter follows, and
+/// over the widest tile a kernel is called with (positions below 2^40) no
+/// value overflows, no division may trap, and each op's static conditions
+/// hold (positive constant divisors, non-negative unsigned operands).
+bool canEmitMaskModVerdict(mlir::Region &maskMod);
+
+/// Emits (always, never), two i1 values: whether `maskMod` keeps every pair,
+/// or none, of the tile batch x head x [q0, q1) x [k0, k1) (index values;
+/// q1 > q0, k1 > k0). Both are false where seqQ or seqKv reach 2^40 (past
+/// what canEmitMaskModVerdict proved). The same transfer functions as
+/// classifyMaskModTile, emitted as index arithmetic.
+std::pair<mlir::Value, mlir::Value>
+emitMaskModVerdict(mlir::OpBuilder &b, mlir::Location loc, mlir::Region &maskMod,
+                   mlir::Value batch, mlir::Value head, mlir::Value q0, mlir::Value q1,
+                   mlir::Value k0, mlir::Value k1, mlir::Value seqQ, mlir::Value seqKv);
 
 } // namespace attnc
 

@@ -43,6 +43,7 @@
 #include "FlashKernelBuilder.h"
 #include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Transforms/MaskModIntervals.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -59,13 +60,23 @@ void FlashKernelBuilder::zeroFill(Value buffer, ArrayRef<int64_t> shape) {
   });
 }
 
-/// (full, empty) of KV tile `kTile` for this query tile.
+/// (full, empty) of KV tile `kTile` for this query tile: the mask attribute's
+/// class, and with a mask_mod the tiles its interval analysis decides (it
+/// keeps none: skipped; it keeps all of a full tile: no per-element pass).
 std::pair<Value, Value> FlashKernelBuilder::classifyKvTile(Value kTile) {
   Value k0 = mul(kTile, idx(blockKv));
   Value cols = minIdx(idx(blockKv), arith::SubIOp::create(b, seqKv, k0));
   TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
-  return emitTileClass(b, b.getLoc(), module, op.getMask(), !op.getMaskMod().empty(),
-                       bounds);
+  Region &maskMod = op.getMaskMod();
+  bool decided = !maskMod.empty() && attnc::canEmitMaskModVerdict(maskMod);
+  auto [full, empty] = emitTileClass(b, b.getLoc(), module, op.getMask(),
+                                     !maskMod.empty() && !decided, bounds);
+  if (!decided)
+    return {full, empty};
+  auto [always, never] = attnc::emitMaskModVerdict(b, b.getLoc(), maskMod, batch, head, q0,
+                                                   add(q0, rows), k0, add(k0, cols), seqQ,
+                                                   seqKv);
+  return {arith::AndIOp::create(b, full, always), arith::OrIOp::create(b, empty, never)};
 }
 
 /// The first KV tile in [from, end) that the mask does not skip, or end.

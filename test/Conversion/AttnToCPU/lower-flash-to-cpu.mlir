@@ -123,6 +123,32 @@ attn.kernel @mods {
 
 // -----
 
+// A mask_mod the interval analysis follows (512-token documents): the scan for visited KV
+// tiles also evaluates the body over each tile's ranges (MaskModIntervalsEmit.cpp): the
+// bounds of q and kv divided by 512, guarded by the lengths the compile-time proof covers
+// (2^40) and the batch and head indices (2^31); the per-element pass remains for the tiles
+// it leaves undecided (test/Target/CPU/tile-skipping.test counts the tiles visited).
+// CHECK-LABEL: func.func @docs_tile
+// CHECK: scf.while
+// CHECK: arith.divsi %{{.*}}, %c512
+// CHECK: arith.divsi %{{.*}}, %c512
+// CHECK: arith.constant 1099511627776 : index
+// CHECK: arith.constant 2147483648 : index
+attn.kernel @docs {
+  attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd,
+              mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}
+    mask_mod {
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %len = arith.constant 512 : index
+      %dq = arith.divui %q, %len : index
+      %dk = arith.divui %kv, %len : index
+      %keep = arith.cmpi eq, %dq, %dk : index
+      attn.yield %keep : i1
+    }
+}
+
+// -----
+
 attn.kernel @half {
   attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f16, layout = bhsd,
               mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}

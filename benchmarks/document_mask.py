@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Document masking: attnc's kernel, whose tiles the mask_mod's interval analysis classifies,
+against FlexAttention on the CPU and against attnc's own dense kernel, in one run.
+
+A packed sequence of `--docs` documents of equal length, causal within each (FlexAttention's
+document-mask example with fixed lengths: the mask_mod reads no tensor). q, k, v [1, heads,
+seq, head_dim] bhsd, GQA 16 / 4 heads, head_dim 128, bf16 by default; every call on
+`--threads` threads, median and best of `--repeats` timed calls after one warm-up.
+
+Rows: attnc (attnc.compile + the Python package; torch tensors in and out), attnc's dense
+kernel (mask full, no mask_mod) and the bar (dense time x useful pairs / dense pairs x 1.2),
+FlexAttention (torch.compile(flex_attention), its block mask built apart by
+create_block_mask and timed on its own), and the two outputs compared (bf16: rtol 2e-2,
+atol 8e-3, matrix.json's tolerance, against each other).
+
+    benchmarks/.venv/bin/python benchmarks/document_mask.py            # seq 8192, 16 docs
+    benchmarks/.venv/bin/python benchmarks/document_mask.py --seq 2048 --docs 4 --repeats 2
+"""
+import argparse
+import statistics
+import time
+
+import torch
+
+import attnc
+
+SPEC = """
+attn.kernel @{name} {{
+  attn.attention {{num_heads = 16, num_kv_heads = 4, head_dim = 128, dtype = {dtype},
+                  layout = bhsd, mask = {mask}, outputs = [out]}}
+{mod}}}
+"""
+MOD = """    mask_mod {{
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %len = arith.constant {length} : index
+      %dq = arith.divui %q, %len : index
+      %dk = arith.divui %kv, %len : index
+      %keep = arith.cmpi eq, %dq, %dk : index
+      attn.yield %keep : i1
+    }}
+"""
+
+
+def timed(fn, repeats):
+    fn()  # warm-up (and, for flex, the compile)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3, min(times) * 1e3
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seq", type=int, default=8192)
+    parser.add_argument("--docs", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--dtype", choices=["bf16", "f32"], default="bf16")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    length = args.seq // args.docs
+    dtype = {"bf16": torch.bfloat16, "f32": torch.float32}[args.dtype]
+    spec = SPEC.format(name="docs", dtype=args.dtype, mask="#attn.causal<top_left>",
+                       mod=MOD.format(length=length))
+    spec += SPEC.format(name="dense", dtype=args.dtype, mask="#attn.full", mod="")
+    module = attnc.compile(spec)
+    gen = torch.Generator().manual_seed(0)
+    q = torch.randn(1, 16, args.seq, 128, generator=gen).to(dtype)
+    k, v = (torch.randn(1, 4, args.seq, 128, generator=gen).to(dtype) for _ in range(2))
+    out = torch.empty_like(q)
+    rows = {}
+    rows["attnc"] = timed(lambda: module.docs(q, k, v, out=out, num_threads=args.threads),
+                          args.repeats)
+    dense = torch.empty_like(q)
+    rows["attnc dense"] = timed(lambda: module.dense(q, k, v, out=dense,
+                                                     num_threads=args.threads), args.repeats)
+    useful = args.docs * length * (length + 1) / 2 / args.seq ** 2
+
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    def document_causal(b, h, q_idx, kv_idx):
+        return (q_idx // length == kv_idx // length) & (q_idx >= kv_idx)
+
+    make_mask = lambda: create_block_mask(document_causal, None, None, args.seq, args.seq,
+                                          device="cpu")
+    rows["flex block mask"] = timed(make_mask, args.repeats)
+    block_mask = make_mask()
+    flex = torch.compile(flex_attention)
+    flex_out = {}
+
+    def call_flex():
+        flex_out["out"] = flex(q, k, v, block_mask=block_mask, enable_gqa=True)
+
+    rows["flex"] = timed(call_flex, args.repeats)
+    agree = torch.allclose(out.float(), flex_out["out"].float(), rtol=2e-2, atol=8e-3)
+
+    print("document mask: seq %d, %d documents of %d, causal in each; 16 / 4 heads, head_dim "
+          "128, %s, %d threads; useful pairs %.2f%% of dense"
+          % (args.seq, args.docs, length, args.dtype, args.threads, 100 * useful))
+    for name, (median, best) in rows.items():
+        print("  %-18s median %9.2f ms  best %9.2f ms" % (name, median, best))
+    bar = rows["attnc dense"][0] * useful * 1.2
+    print("  bar (1.2 x dense x useful share) %.2f ms: attnc at %.2f of it"
+          % (bar, rows["attnc"][0] / bar))
+    print("  attnc vs flex: %.1fx (flex with its block mask: %.1fx); outputs agree: %s"
+          % (rows["flex"][0] / rows["attnc"][0],
+             (rows["flex"][0] + rows["flex block mask"][0]) / rows["attnc"][0], agree))
+
+
+if __name__ == "__main__":
+    main()
