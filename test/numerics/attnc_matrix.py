@@ -47,14 +47,21 @@ SCORE_MODS = {
       %r = arith.addf %s, %bias : f32""",
 }
 
+
+def _documents(length, divide):
+    """Packed documents of `length` tokens (the document index by `divide`): attend within
+    your own document only."""
+    return """
+      %%len = arith.constant %d : index
+      %%dq = arith.%s %%q, %%len : index
+      %%dk = arith.%s %%kv, %%len : index
+      %%keep = arith.cmpi eq, %%dq, %%dk : index""" % (length, divide, divide)
+
+
 # mask_mod bodies, by name; each defines %keep.
 MASK_MODS = {
     # Packed documents of 37 tokens: attend within your own document only.
-    "document37": """
-      %len = arith.constant 37 : index
-      %dq = arith.divui %q, %len : index
-      %dk = arith.divui %kv, %len : index
-      %keep = arith.cmpi eq, %dq, %dk : index""",
+    "document37": _documents(37, "divui"),
     # Even heads are causal, odd heads see everything the mask allows.
     "even_heads_causal": """
       %c2 = arith.constant 2 : index
@@ -77,16 +84,8 @@ MASK_MODS = {
     "nothing": """
       %keep = arith.constant false""",
     # mask_mod.json: bodies whose tiles the kernels classify by interval analysis.
-    "document64": """
-      %len = arith.constant 64 : index
-      %dq = arith.divui %q, %len : index
-      %dk = arith.divui %kv, %len : index
-      %keep = arith.cmpi eq, %dq, %dk : index""",
-    "document100": """
-      %len = arith.constant 100 : index
-      %dq = arith.floordivsi %q, %len : index
-      %dk = arith.floordivsi %kv, %len : index
-      %keep = arith.cmpi eq, %dq, %dk : index""",
+    "document64": _documents(64, "divui"),
+    "document100": _documents(100, "floordivsi"),
     # Prefix-LM: the first 70 keys for everyone, causal after.
     "prefix70": """
       %n = arith.constant 70 : index
