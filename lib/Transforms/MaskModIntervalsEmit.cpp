@@ -247,14 +247,14 @@ bool attnc::canEmitMaskModVerdict(Region &maskMod) {
 }
 
 std::pair<Value, Value> attnc::emitMaskModVerdict(OpBuilder &b, Location loc, Region &maskMod,
-                                                  Value batch, Value head, Value q0, Value q1,
-                                                  Value k0, Value k1, Value seqQ,
-                                                  Value seqKv) {
+                                                  Value batch, Value headLo, Value headHi,
+                                                  Value q0, Value q1, Value k0, Value k1,
+                                                  Value seqQ, Value seqKv) {
   Emitter e(b, loc);
   Block &block = maskMod.front();
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Ints args[] = {{batch, batch},
-                 {head, head},
+                 {headLo, headHi},
                  {q0, arith::SubIOp::create(b, loc, q1, one)},
                  {k0, arith::SubIOp::create(b, loc, k1, one)}};
   for (auto [arg, range] : llvm::zip(block.getArguments(), args))
@@ -271,7 +271,7 @@ std::pair<Value, Value> attnc::emitMaskModVerdict(OpBuilder &b, Location loc, Re
   Value proven = arith::AndIOp::create(
       b, loc,
       arith::AndIOp::create(b, loc, below(seqQ, kPositionLimit), below(seqKv, kPositionLimit)),
-      arith::AndIOp::create(b, loc, below(batch, kIndexLimit), below(head, kIndexLimit)));
+      arith::AndIOp::create(b, loc, below(batch, kIndexLimit), below(headHi, kIndexLimit)));
   Value t = arith::ConstantIntOp::create(b, loc, 1, 1);
   auto only = [&](Value yes, Value no) {
     return arith::AndIOp::create(

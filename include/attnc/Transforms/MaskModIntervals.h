@@ -65,14 +65,15 @@ bool boundMaskModValues(mlir::Region &maskMod, IndexRange b, IndexRange h, Index
 bool canEmitMaskModVerdict(mlir::Region &maskMod);
 
 /// Emits (always, never), two i1 values: whether `maskMod` keeps every pair,
-/// or none, of the tile batch x head x [q0, q1) x [k0, k1) (index values;
-/// q1 > q0, k1 > k0). Both are false where seqQ or seqKv reach 2^40 (past
-/// what canEmitMaskModVerdict proved). The same transfer functions as
-/// classifyMaskModTile, emitted as index arithmetic.
+/// or none, of the tile batch x [headLo, headHi] x [q0, q1) x [k0, k1)
+/// (index values; q1 > q0, k1 > k0). Both are false where seqQ or seqKv
+/// reach 2^40 (past what canEmitMaskModVerdict proved). The same transfer
+/// functions as classifyMaskModTile, emitted as index arithmetic.
 std::pair<mlir::Value, mlir::Value>
 emitMaskModVerdict(mlir::OpBuilder &b, mlir::Location loc, mlir::Region &maskMod,
-                   mlir::Value batch, mlir::Value head, mlir::Value q0, mlir::Value q1,
-                   mlir::Value k0, mlir::Value k1, mlir::Value seqQ, mlir::Value seqKv);
+                   mlir::Value batch, mlir::Value headLo, mlir::Value headHi, mlir::Value q0,
+                   mlir::Value q1, mlir::Value k0, mlir::Value k1, mlir::Value seqQ,
+                   mlir::Value seqKv);
 
 } // namespace attnc
 

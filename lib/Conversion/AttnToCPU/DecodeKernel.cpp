@@ -41,6 +41,7 @@
 #include "attnc/Conversion/Common/InlineMod.h"
 #include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Transforms/MaskModIntervals.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
@@ -240,10 +241,22 @@ std::pair<Value, Value> DecodeKernelBuilder::splitTiles(Value split) {
   return {first, maxIdx(minIdx(add(first, run), hi), first)};
 }
 
-/// (full, empty) of keys [k0, k0 + cols) for every query position.
+/// (full, empty) of keys [k0, k0 + cols) for every query position: the mask
+/// attribute's class, and with a mask_mod the tiles its interval analysis
+/// decides over every query position and head (as FlashKernel.cpp does per
+/// query tile and head).
 std::pair<Value, Value> DecodeKernelBuilder::classify(Value k0, Value cols) {
   TileBounds<Value> bounds{idx(0), seqQ, k0, add(k0, cols), seqQ, seqKv};
-  return emitTileClass(b, b.getLoc(), module, op.getMask(), !op.getMaskMod().empty(), bounds);
+  Region &maskMod = op.getMaskMod();
+  bool decided = !maskMod.empty() && attnc::canEmitMaskModVerdict(maskMod);
+  auto [full, empty] = emitTileClass(b, b.getLoc(), module, op.getMask(),
+                                     !maskMod.empty() && !decided, bounds);
+  if (!decided)
+    return {full, empty};
+  auto [always, never] =
+      attnc::emitMaskModVerdict(b, b.getLoc(), maskMod, batch, idx(0), idx(op.getHeads() - 1),
+                                idx(0), seqQ, k0, add(k0, cols), seqQ, seqKv);
+  return {arith::AndIOp::create(b, full, always), arith::OrIOp::create(b, empty, never)};
 }
 
 /// KF / VF rows j < cols = k / v rows k0 + j in f32 (f16 kernels, and bf16

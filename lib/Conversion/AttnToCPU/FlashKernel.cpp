@@ -73,8 +73,8 @@ std::pair<Value, Value> FlashKernelBuilder::classifyKvTile(Value kTile) {
                                      !maskMod.empty() && !decided, bounds);
   if (!decided)
     return {full, empty};
-  auto [always, never] = attnc::emitMaskModVerdict(b, b.getLoc(), maskMod, batch, head, q0,
-                                                   add(q0, rows), k0, add(k0, cols), seqQ,
+  auto [always, never] = attnc::emitMaskModVerdict(b, b.getLoc(), maskMod, batch, head, head,
+                                                   q0, add(q0, rows), k0, add(k0, cols), seqQ,
                                                    seqKv);
   return {arith::AndIOp::create(b, full, always), arith::OrIOp::create(b, empty, never)};
 }
