@@ -196,4 +196,18 @@ def Attn_OrMaskAttr : Attn_ComposedMaskAttr<"OrMask", "or", "any"> {
   }];
 }
 
+def Attn_ModInputAttr : AttrDef<Attn_Dialect, "ModInput"> {
+  let mnemonic = "input";
+  let summary = "an input tensor that score_mod and mask_mod bodies read with attn.load";
+  let description = [{
+    One entry of a spec's `inputs`: its name (the symbol `attn.load` names), its element type
+    (`i32` or `f32`) and its shape, one dim expression per dimension as text in the form the
+    kernel descriptor carries: `[S*]symbol[+C|-C]` over the kernel's symbols `batch`,
+    `heads`, `kv_heads`, `seq_q`, `seq_kv`, `head_dim` (`ModInputs.h`). The spec writes it
+    `name: type [dims]` inside `inputs = [...]`.
+  }];
+  let parameters = (ins "StringAttr":$name, "Type":$elementType, "ArrayAttr":$dims);
+  let assemblyFormat = "`<` $name `,` $elementType `,` $dims `>`";
+}
+
 #endif // ATTN_ATTRS_TD

@@ -105,6 +105,8 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
     InterfaceMethod<"packed variable-length sequences (varlen = cu_seqlens): q, k, v and "
                     "out are [total, heads, head_dim], delimited by int32 cu_seqlens_q and "
                     "cu_seqlens_kv [batch + 1]", "bool", "getVarlen">,
+    InterfaceMethod<"the input tensors the mod bodies read (#attn.input entries), or null",
+                    "::mlir::ArrayAttr", "getInputsAttr">,
     InterfaceMethod<"the score_mod region (empty when absent)", "::mlir::Region &",
                     "getScoreMod">,
     InterfaceMethod<"the mask_mod region (empty when absent)", "::mlir::Region &",
@@ -146,7 +148,8 @@ defvar Attn_SpecArguments = (ins
     OptionalAttr<I64Attr>:$num_splits,
     OptionalAttr<I64Attr>:$page_size,
     UnitAttr:$pages_head_major,
-    UnitAttr:$varlen);
+    UnitAttr:$varlen,
+    OptionalAttr<TypedArrayAttrBase<Attn_ModInputAttr, "mod inputs">>:$inputs);
 
 class Attn_SpecOp<string mnemonic, list<Trait> traits = []> : Attn_Op<mnemonic, [
     HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface] # traits> {
@@ -185,6 +188,7 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     | `num_splits` | 0 (auto) to 256 | a split-KV decode kernel (below) |
     | `kv_cache` | `lengths`, `paged<N>`, `paged<N, hnd>` (N in 1..256) | a decode kernel's cache (below) |
     | `varlen` | `cu_seqlens` | packed sequences of different lengths (below) |
+    | `inputs` | `[name: type [dims], ...]` | tensors the mod bodies read (below) |
 
     `weights` is quadratic in the sequence length, so it needs `max_seq` with
     `seq_q * seq_kv <= 16777216`.
@@ -232,6 +236,17 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
       relative position bias).
     * `mask_mod`, `^bb0(%b: index, %h: index, %q: index, %kv: index)`, yields an `i1`, true to
       keep. Combined with `mask` by a logical and.
+
+    `inputs` declares up to 8 extra input tensors the bodies read, each `name: type [dims]`
+    with type `i32` or `f32` and each dim `[S *] symbol [+ C | - C]` over `batch`, `heads`,
+    `kv_heads`, `seq_q`, `seq_kv`, `head_dim` (S in 1..64, C in 0..64): document ids of a
+    packed batch `document_id: i32 [batch, seq_kv]`, per-head ALiBi slopes `slopes: f32
+    [heads]`, a relative-position bias `bias: f32 [heads, seq_q + seq_kv]`, a prefix length
+    per batch `prefix: i32 [batch]`. They follow the outputs in the C ABI, in this order.
+    A body reads one element with `%x = attn.load @name[%i, %j] : type` (`index`
+    operands, one per dim). An index outside the shape is a verifier error where it is a
+    constant and the extent is static, else an error of the kernel call (ATTNC_ERR_INDEX,
+    naming the input); it is never read out of bounds.
 
     The regions are isolated from above and compute on scalars (f32, integers, `index`,
     `i1`) with these operations, which every backend and the reference implement:
@@ -321,6 +336,24 @@ def Attn_FlashOp : Attn_SpecOp<"flash",
     /// The tile sizes, signed.
     int64_t getTileQ() { return getBlockQAttr().getInt(); }
     int64_t getTileKv() { return getBlockKvAttr().getInt(); }
+  }];
+}
+
+def Attn_LoadOp : Attn_Op<"load", [ParentOneOf<["AttentionOp", "FlashOp"]>]> {
+  let summary = "reads one element of a spec's input tensor in a score_mod or mask_mod body";
+  let description = [{
+    `%d = attn.load @document_id[%b, %q] : i32` reads element (b, q) of the input the spec
+    declares as `document_id` (its `inputs`). One `index` operand per dim; the result has the
+    input's element type. An index outside the input's shape at run time makes the kernel call
+    fail with ATTNC_ERR_INDEX (the reference reports it too); no element outside is read.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$input, Variadic<Index>:$indices);
+  let results = (outs AnyTypeOf<[I32, F32]>:$result);
+  let assemblyFormat = "$input `[` $indices `]` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The #attn.input this load reads, from its spec (null when not declared).
+    ::mlir::attn::ModInputAttr getInputDecl();
   }];
 }
 

@@ -166,7 +166,30 @@ void addVarlenLengths(KernelInterface &in) {
                                    ATTNC_P_VARLEN_KV_LENS_STRIDES));
 }
 
+/// The tensors the mods read, after the outputs: any strides (each dim's is
+/// passed), and batch passed too, so that a kernel can check every index
+/// against its dim's extent.
+void addModInputs(KernelInterface &in, const AttentionFacts &f) {
+  in.symbols.front().param = in.numParams++; // batch
+  for (const ModInputFact &m : f.inputs) {
+    std::string legend = m.dims;
+    for (size_t at = legend.find(','); at != std::string::npos; at = legend.find(',', at + 2))
+      legend.replace(at, 1, ", ");
+    TensorSpec t = tensorSpec(m.name.c_str(), m.dims.c_str(), legend.c_str(), m.dims.c_str(),
+                              in.numArgs++, 0, m.dtypeCode, m.dtypeBits, in.numParams);
+    t.about = "an input the spec's mods read";
+    if (m.dtypeCode == kDLInt)
+      t.bound = "any"; // ids or lengths the mod compares: any value is sound
+    in.numParams += int32_t(std::count(m.dims.begin(), m.dims.end(), ',') + 1);
+    in.tensors.push_back(t);
+  }
+}
+
 } // namespace
+
+int32_t attnc::modInputBatchParam(int32_t outputs) {
+  return outputs & 4 ? ATTNC_P_WEIGHTS_STRIDES + 3 : ATTNC_P_COUNT;
+}
 
 KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
   KernelInterface in;
@@ -245,6 +268,8 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
     addKvCache(in, f);
   if (f.splits > 0)
     addDecodeScratch(in, f);
+  if (!f.inputs.empty())
+    addModInputs(in, f);
   return in;
 }
 

@@ -51,16 +51,41 @@ attnc::detail::inferSize(AttentionSpecOpInterface op, const HostTensor &q,
 
 EvalContext::EvalContext(AttentionSpecOpInterface op, const ProblemSize &size,
                          const HostTensor &q, const HostTensor &k,
-                         const HostTensor &v)
+                         const HostTensor &v, const ModInputs *inputs)
     : size(size), heads(op.getHeads()), dim(op.getDim()), op(op), q(q), k(k),
       v(v), rule(op.getMask().toMaskRule()),
       qIndex{op.getLayout(), op.getHeads(), size.seqQ, op.getDim()},
       kvIndex{op.getLayout(), op.getKvHeads(), size.seqKv, op.getDim()},
-      group(op.getHeads() / op.getKvHeads()), scale(op.getScaleOrDefault()) {
+      inputs(inputs), group(op.getHeads() / op.getKvHeads()), scale(op.getScaleOrDefault()) {
+  auto loader = [this](llvm::StringRef name, llvm::ArrayRef<int64_t> at) {
+    return load(name, at);
+  };
   if (!op.getScoreMod().empty())
     scoreMod.emplace(op.getScoreMod());
   if (!op.getMaskMod().empty())
     maskMod.emplace(op.getMaskMod());
+  for (std::optional<ModInterpreter> *mod : {&scoreMod, &maskMod})
+    if (*mod && this->inputs)
+      (*mod)->setLoader(loader);
+}
+
+llvm::Expected<Scalar> EvalContext::load(llvm::StringRef name,
+                                         llvm::ArrayRef<int64_t> at) const {
+  const HostTensor &t = inputs->find(name)->second;
+  int64_t flat = 0;
+  for (auto [n, i] : llvm::enumerate(at)) {
+    if (i < 0 || i >= t.shape[n]) {
+      std::string index;
+      for (int64_t v : at)
+        index += (index.empty() ? "" : ", ") + std::to_string(v);
+      return error("reads " + name + "[" + index + "], outside its shape " + t.shapeString());
+    }
+    flat = flat * t.shape[n] + i;
+  }
+  double v = t.data[flat];
+  if (t.type == ElementType::i32)
+    return Scalar::ofInt(llvm::APInt(32, int64_t(v), /*isSigned=*/true));
+  return Scalar::ofFloat(v);
 }
 
 ReferenceResult EvalContext::allocateOutputs(bool wantWeights) {

@@ -45,7 +45,8 @@ llvm::Expected<ProblemSize> inferSize(mlir::attn::AttentionSpecOpInterface op,
 class EvalContext {
 public:
   EvalContext(mlir::attn::AttentionSpecOpInterface op, const ProblemSize &size,
-              const HostTensor &q, const HostTensor &k, const HostTensor &v);
+              const HostTensor &q, const HostTensor &k, const HostTensor &v,
+              const ModInputs *inputs);
 
   /// The outputs the spec asks for, zeroed; weights also when `wantWeights`.
   ReferenceResult allocateOutputs(bool wantWeights);
@@ -78,6 +79,8 @@ private:
   attnc::mask::Mask rule;
   LayoutIndexer qIndex, kvIndex;
   std::optional<ModInterpreter> scoreMod, maskMod;
+  const ModInputs *inputs; // checked against the spec (checkModInputs)
+  llvm::Expected<Scalar> load(llvm::StringRef name, llvm::ArrayRef<int64_t> at) const;
   int64_t group; // query heads per key/value head
   double scale;
 };

@@ -81,8 +81,9 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 class ReferenceRun {
 public:
   ReferenceRun(AttentionSpecOpInterface op, const ProblemSize &size,
-               const HostTensor &q, const HostTensor &k, const HostTensor &v)
-      : ctx(op, size, q, k, v) {}
+               const HostTensor &q, const HostTensor &k, const HostTensor &v,
+               const ModInputs *inputs)
+      : ctx(op, size, q, k, v, inputs) {}
 
   llvm::Expected<ReferenceResult> run(bool wantWeights);
 
@@ -167,10 +168,12 @@ llvm::Expected<ReferenceResult> ReferenceRun::run(bool wantWeights) {
 llvm::Expected<ReferenceResult>
 attnc::evaluateReference(AttentionSpecOpInterface op, const HostTensor &q,
                          const HostTensor &k, const HostTensor &v,
-                         bool wantWeights, int64_t firstBatch) {
+                         bool wantWeights, int64_t firstBatch, const ModInputs *inputs) {
   llvm::Expected<ProblemSize> size = inferSize(op, q, k, v);
   if (!size)
     return size.takeError();
   size->firstBatch = firstBatch;
-  return ReferenceRun(op, *size, q, k, v).run(wantWeights);
+  if (llvm::Error err = checkModInputs(op, *size, inputs ? *inputs : ModInputs()))
+    return std::move(err);
+  return ReferenceRun(op, *size, q, k, v, inputs).run(wantWeights);
 }

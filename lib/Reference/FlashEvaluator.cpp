@@ -39,8 +39,8 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 class FlashRun {
 public:
   FlashRun(FlashOp op, const ProblemSize &size, const HostTensor &q,
-           const HostTensor &k, const HostTensor &v)
-      : ctx(op, size, q, k, v),
+           const HostTensor &k, const HostTensor &v, const ModInputs *inputs)
+      : ctx(op, size, q, k, v, inputs),
         hasMaskMod(!op.getMaskMod().empty()), blockQ(op.getTileQ()),
         blockKv(op.getTileKv()) {}
 
@@ -165,9 +165,12 @@ llvm::Expected<ReferenceResult> FlashRun::run() {
 llvm::Expected<ReferenceResult> attnc::evaluateFlash(FlashOp op,
                                                      const HostTensor &q,
                                                      const HostTensor &k,
-                                                     const HostTensor &v) {
+                                                     const HostTensor &v,
+                                                     const ModInputs *inputs) {
   llvm::Expected<ProblemSize> size = inferSize(op, q, k, v);
   if (!size)
     return size.takeError();
-  return FlashRun(op, *size, q, k, v).run();
+  if (llvm::Error err = checkModInputs(op, *size, inputs ? *inputs : ModInputs()))
+    return std::move(err);
+  return FlashRun(op, *size, q, k, v, inputs).run();
 }

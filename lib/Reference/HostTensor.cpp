@@ -13,6 +13,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace attnc;
 
 llvm::StringRef attnc::toString(ElementType type) {
@@ -23,6 +25,8 @@ llvm::StringRef attnc::toString(ElementType type) {
     return "f16";
   case ElementType::bf16:
     return "bf16";
+  case ElementType::i32:
+    return "i32";
   }
   llvm_unreachable("unknown element type");
 }
@@ -34,6 +38,8 @@ std::optional<ElementType> attnc::elementTypeOf(mlir::Type type) {
     return ElementType::f16;
   if (type.isBF16())
     return ElementType::bf16;
+  if (type.isInteger(32))
+    return ElementType::i32;
   return std::nullopt;
 }
 
@@ -44,6 +50,7 @@ static const llvm::fltSemantics &semanticsOf(ElementType type) {
   case ElementType::f16:
     return llvm::APFloat::IEEEhalf();
   case ElementType::bf16:
+  case ElementType::i32:
     return llvm::APFloat::BFloat();
   }
   llvm_unreachable("unknown element type");
@@ -52,6 +59,8 @@ static const llvm::fltSemantics &semanticsOf(ElementType type) {
 double attnc::roundTo(ElementType type, double value) {
   if (type == ElementType::f32)
     return static_cast<float>(value);
+  if (type == ElementType::i32) // truncated toward zero and kept in range, as a cast does
+    return double(int32_t(std::clamp(value, -2147483648.0, 2147483647.0)));
   llvm::APFloat f(value);
   bool losesInfo;
   f.convert(semanticsOf(type), llvm::APFloat::rmNearestTiesToEven, &losesInfo);

@@ -37,6 +37,8 @@ static DLDataType dlpackDtype(ElementType type) {
     return {kDLFloat, 16, 1};
   case ElementType::bf16:
     return {kDLBfloat, 16, 1};
+  case ElementType::i32:
+    return {kDLInt, 32, 1};
   }
   llvm_unreachable("unknown element type");
 }
@@ -75,15 +77,21 @@ DeviceTensor::DeviceTensor(ElementType type, llvm::ArrayRef<int64_t> dims)
 
 std::unique_ptr<DeviceTensor> DeviceTensor::from(ElementType type, const HostTensor &t) {
   auto d = std::make_unique<DeviceTensor>(type, t.shape);
-  for (int64_t i = 0, e = d->numElements(); i < e; ++i)
-    storeElement(d->dl.dtype, d->data.data(), i, static_cast<float>(roundTo(type, t.data[i])));
+  auto *ints = reinterpret_cast<int32_t *>(d->data.data());
+  for (int64_t i = 0, e = d->numElements(); i < e; ++i) {
+    if (type == ElementType::i32) // ElementCodec holds the float types only
+      ints[i] = int32_t(roundTo(type, t.data[i]));
+    else
+      storeElement(d->dl.dtype, d->data.data(), i, static_cast<float>(roundTo(type, t.data[i])));
+  }
   return d;
 }
 
 HostTensor DeviceTensor::toHost() const {
   HostTensor t(type, shape);
+  auto *ints = reinterpret_cast<const int32_t *>(data.data());
   for (int64_t i = 0, e = numElements(); i < e; ++i)
-    t.data[i] = loadElement(dl.dtype, data.data(), i);
+    t.data[i] = type == ElementType::i32 ? ints[i] : loadElement(dl.dtype, data.data(), i);
   return t;
 }
 
@@ -106,6 +114,10 @@ llvm::Expected<LoadedKernel> attnc::loadKernel(llvm::StringRef soPath, llvm::Str
     return error(soPath + " has no kernel '" + name + "'");
   kernel.lastError =
       reinterpret_cast<const char *(*)()>(dlsym(kernel.handle, "attnc_last_error"));
+  auto describe = reinterpret_cast<attnc_describe_fn>(
+      dlsym(kernel.handle, (ATTNC_DESCRIBE_PREFIX + name).str().c_str()));
+  kernel.desc = describe ? describe() : nullptr;
+  kernel.run = reinterpret_cast<decltype(kernel.run)>(dlsym(kernel.handle, "attnc_rt_run"));
   return kernel;
 }
 
@@ -143,9 +155,15 @@ void KernelTensors::packVarlen(AttentionSpecOpInterface op, ElementType type,
 }
 
 KernelTensors::KernelTensors(AttentionSpecOpInterface op, const HostTensor &hq, const HostTensor &hk,
-                             const HostTensor &hv, const KvCache *cache, const Varlen *packed)
+                             const HostTensor &hv, const KvCache *cache, const Varlen *packed,
+                             const ModInputs *inputs)
     : varlen(packed && packed->active() ? packed : nullptr) {
   ElementType type = *elementTypeOf(op.getDtype());
+  if (mlir::ArrayAttr decls = op.getInputsAttr(); decls && inputs)
+    for (auto decl : decls.getAsRange<ModInputAttr>()) {
+      const HostTensor &t = inputs->find(decl.getName().getValue())->second;
+      modInputs.push_back(DeviceTensor::from(t.type, t));
+    }
   if (varlen) {
     packVarlen(op, type, hq, hk, hv);
     return;
@@ -178,7 +196,17 @@ llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
   attnc_options options{threads};
   DLTensor *lseArg = wantLse ? &lse->dl : nullptr;
   int status;
-  if (cuQ && kvLens)
+  if (!modInputs.empty()) {
+    if (!kernel.desc || !kernel.run)
+      return error("the kernel object lacks attnc_describe_<kernel> or attnc_rt_run, which "
+                   "a call with mod inputs goes through");
+    std::vector<const DLTensor *> args = {&q->dl, &k->dl, &v->dl, &out->dl, lseArg};
+    if (weights)
+      args.push_back(&weights->dl);
+    for (const auto &t : modInputs)
+      args.push_back(&t->dl);
+    status = kernel.run(kernel.desc, args.data(), &options);
+  } else if (cuQ && kvLens)
     status = reinterpret_cast<VarlenLensEntryFn>(kernel.entry)(
         &q->dl, &k->dl, &v->dl, &out->dl, lseArg, &cuQ->dl, &cuKv->dl, &kvLens->dl, &options);
   else if (cuQ)
@@ -223,6 +251,7 @@ Tolerance attnc::defaultTolerance(ElementType type) {
   case ElementType::f16:
     return {4e-3, 1e-3};
   case ElementType::bf16:
+  case ElementType::i32: // no kernel outputs i32
     return {2e-2, 8e-3};
   }
   llvm_unreachable("unknown element type");

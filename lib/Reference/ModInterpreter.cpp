@@ -160,6 +160,17 @@ llvm::Expected<Scalar> ModInterpreter::eval(Operation &op) {
           return fl(fa.getValueAsDouble());
         return in(cast<IntegerAttr>(c.getValue()).getValue());
       })
+      .Case([&](mlir::attn::LoadOp load) -> llvm::Expected<Scalar> {
+        if (!loader)
+          return fail("no input tensors were given to read");
+        llvm::SmallVector<int64_t, 4> at;
+        for (unsigned n = 0; n < load.getIndices().size(); ++n)
+          at.push_back(i(n).getSExtValue());
+        llvm::Expected<Scalar> v = loader(load.getInput(), at);
+        if (!v)
+          return fail(llvm::toString(v.takeError()).c_str());
+        return v;
+      })
       // Floating point.
       .Case([&](arith::AddFOp) { return fl(f(0) + f(1)); })
       .Case([&](arith::SubFOp) { return fl(f(0) - f(1)); })

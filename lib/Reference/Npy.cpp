@@ -43,6 +43,8 @@ static StringRef descrOf(ElementType type) {
     return "<f2";
   case ElementType::bf16:
     return "<u2";
+  case ElementType::i32:
+    return "<i4";
   }
   llvm_unreachable("unknown element type");
 }
@@ -82,6 +84,8 @@ static double decodeElement(StringRef descr, const char *p) {
     std::memcpy(&d, &bits, sizeof d);
     return d;
   }
+  if (descr == "<i4")
+    return int32_t(endian::read32le(p));
   if (descr == "<f4") {
     uint32_t bits = endian::read32le(p);
     float f;
@@ -129,7 +133,7 @@ llvm::Expected<HostTensor> attnc::readNpy(StringRef path, ElementType type) {
 
   // The header's dims are checked against the bytes present before anything is allocated:
   // a product that overflows, or that the file does not hold, is an error, not an allocation.
-  int64_t width = d == "<f8" ? 8 : d == "<f4" ? 4 : 2, needed = width;
+  int64_t width = d == "<f8" ? 8 : d == "<f4" || d == "<i4" ? 4 : 2, needed = width;
   for (int64_t dim : *shape)
     if (llvm::MulOverflow(needed, dim, needed))
       return npyError(path, "shape " + shapeString(*shape) + " of '" + d +
@@ -147,6 +151,10 @@ llvm::Expected<HostTensor> attnc::readNpy(StringRef path, ElementType type) {
 
 static void encodeElement(ElementType type, double value, llvm::raw_ostream &os) {
   using namespace llvm::support;
+  if (type == ElementType::i32) {
+    endian::write<uint32_t>(os, uint32_t(int32_t(value)), llvm::endianness::little);
+    return;
+  }
   if (type == ElementType::f32) {
     float f = static_cast<float>(value);
     uint32_t bits;

@@ -186,11 +186,23 @@ std::string itemText(const Job &job, int64_t item) {
   return text + ranges + ")";
 }
 
+/// The tensor argument a code of kIndexFailure + arg names, or NULL.
+const attnc_tensor_desc *indexFailureTensor(const attnc_kernel_desc &d, int32_t code) {
+  for (int i = 0; code >= ATTNC_ITEM_INDEX_FAILURE && i < d.num_tensors; ++i)
+    if (d.tensors[i].arg == code - ATTNC_ITEM_INDEX_FAILURE && !isScratch(d.tensors[i]))
+      return &d.tensors[i];
+  return nullptr;
+}
+
 std::string kernelFailure(const Job &job) {
+  const attnc_tensor_desc *input = indexFailureTensor(*job.desc, job.failedCode);
+  std::string cause =
+      input ? cat("a score_mod or mask_mod read ", input->name, " at an index outside its "
+                  "shape [", input->legend, "]; nothing outside it was read")
+            : failureCause(job.failedCode);
   return cat("kernel '", kernelName(*job.desc), "' failed with code ", job.failedCode,
              " on work item ", itemText(job, job.failedItem.load()), " of phase '",
-             job.phase->name, "': ", failureCause(job.failedCode),
-             "; its outputs are partly written");
+             job.phase->name, "': ", cause, "; its outputs are partly written");
 }
 
 /// Writes `bits` (of `bytes` bytes) to every element of `view`.
@@ -257,7 +269,7 @@ int runItemPhase(Job &job, const attnc_options *opt) {
   }
   if (job.failed.load()) {
     setError(kernelFailure(job).c_str());
-    return ATTNC_ERR_KERNEL;
+    return indexFailureTensor(*job.desc, job.failedCode) ? ATTNC_ERR_INDEX : ATTNC_ERR_KERNEL;
   }
   return ATTNC_OK;
 }

@@ -58,17 +58,33 @@ std::ostream &operator<<(std::ostream &os, const ListName &n) {
   return os << n.before << n.name << n.after;
 }
 
-/// "+N" (N in 1..kMaxPlus) from `p` to `end` into `plus`; false if it is not one.
-bool parsePlus(const char *p, const char *end, int &plus) {
-  plus = 0;
-  if (end - p < 2 || end - p > 3 || *p != '+')
-    return false;
-  for (++p; p < end; ++p) {
+/// A decimal number of 1 or 2 digits from `p` to `end`, in 1..`most`, or -1.
+int parseSmall(const char *p, const char *end, int most) {
+  if (end - p < 1 || end - p > 2)
+    return -1;
+  int n = 0;
+  for (; p < end; ++p) {
     if (*p < '0' || *p > '9')
-      return false;
-    plus = plus * 10 + (*p - '0');
+      return -1;
+    n = n * 10 + (*p - '0');
   }
-  return plus >= 1 && plus <= kMaxPlus;
+  return n >= 1 && n <= most ? n : -1;
+}
+
+/// A dim, "[S*]symbol[+N|-N]", from `p` to `end` into `t`; false if it is not one.
+bool parseDim(const attnc_kernel_desc &d, const char *p, const char *end, Term &t) {
+  if (const char *star = static_cast<const char *>(std::memchr(p, '*', size_t(end - p)))) {
+    if ((t.scale = parseSmall(p, star, kMaxScale)) < 0)
+      return false;
+    p = star + 1;
+  }
+  const char *sign = std::find_if(p, end, [](char c) { return c == '+' || c == '-'; });
+  t.symbol = findSymbol(d, p, size_t(sign - p));
+  if (sign == end)
+    return t.symbol >= 0;
+  int n = parseSmall(sign + 1, end, kMaxPlus);
+  t.plus = *sign == '-' ? -n : n;
+  return t.symbol >= 0 && n > 0;
 }
 
 /// Parses `list` ("a,b,c", with `divisions` also "a/b", else also "a+N")
@@ -84,17 +100,20 @@ std::string parseList(const attnc_kernel_desc &d, const char *list, bool divisio
       end = p + std::strlen(p);
     if (count == kMaxRank)
       return cat(what, " \"", list, "\" has more than ", kMaxRank, " entries");
-    const char *op = static_cast<const char *>(
-        std::memchr(p, divisions ? '/' : '+', size_t(end - p)));
     Term &t = terms[count++];
     t = Term();
-    t.symbol = findSymbol(d, p, size_t((op ? op : end) - p));
-    bool opOk = !op || (divisions ? (t.divisor = findSymbol(d, op + 1, size_t(end - op - 1))) >= 0
-                                  : parsePlus(op, end, t.plus));
-    if (t.symbol < 0 || !opOk)
+    bool ok;
+    if (divisions) {
+      const char *op = static_cast<const char *>(std::memchr(p, '/', size_t(end - p)));
+      t.symbol = findSymbol(d, p, size_t((op ? op : end) - p));
+      ok = t.symbol >= 0 && (!op || (t.divisor = findSymbol(d, op + 1, size_t(end - op - 1))) >= 0);
+    } else {
+      ok = parseDim(d, p, end, t);
+    }
+    if (!ok)
       return cat(what, " \"", list, "\" names ", std::string(p, end),
                  ", which is not a symbol of the kernel",
-                 divisions ? "" : cat(" (or one plus 1 to ", kMaxPlus, ")"));
+                 divisions ? "" : cat(" (or S*symbol+N or -N, S and N in 1 to ", kMaxPlus, ")"));
     if (!*end)
       return "";
     p = end;
@@ -197,6 +216,8 @@ std::string parseBound(const attnc_kernel_desc &d, const attnc_tensor_desc &t,
                  : "";
   if (!index || (t.flags & (ATTNC_TENSOR_OUTPUT | ATTNC_TENSOR_SCRATCH)))
     return cat("tensor ", t.name, " has a bound but is not an int32 input");
+  if (std::strcmp(t.bound, "any") == 0) // data, not indices: the kernel checks its loads
+    return "";
   const char *p = t.bound;
   if (*p++ != '<')
     return cat("tensor ", t.name, "'s bound \"", t.bound, "\" does not start with < or <=");
@@ -251,6 +272,7 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
   for (int n = 0; n < shape.rank; ++n) {
     shape.dims[n] = dims[n].symbol;
     shape.dimsPlus[n] = dims[n].plus;
+    shape.dimsScale[n] = dims[n].scale;
     if (tables.bySteps[dims[n].symbol])
       return cat("tensor ", t.name, " has dim ", d.symbols[dims[n].symbol].name,
                  ", which the steps of an earlier tensor bind, not a dim");
@@ -261,10 +283,14 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
                                  d.tensors[shape.withinSteps].dims != std::string(t.dims) + "+1"))
     return cat("tensor ", t.name, "'s bound \"each<=steps(", d.tensors[shape.withinSteps].name,
                ")\" needs it 1-d with one entry fewer than those offsets");
+  bool taken[kMaxRank] = {};
   for (int s = 0; s < shape.numStrides; ++s) {
+    // The first dim of that symbol not taken yet: [seq_q, seq_q] passes both.
     int at = -1;
     for (int n = 0; n < shape.rank && at < 0; ++n)
-      at = dims[n].symbol == strides[s].symbol ? n : -1;
+      at = dims[n].symbol == strides[s].symbol && !taken[n] ? n : -1;
+    if (at >= 0)
+      taken[at] = true;
     if (at < 0)
       return cat("tensor ", t.name, "'s strides name ", d.symbols[strides[s].symbol].name,
                  ", which is not one of its dims");
@@ -282,6 +308,9 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
     int sym = shape.dims[n];
     if (d.symbols[sym].value >= 0 || tables.boundBy[sym] >= 0)
       continue;
+    if (dims[n].derived())
+      return cat("tensor ", t.name, "'s dim ", n, " scales or lowers ", d.symbols[sym].name,
+                 ", which no tensor before it binds");
     // A scratch tensor's size comes from the arguments', never the reverse.
     if (isScratch(t))
       return cat("scratch tensor ", t.name, " has dim ", d.symbols[sym].name,

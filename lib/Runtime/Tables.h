@@ -28,20 +28,26 @@ constexpr int kMaxSymbols = 32, kMaxTensors = 16, kMaxArgs = 16, kMaxPhases = 8;
 constexpr int kMaxRank = 8, kMaxParams = 64;
 
 /// One entry of a comma-separated list: a symbol, symbol / divisor (phase
-/// items) or symbol + constant (dims: "batch+1", the offsets of a batch).
+/// items) or scale * symbol + constant (dims: "batch+1", the offsets of a
+/// batch; "2*seq_kv-1", a relative-position table a mod reads).
 struct Term {
   int symbol = -1;
   int divisor = -1; // a fixed symbol >= 1, or -1 for none
-  int plus = 0;     // 0 to kMaxPlus
+  int plus = 0;     // -kMaxPlus to kMaxPlus
+  int scale = 1;    // 1 to kMaxScale
+  /// A dim an earlier tensor must bind: extents do not invert it.
+  bool derived() const { return scale != 1 || plus < 0; }
 };
 
-/// The largest constant a dim adds to its symbol.
-constexpr int kMaxPlus = 64;
+/// The largest constant a dim adds to (or takes from) its symbol, and the
+/// largest factor.
+constexpr int kMaxPlus = 64, kMaxScale = 64;
 
 struct TensorShape {
   int rank = 0;
   int dims[kMaxRank] = {};        // symbol of each dimension
   int dimsPlus[kMaxRank] = {};    // ... plus this constant
+  int dimsScale[kMaxRank] = {};   // ... times this factor, before the constant
   int numStrides = 0;
   int strideDims[kMaxRank] = {};  // dimensions whose strides go into params
   int sameAs = -1;                // an earlier tensor with the same dims

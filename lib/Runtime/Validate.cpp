@@ -191,10 +191,15 @@ attnc_status Validator::checkShape(int i, bool *bound) {
   bool wasKnown[kMaxRank];
   for (int n = 0; n < shape.rank; ++n)
     wasKnown[n] = known(shape.dims[n], bound);
+  // A known symbol's extent: scale * value + plus, never below 0.
+  auto extent = [&](int n) {
+    return std::max<int64_t>(0, shape.dimsScale[n] * launch.symbols[shape.dims[n]] +
+                                    shape.dimsPlus[n]);
+  };
   bool ok = true;
   for (int n = 0; n < shape.rank; ++n) {
     int s = shape.dims[n], plus = shape.dimsPlus[n];
-    if (known(s, bound) ? extents[n] == launch.symbols[s] + plus : extents[n] >= plus) {
+    if (known(s, bound) ? extents[n] == extent(n) : extents[n] >= plus) {
       if (!known(s, bound)) {
         launch.symbols[s] = extents[n] - plus;
         bound[s] = true;
@@ -210,8 +215,7 @@ attnc_status Validator::checkShape(int i, bool *bound) {
   for (int n = 0; n < shape.rank; ++n) {
     int s = shape.dims[n], plus = shape.dimsPlus[n];
     std::string term = plus ? cat(symbolName(s), "+", plus) : std::string(symbolName(s));
-    needs += cat(n ? ", " : "",
-                 wasKnown[n] ? std::to_string(launch.symbols[s] + plus) : term);
+    needs += cat(n ? ", " : "", wasKnown[n] ? std::to_string(extent(n)) : term);
     if (!wasKnown[n] && extents[n] < plus && tooSmall.empty())
       tooSmall = cat(" with ", symbolName(s), " >= 0");
   }

@@ -89,6 +89,18 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   if (varlen && page == 0)
     os << " *   kv_lens: int32 [batch], the keys each sequence uses from the start of its rows "
           "in k and v (FlashAttention's seqused_k; each at most its length in cu_seqlens_kv)\n";
+  std::string inputParams;
+  if (ArrayAttr inputs = op.getInputsAttr())
+    for (auto input : inputs.getAsRange<ModInputAttr>()) {
+      std::string dims;
+      for (StringRef d : input.getDims().getAsValueRange<StringAttr>())
+        dims += (dims.empty() ? "" : ", ") + d.str();
+      os << " *   " << input.getName().getValue() << ": "
+         << (input.getElementType().isF32() ? "float32" : "int32") << " [" << dims
+         << "], read by the mods (any strides; an index outside it fails the call with "
+            "ATTNC_ERR_INDEX)\n";
+      inputParams += "const DLTensor *" + input.getName().str() + ", ";
+    }
   os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"
@@ -97,6 +109,7 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
      << (page > 0 ? "const DLTensor *block_table, " : "")
      << (varlen ? "const DLTensor *cu_seqlens_q, const DLTensor *cu_seqlens_kv,\n    " : "")
      << (varlen && page == 0 ? "const DLTensor *kv_lens, " : "")
+     << inputParams
      << "const attnc_options *opt);\n\n";
 }
 

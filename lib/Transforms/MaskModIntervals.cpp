@@ -13,6 +13,8 @@
 
 #include "attnc/Transforms/MaskModIntervals.h"
 
+#include "attnc/Dialect/Attn/AttnOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/DenseMap.h"
@@ -164,6 +166,9 @@ public:
   void set(Value v, Bounds r) { ranges[v] = r; }
   Bounds eval(Operation &op);
   bool mayTrap = false;
+  /// The body reads an input: its values, and whether the tile's indices
+  /// lie inside it, are the launch's (decided in the kernel, not here).
+  bool loads = false;
 
 private:
   static Bounds castValue(Operation &op, const Bounds &a, unsigned from, unsigned to);
@@ -216,6 +221,10 @@ Bounds Analysis::eval(Operation &op) {
     return Bounds::top();
   }
   unsigned w = widthOf(type);
+  if (isa<mlir::attn::LoadOp>(op)) { // any value of its type
+    loads = true;
+    return Bounds::of(minOf(w), maxOf(w));
+  }
   auto in = [&](unsigned i) { return get(op.getOperand(i)); };
   auto operandWidth = [&]() { return widthOf(op.getOperand(0).getType()); };
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
@@ -310,7 +319,7 @@ TileVerdict attnc::classifyMaskModTile(Region &maskMod, IndexRange b, IndexRange
   Analysis analysis;
   analyze(analysis, maskMod, b, h, q, kv);
   Bounds kept = analysis.get(maskMod.front().getTerminator()->getOperand(0));
-  if (analysis.mayTrap || kept.any || !kept.exact())
+  if (analysis.mayTrap || analysis.loads || kept.any || !kept.exact())
     return TileVerdict::Unknown;
   return kept.lo ? TileVerdict::Always : TileVerdict::Never;
 }

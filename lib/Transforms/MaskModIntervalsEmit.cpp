@@ -18,6 +18,9 @@
 
 #include "attnc/Transforms/MaskModIntervals.h"
 
+#include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Transforms/TileClassifier.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -30,7 +33,9 @@ namespace {
 /// compile-time proof covers, checked at run time before a verdict counts.
 constexpr int64_t kPositionLimit = int64_t(1) << 40, kIndexLimit = int64_t(1) << 31;
 
-bool followedType(Type t) { return t.isIndex() || t.isInteger(64) || t.isInteger(1); }
+bool followedType(Type t) {
+  return t.isIndex() || t.isInteger(64) || t.isInteger(32) || t.isInteger(1);
+}
 
 /// The op's static conditions, on the bounds over the widest tile.
 bool followed(Operation &op, const llvm::DenseMap<Value, ValueBounds> &bounds) {
@@ -58,7 +63,9 @@ bool followed(Operation &op, const llvm::DenseMap<Value, ValueBounds> &bounds) {
         return !c.getLhs().getType().isInteger(1) &&
                (!isUnsigned || (at(c.getLhs()).lo >= 0 && at(c.getRhs()).lo >= 0));
       })
-      .Case([&](arith::IndexCastOp c) { return !c.getIn().getType().isInteger(1); })
+      .Case<arith::IndexCastOp, arith::ExtSIOp>(
+          [&](auto) { return !op.getOperand(0).getType().isInteger(1); })
+      .Case([&](mlir::attn::LoadOp) { return true; })
       .Default([&](Operation *) { return false; });
 }
 
@@ -71,7 +78,10 @@ struct Bools {
 
 class Emitter {
 public:
-  Emitter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Emitter(OpBuilder &b, Location loc, LoadRangeFn loadRange)
+      : b(b), loc(loc), loadRange(loadRange), inside(flag(true)) {}
+  /// Whether every load's box lay inside its input (else no verdict counts).
+  Value allInside() const { return inside; }
 
   void setInts(Value v, Ints r) { ints[v] = r; }
   Bools bools(Value v) { return boolMap.lookup(v); }
@@ -100,8 +110,12 @@ private:
   Ints divide(Operation &op, Ints a, Value c);
   void select(arith::SelectOp op);
 
+  void load(Operation &op);
+
   OpBuilder &b;
   Location loc;
+  LoadRangeFn loadRange;
+  Value inside;
   llvm::DenseMap<Value, Ints> ints;
   llvm::DenseMap<Value, Bools> boolMap;
 };
@@ -183,8 +197,25 @@ void Emitter::select(arith::SelectOp op) {
   ints[op] = {choose(t.lo, f.lo, min(t.lo, f.lo)), choose(t.hi, f.hi, max(t.hi, f.hi))};
 }
 
+/// The loaded values' range over the box of its indices' ranges.
+void Emitter::load(Operation &op) {
+  if (!loadRange) { // any value: the verdict cannot count
+    ints[op.getResult(0)] = {idx(INT32_MIN), idx(INT32_MAX)};
+    inside = flag(false);
+    return;
+  }
+  SmallVector<std::pair<Value, Value>> box;
+  for (Value index : op.getOperands())
+    box.push_back({in(index).lo, in(index).hi});
+  LoadRange r = loadRange(&op, box);
+  ints[op.getResult(0)] = {r.lo, r.hi};
+  inside = both(inside, r.inside);
+}
+
 void Emitter::emit(Operation &op) {
   Value result = op.getResult(0);
+  if (isa<mlir::attn::LoadOp>(op))
+    return load(op);
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
     const llvm::APInt &v = cast<IntegerAttr>(c.getValue()).getValue();
     if (result.getType().isInteger(1))
@@ -212,7 +243,7 @@ void Emitter::emit(Operation &op) {
     }
     return;
   }
-  if (isa<arith::IndexCastOp>(op)) {
+  if (isa<arith::IndexCastOp, arith::ExtSIOp>(op)) {
     ints[result] = in(op.getOperand(0));
     return;
   }
@@ -249,8 +280,9 @@ bool attnc::canEmitMaskModVerdict(Region &maskMod) {
 std::pair<Value, Value> attnc::emitMaskModVerdict(OpBuilder &b, Location loc, Region &maskMod,
                                                   Value batch, Value headLo, Value headHi,
                                                   Value q0, Value q1, Value k0, Value k1,
-                                                  Value seqQ, Value seqKv) {
-  Emitter e(b, loc);
+                                                  Value seqQ, Value seqKv,
+                                                  LoadRangeFn loadRange) {
+  Emitter e(b, loc, loadRange);
   Block &block = maskMod.front();
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Ints args[] = {{batch, batch},
@@ -272,10 +304,28 @@ std::pair<Value, Value> attnc::emitMaskModVerdict(OpBuilder &b, Location loc, Re
       b, loc,
       arith::AndIOp::create(b, loc, below(seqQ, kPositionLimit), below(seqKv, kPositionLimit)),
       arith::AndIOp::create(b, loc, below(batch, kIndexLimit), below(headHi, kIndexLimit)));
+  proven = arith::AndIOp::create(b, loc, proven, e.allInside());
   Value t = arith::ConstantIntOp::create(b, loc, 1, 1);
   auto only = [&](Value yes, Value no) {
     return arith::AndIOp::create(
         b, loc, proven, arith::AndIOp::create(b, loc, yes, arith::XOrIOp::create(b, loc, no, t)));
   };
   return {only(kept.canBeTrue, kept.canBeFalse), only(kept.canBeFalse, kept.canBeTrue)};
+}
+
+std::pair<Value, Value>
+attnc::emitTileClassWithMaskMod(OpBuilder &b, Location loc, Operation *module, Attribute mask,
+                                Region &maskMod, const mask::TileBounds<Value> &tile,
+                                Value batch, Value headLo, Value headHi,
+                                LoadRangeFn loadRange) {
+  bool decided = !maskMod.empty() && canEmitMaskModVerdict(maskMod);
+  auto [full, empty] =
+      attn::emitTileClass(b, loc, module, mask, !maskMod.empty() && !decided, tile);
+  if (!decided)
+    return {full, empty};
+  auto [always, never] = emitMaskModVerdict(b, loc, maskMod, batch, headLo, headHi, tile.q0,
+                                            tile.q1, tile.k0, tile.k1, tile.seqQ, tile.seqKv,
+                                            loadRange);
+  return {arith::AndIOp::create(b, loc, full, always),
+          arith::OrIOp::create(b, loc, empty, never)};
 }

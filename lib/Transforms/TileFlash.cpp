@@ -36,7 +36,7 @@ LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, const TileRu
                       op.getHeadDimAttr(), op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(),
                       op.getScaleAttr(), op.getMaxSeqAttr(), op.getOutputsAttr(),
                       op.getNumSplitsAttr(), op.getPageSizeAttr(), op.getPagesHeadMajorAttr(),
-                      op.getVarlenAttr(),
+                      op.getVarlenAttr(), op.getInputsAttr(),
                       b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), rule)),
                       b.getI64IntegerAttr(resolveBlockKv(
                           blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, rule)));

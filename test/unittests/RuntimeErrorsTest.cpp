@@ -85,10 +85,10 @@ const ErrorCase kErrors[] = {
      "q has byte_offset 2, which is not a multiple of the element size (4 bytes)"},
     {"Abi", [](Problem &p) { p.desc.abi_version = ATTNC_ABI_VERSION + 1; },
      ATTNC_ERR_ABI, "attnc_rt_launch: the kernel was built for runtime ABI "
-     "version 9 but this runtime implements version 8"},
+     "version 10 but this runtime implements version 9"},
     {"AbiVersion2", [](Problem &p) { p.desc.abi_version = 2; }, ATTNC_ERR_ABI,
      "the kernel was built for runtime ABI version 2 but this runtime "
-     "implements version 8; rebuild the kernel with a matching attnc"},
+     "implements version 9; rebuild the kernel with a matching attnc"},
     // Of several mistakes, the most basic category is reported.
     {"FirstCategoryWins", [](Problem &p) { p.q.dl.device = {kDLCUDA, 0};
                                            p.q.dl.byte_offset = 2; },

@@ -563,3 +563,34 @@ TEST_F(Runtime, ForkedChildCanLaunch) {
 }
 
 } // namespace
+
+// Tensors a kernel's mods read follow the outputs; their dims may scale a
+// symbol and take a constant ("2*seq_kv-1"), which only an earlier tensor
+// binds, and an int32 one with bound "any" is data the runtime leaves alone.
+TEST_F(Runtime, ModInputsTakeDerivedDims) {
+  Problem p;
+  p.facts.inputs = {{"bias", "heads,2*seq_kv-1", kDLFloat, 32},
+                    {"document_id", "batch,seq_kv", kDLInt, 32}};
+  p.describe();
+  gFacts = &p.facts; // what the fake tile function reads
+  const Dims &n = p.n;
+  Tensor bias({n.heads, 2 * n.seqKV - 1});
+  Tensor ids({n.batch, n.seqKV}, {}, 0, DLDataType{kDLInt, 32, 1});
+  const DLTensor *args[7] = {&p.q.dl, &p.k.dl, &p.v.dl, &p.out.dl, &p.lse.dl, &bias.dl,
+                             &ids.dl};
+  EXPECT_EQ(attnc_rt_run(&p.desc, args, nullptr), ATTNC_OK) << attnc_last_error();
+  Tensor shorter({n.heads, 2 * n.seqKV});
+  args[5] = &shorter.dl;
+  EXPECT_EQ(attnc_rt_run(&p.desc, args, nullptr), ATTNC_ERR_SHAPE);
+  EXPECT_EQ(std::string(attnc_last_error()),
+            "kernel 'fake': bias has shape [" + std::to_string(n.heads) + ", " +
+                std::to_string(2 * n.seqKV) + "] but needs [" + std::to_string(n.heads) + ", " +
+                std::to_string(2 * n.seqKV - 1) + "] (heads, 2*seq_kv-1)");
+  // A dim of no symbol of the kernel: a malformed descriptor.
+  p.facts.inputs = {{"bias", "heads,2*max_pages", kDLFloat, 32}};
+  p.describe();
+  EXPECT_EQ(attnc_rt_run(&p.desc, args, nullptr), ATTNC_ERR_ABI);
+  EXPECT_NE(std::string(attnc_last_error()).find("names 2*max_pages, which is not a symbol"),
+            std::string::npos)
+      << attnc_last_error();
+}

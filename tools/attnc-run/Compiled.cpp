@@ -54,7 +54,7 @@ attnc::runCompiled(AttentionSpecOpInterface op, const HostTensor &q, const HostT
   if (o.hostParallelFor)
     if (llvm::Error err = useHostParallelFor(*kernel))
       return std::move(err);
-  KernelTensors tensors(op, q, k, v, o.kvCache, o.varlen);
+  KernelTensors tensors(op, q, k, v, o.kvCache, o.varlen, o.inputs);
   int threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 
   // Present in kernels built with `attnc --count-tiles`.

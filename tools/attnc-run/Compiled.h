@@ -27,6 +27,7 @@ struct CompiledOptions {
   bool coldCache = false;       // evict the caches before each run
   const KvCache *kvCache = nullptr; // a kv_cache kernel's lengths (and pages)
   const Varlen *varlen = nullptr;   // a varlen kernel's sequence lengths
+  const ModInputs *inputs = nullptr; // the tensors the mods read
 };
 
 struct CompiledOutputs {

@@ -20,6 +20,7 @@
 #include "Compiled.h"
 #include "PeakProbe.h"
 
+#include "attnc/Dialect/Attn/ModInputs.h"
 #include "attnc/InitAll.h"
 #include "attnc/Tools/HelpOptions.h"
 #include "attnc/Tools/SpecFile.h"
@@ -95,6 +96,10 @@ static cl::opt<std::string> seqLens(
 static cl::opt<std::string> qFile("q", cl::desc("q as .npy (with --k, --v)"), cl::cat(problemCat));
 static cl::opt<std::string> kFile("k", cl::desc("k as .npy"), cl::cat(problemCat));
 static cl::opt<std::string> vFile("v", cl::desc("v as .npy"), cl::cat(problemCat));
+static cl::list<std::string> inputFiles(
+    "input", cl::desc("NAME=FILE.npy: an input the spec's mods read (its `inputs`), int32 or "
+                      "float32 as declared, in the shape its dims give; one per input"),
+    cl::value_desc("NAME=FILE"), cl::cat(problemCat));
 static cl::opt<std::string> outDir("o", cl::desc("Directory for the .npy files"),
                                    cl::init("."), cl::cat(problemCat));
 static cl::opt<std::string> tiled(
@@ -148,6 +153,7 @@ struct Inputs {
   HostTensor q, k, v;
   KvCache cache; // a kv_cache kernel's lengths and pages
   Varlen varlen; // a varlen kernel's lengths
+  ModInputs mods; // the tensors the mods read (--input)
   bool seeded = false;
 
   /// seq_q * seq_kv, read off the tensors in the spec's layout.
@@ -176,10 +182,36 @@ llvm::Expected<Inputs> withSequenceLengths(attn::AttentionSpecOpInterface op, In
   return in;
 }
 
+/// The spec's mod inputs from --input NAME=FILE.npy, each as declared; the
+/// reference checks their shapes.
+llvm::Error loadModInputs(attn::AttentionSpecOpInterface op, ModInputs &mods) {
+  mlir::ArrayAttr decls = op.getInputsAttr();
+  for (const std::string &given : inputFiles) {
+    auto [name, file] = llvm::StringRef(given).split('=');
+    attn::ModInputAttr decl = attn::findModInput(decls, name);
+    if (file.empty() || !decl)
+      return error("--input " + given + ": expected NAME=FILE.npy with NAME one of the "
+                   "spec's inputs");
+    llvm::Expected<HostTensor> t = readNpy(file, *elementTypeOf(decl.getElementType()));
+    if (!t)
+      return t.takeError();
+    mods[name] = std::move(*t);
+  }
+  if (!decls)
+    return llvm::Error::success();
+  for (auto decl : decls.getAsRange<attn::ModInputAttr>())
+    if (!mods.count(decl.getName().getValue()))
+      return error("the spec's mods read input '" + decl.getName().getValue() +
+                   "': give it with --input " + decl.getName().getValue() + "=FILE.npy");
+  return llvm::Error::success();
+}
+
 /// Reads q/k/v from .npy, or generates them from --seed (q, k and v use
 /// seeds seed, seed + 2^40 and seed + 2^41, so streams never overlap).
 llvm::Expected<Inputs> loadInputs(attn::AttentionSpecOpInterface op, ElementType type) {
   Inputs in;
+  if (llvm::Error err = loadModInputs(op, in.mods))
+    return std::move(err);
   int given = !qFile.empty() + !kFile.empty() + !vFile.empty();
   if (given == 3) {
     for (auto [file, tensor] : {std::pair{&qFile, &in.q}, {&kFile, &in.k}, {&vFile, &in.v}}) {
@@ -366,12 +398,12 @@ llvm::Expected<ReferenceResult> evaluate(attn::AttentionSpecOpInterface op, cons
     return evaluateWithLengths(op, in.q, in.k, in.v,
                                in.varlen.kvUsed.empty() ? in.varlen.kvLens : in.varlen.kvUsed,
                                in.varlen.qLens);
-  return evaluateReference(op, in.q, in.k, in.v, wantWeights);
+  return evaluateReference(op, in.q, in.k, in.v, wantWeights, 0, &in.mods);
 }
 
 llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in) {
-  if ((in.cache.pageSize >= 0 || in.varlen.active()) && callers > 1)
-    return error("--callers is not available for kernels with kv_cache or varlen yet");
+  if ((in.cache.pageSize >= 0 || in.varlen.active() || !in.mods.empty()) && callers > 1)
+    return error("--callers is not available for kernels with kv_cache, varlen or inputs yet");
   std::optional<ReferenceResult> ref;
   if (!noReference) {
     llvm::Expected<ReferenceResult> r = evaluate(op, in);
@@ -389,6 +421,7 @@ llvm::Error runCompiledMode(attn::AttentionSpecOpInterface op, const Inputs &in)
   options.hostParallelFor = hostParallelFor;
   options.kvCache = &in.cache;
   options.varlen = &in.varlen;
+  options.inputs = &in.mods;
   double pairs = ref ? double(ref->keptPairs) : keptPairsOfMask(op, in);
   llvm::Expected<CompiledOutputs> got = runCompiled(op, in.q, in.k, in.v, pairs, options);
   if (!got)
@@ -503,7 +536,7 @@ llvm::Error runTiledReferenceMode(ModuleOp module, attn::AttentionSpecOpInterfac
     return flash.takeError();
   auto start = std::chrono::steady_clock::now();
   llvm::Expected<ReferenceResult> result =
-      evaluateFlash(*flash, in.q, in.k, in.v);
+      evaluateFlash(*flash, in.q, in.k, in.v, &in.mods);
   if (!result)
     return result.takeError();
   double seconds = std::chrono::duration<double>(

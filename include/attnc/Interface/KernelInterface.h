@@ -54,6 +54,13 @@ struct KernelInterface {
   int32_t numViews() const;
 };
 
+/// A tensor a kernel's mods read (a spec's `inputs` entry): its dims as the
+/// descriptor spells them ("batch,2*seq_kv-1").
+struct ModInputFact {
+  std::string name, dims;
+  int32_t dtypeCode = 0, dtypeBits = 0;
+};
+
 /// The facts of an attention kernel (attn.flash) that its interface depends on.
 struct AttentionFacts {
   int64_t heads = 1, kvHeads = 1, headDim = 1, blockQ = 1;
@@ -67,7 +74,13 @@ struct AttentionFacts {
   bool pagesHeadMajor = false;       // pages [num_pages, kv_heads, page_size, head_dim]
   int64_t kvHeadsPerItem = 1;        // decode: KV heads one work item computes
   bool varlen = false;               // packed sequences delimited by cu_seqlens
+  std::vector<ModInputFact> inputs;  // tensors the mods read (prefill kernels)
 };
+
+/// Where a prefill kernel with mod inputs finds batch in params (`outputs`
+/// as in AttentionFacts); each input's strides, one per dim, follow it in
+/// the inputs' order.
+int32_t modInputBatchParam(int32_t outputs);
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs
 /// bit 1) lse and (bit 2) weights as arguments 0-5 (5 arguments without
@@ -84,6 +97,8 @@ struct AttentionFacts {
 /// head_dim], lse [heads, total_q], and int32 cu_seqlens_q and cu_seqlens_kv
 /// [batch + 1] follow the outputs (arguments 5 and 6, or 4 and 5 without lse);
 /// seq_q and seq_kv are the longest sequence's lengths, from the offsets.
+/// A prefill kernel's mod inputs follow its outputs as arguments, in any
+/// strides; batch and their strides are passed (modInputBatchParam).
 KernelInterface attentionInterface(const AttentionFacts &facts);
 
 /// An interface laid out as the C structs the runtime reads, valid while

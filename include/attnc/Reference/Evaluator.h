@@ -18,6 +18,7 @@
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Reference/HostTensor.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 namespace attnc {
@@ -48,6 +49,20 @@ llvm::Error checkFitsInMemory(mlir::attn::AttentionSpecOpInterface op,
 
 /// (batch, head, query tile, KV tile) visits of a tiled evaluation, by the
 /// class the mask's tile rule gives them.
+/// The input tensors a spec's mods read (its `inputs`), by name: i32 or f32
+/// values in the shapes the spec's dims give for the call's sizes.
+using ModInputs = llvm::StringMap<HostTensor>;
+
+/// The shape input `decl` has for `size`.
+llvm::SmallVector<int64_t, 4> modInputShape(mlir::attn::AttentionSpecOpInterface op,
+                                            mlir::attn::ModInputAttr decl,
+                                            const ProblemSize &size);
+
+/// Checks that `inputs` holds each of the spec's inputs, of its type and
+/// shape for `size`, and nothing else.
+llvm::Error checkModInputs(mlir::attn::AttentionSpecOpInterface op, const ProblemSize &size,
+                           const ModInputs &inputs);
+
 struct TileCounts {
   int64_t full = 0, partial = 0, empty = 0;
   /// Tiles whose scores were computed; empty ones are skipped.
@@ -70,7 +85,8 @@ struct ReferenceResult {
 llvm::Expected<ReferenceResult>
 evaluateReference(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
                   const HostTensor &k, const HostTensor &v,
-                  bool wantWeights = false, int64_t firstBatch = 0);
+                  bool wantWeights = false, int64_t firstBatch = 0,
+                  const ModInputs *inputs = nullptr);
 
 /// Evaluates `op` tile by tile, block_q x block_kv, following the recurrence
 /// of its description: tiles classified by the mask's tile rule, empty tiles
@@ -80,7 +96,8 @@ evaluateReference(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
 llvm::Expected<ReferenceResult> evaluateFlash(mlir::attn::FlashOp op,
                                               const HostTensor &q,
                                               const HostTensor &k,
-                                              const HostTensor &v);
+                                              const HostTensor &v,
+                                              const ModInputs *inputs = nullptr);
 
 } // namespace attnc
 

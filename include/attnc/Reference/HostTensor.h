@@ -26,7 +26,9 @@
 
 namespace attnc {
 
-enum class ElementType { f32, f16, bf16 };
+/// Storage types: the kernels' float types, and i32 for the int32 inputs mods
+/// read (held exactly as doubles).
+enum class ElementType { f32, f16, bf16, i32 };
 
 /// "[2, 8, 128, 64]"
 std::string shapeString(llvm::ArrayRef<int64_t> shape);

@@ -16,6 +16,7 @@
 #define ATTNC_REFERENCE_KERNELCALL_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Reference/Evaluator.h"
 #include "attnc/Reference/HostTensor.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "llvm/Support/Error.h"
@@ -65,6 +66,10 @@ using WeightsEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTenso
 struct LoadedKernel {
   KernelEntryFn entry = nullptr;
   const char *(*lastError)() = nullptr;
+  /// Its descriptor and the runtime's array launch (attnc_rt_run), for calls
+  /// whose argument list no entry type above spells (mod inputs).
+  const attnc_kernel_desc *desc = nullptr;
+  int (*run)(const attnc_kernel_desc *, const DLTensor *const *, const attnc_options *) = nullptr;
   void *handle = nullptr; // the dlopen handle
 };
 
@@ -106,11 +111,12 @@ struct Varlen;
 struct KernelTensors {
   std::unique_ptr<DeviceTensor> q, k, v, out, lse, weights; // weights: when the spec has them
   std::unique_ptr<IndexTensor> kvLens, blockTable, cuQ, cuKv;
+  std::vector<std::unique_ptr<DeviceTensor>> modInputs; // in the spec's order
   bool wantLse = false;
 
   KernelTensors(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q, const HostTensor &k,
                 const HostTensor &v, const KvCache *cache = nullptr,
-                const Varlen *varlen = nullptr);
+                const Varlen *varlen = nullptr, const ModInputs *inputs = nullptr);
   /// Calls the kernel once; the error carries attnc_last_error's text.
   llvm::Error call(const LoadedKernel &kernel, int threads);
   double megabytes() const;

@@ -20,6 +20,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
+
 namespace attnc {
 
 /// A float (held in double) or an integer of any width (i1 included).
@@ -44,11 +46,19 @@ public:
   /// it yields. Fails, naming the op, on integer division by zero.
   llvm::Expected<Scalar> run(llvm::ArrayRef<Scalar> args);
 
+  /// What an attn.load reads: the input's name and the indices -> the
+  /// element, or an error (an index outside the input's shape).
+  using Loader =
+      std::function<llvm::Expected<Scalar>(llvm::StringRef, llvm::ArrayRef<int64_t>)>;
+  /// Without a loader, a body that loads fails.
+  void setLoader(Loader fn) { loader = std::move(fn); }
+
 private:
   llvm::Expected<Scalar> eval(mlir::Operation &op);
   const Scalar &get(mlir::Value value) { return values.find(value)->second; }
 
   mlir::Block &block;
+  Loader loader;
   llvm::DenseMap<mlir::Value, Scalar> values;
 };
 

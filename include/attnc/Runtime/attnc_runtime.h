@@ -48,8 +48,11 @@ extern "C" {
  * 7: dims may add a constant to a symbol ("batch+1"), and a bound may end in
  * ";steps<=S" (offsets such as cu_seqlens, whose largest step binds S).
  * 8: a bound may end in ";each<=steps(T)" (entry b at most T[b + 1] - T[b]:
- * the keys each packed sequence uses, kv_lens with varlen). */
-#define ATTNC_ABI_VERSION 8
+ * the keys each packed sequence uses, kv_lens with varlen).
+ * 9: dims may scale a symbol and add or take a constant ("2*seq_kv-1",
+ * tensors a mod reads); an item function's return of
+ * ATTNC_ITEM_INDEX_FAILURE + arg reports an index outside tensor arg. */
+#define ATTNC_ABI_VERSION 9
 
 typedef struct attnc_options {
   /* Threads working on the launch, the calling thread included; 0 (or less)
@@ -80,7 +83,9 @@ typedef enum attnc_status {
                              ATTNC_TARGET names no variant of the kernel */
   ATTNC_ERR_INDEX = 11    /* an entry of a lengths, index or offsets tensor
                              (kv_lens, block_table, cu_seqlens) outside its
-                             range, or offsets that decrease; nothing was read */
+                             range, or offsets that decrease (nothing was read);
+                             or a mod's load outside an input (nothing outside
+                             it was read; the outputs are partly written) */
 } attnc_status;
 
 /* The message of the last failed call on this thread; "" if none. */
@@ -230,7 +235,9 @@ enum attnc_symbol_flag {
 typedef struct attnc_tensor_desc {
   const char *name;     /* "q" */
   const char *dims;     /* symbol names, outermost first: "batch,heads,seq_q,head_dim";
-                           a name may add 1 to 64 ("batch+1": extent batch + 1) */
+                           a name may add 1 to 64 ("batch+1": extent batch + 1), and
+                           where an earlier tensor binds it, be scaled by 1 to 64 and
+                           lowered by 1 to 64 ("2*seq_kv-1"; an extent below 0 is 0) */
   const char *legend;   /* the dims as messages explain them ("bhsd: batch, heads, ...") */
   const char *about;    /* a clause that dtype messages add, or NULL */
   const char *strides;  /* the dims whose element strides are passed in params, in
@@ -247,7 +254,9 @@ typedef struct attnc_tensor_desc {
    * A 1-d tensor of offsets adds ";steps<=T": its entries do not decrease
    * and no two neighbours differ by more than T; a symbol T no dim binds
    * takes the largest difference ("<=total_q;steps<=seq_q": cu_seqlens_q,
-   * whose largest step is the longest sequence). */
+   * whose largest step is the longest sequence). "any": entries are data,
+   * not indices or lengths (an int32 tensor a mod reads, whose kernel checks
+   * each index it loads at), left unchecked. */
   const char *bound;
 } attnc_tensor_desc;
 
@@ -263,6 +272,10 @@ enum attnc_tensor_flag {
 };
 
 enum attnc_fill { ATTNC_FILL_ZERO = 0, ATTNC_FILL_NEG_INF = 1 };
+
+/* An item function's return for a mod's load outside tensor argument `arg`:
+ * ATTNC_ITEM_INDEX_FAILURE + arg (the launch returns ATTNC_ERR_INDEX). */
+#define ATTNC_ITEM_INDEX_FAILURE 16
 
 /* A work item's function: computes the item at `index` (one coordinate per
  * dimension of its phase's items) on flat views of every tensor argument (in

@@ -22,6 +22,7 @@
 #ifndef ATTNC_TRANSFORMS_MASKMODINTERVALS_H
 #define ATTNC_TRANSFORMS_MASKMODINTERVALS_H
 
+#include "attnc/Support/MaskRules.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Region.h"
 #include "llvm/ADT/DenseMap.h"
@@ -57,6 +58,16 @@ struct ValueBounds {
 bool boundMaskModValues(mlir::Region &maskMod, IndexRange b, IndexRange h, IndexRange q,
                         IndexRange kv, llvm::DenseMap<mlir::Value, ValueBounds> &bounds);
 
+/// What an attn.load reads over a box of indices (one inclusive [lo, hi]
+/// index pair per dim): bounds of the values (index, sign-extended) and
+/// whether every index of the box lies inside the input; a verdict counts
+/// only then (outside, the element path reports the error).
+struct LoadRange {
+  mlir::Value lo, hi, inside;
+};
+using LoadRangeFn = llvm::function_ref<LoadRange(
+    mlir::Operation *load, llvm::ArrayRef<std::pair<mlir::Value, mlir::Value>> box)>;
+
 /// Whether the kernels can classify tiles by `maskMod` at run time
 /// (emitMaskModVerdict): its ops are of the subset the emitter follows, and
 /// over the widest tile a kernel is called with (positions below 2^40) no
@@ -68,12 +79,27 @@ bool canEmitMaskModVerdict(mlir::Region &maskMod);
 /// or none, of the tile batch x [headLo, headHi] x [q0, q1) x [k0, k1)
 /// (index values; q1 > q0, k1 > k0). Both are false where seqQ or seqKv
 /// reach 2^40 (past what canEmitMaskModVerdict proved). The same transfer
-/// functions as classifyMaskModTile, emitted as index arithmetic.
+/// functions as classifyMaskModTile, emitted as index arithmetic; an
+/// attn.load's values come from `loadRange` (none given: any value, no
+/// verdict).
 std::pair<mlir::Value, mlir::Value>
 emitMaskModVerdict(mlir::OpBuilder &b, mlir::Location loc, mlir::Region &maskMod,
                    mlir::Value batch, mlir::Value headLo, mlir::Value headHi, mlir::Value q0,
                    mlir::Value q1, mlir::Value k0, mlir::Value k1, mlir::Value seqQ,
-                   mlir::Value seqKv);
+                   mlir::Value seqKv, LoadRangeFn loadRange = nullptr);
+
+/// (full, empty) of a kernel's tile: the mask attribute's class
+/// (emitTileClass) and, with a mask_mod the kernels classify
+/// (canEmitMaskModVerdict), its verdict over batch x [headLo, headHi] x the
+/// tile: keeps nothing, the tile is empty; keeps every pair, the attribute's
+/// class stands. Any other mask_mod makes each tile the attribute keeps
+/// partial (masked per element).
+std::pair<mlir::Value, mlir::Value>
+emitTileClassWithMaskMod(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *module,
+                         mlir::Attribute mask, mlir::Region &maskMod,
+                         const mask::TileBounds<mlir::Value> &tile, mlir::Value batch,
+                         mlir::Value headLo, mlir::Value headHi,
+                         LoadRangeFn loadRange = nullptr);
 
 } // namespace attnc
 

@@ -247,16 +247,8 @@ std::pair<Value, Value> DecodeKernelBuilder::splitTiles(Value split) {
 /// query tile and head).
 std::pair<Value, Value> DecodeKernelBuilder::classify(Value k0, Value cols) {
   TileBounds<Value> bounds{idx(0), seqQ, k0, add(k0, cols), seqQ, seqKv};
-  Region &maskMod = op.getMaskMod();
-  bool decided = !maskMod.empty() && attnc::canEmitMaskModVerdict(maskMod);
-  auto [full, empty] = emitTileClass(b, b.getLoc(), module, op.getMask(),
-                                     !maskMod.empty() && !decided, bounds);
-  if (!decided)
-    return {full, empty};
-  auto [always, never] =
-      attnc::emitMaskModVerdict(b, b.getLoc(), maskMod, batch, idx(0), idx(op.getHeads() - 1),
-                                idx(0), seqQ, k0, add(k0, cols), seqQ, seqKv);
-  return {arith::AndIOp::create(b, full, always), arith::OrIOp::create(b, empty, never)};
+  return attnc::emitTileClassWithMaskMod(b, b.getLoc(), module, op.getMask(), op.getMaskMod(),
+                                         bounds, batch, idx(0), idx(op.getHeads() - 1));
 }
 
 /// KF / VF rows j < cols = k / v rows k0 + j in f32 (f16 kernels, and bf16

@@ -67,16 +67,11 @@ std::pair<Value, Value> FlashKernelBuilder::classifyKvTile(Value kTile) {
   Value k0 = mul(kTile, idx(blockKv));
   Value cols = minIdx(idx(blockKv), arith::SubIOp::create(b, seqKv, k0));
   TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
-  Region &maskMod = op.getMaskMod();
-  bool decided = !maskMod.empty() && attnc::canEmitMaskModVerdict(maskMod);
-  auto [full, empty] = emitTileClass(b, b.getLoc(), module, op.getMask(),
-                                     !maskMod.empty() && !decided, bounds);
-  if (!decided)
-    return {full, empty};
-  auto [always, never] = attnc::emitMaskModVerdict(b, b.getLoc(), maskMod, batch, head, head,
-                                                   q0, add(q0, rows), k0, add(k0, cols), seqQ,
-                                                   seqKv);
-  return {arith::AndIOp::create(b, full, always), arith::OrIOp::create(b, empty, never)};
+  auto loadRange = [&](Operation *load, ArrayRef<std::pair<Value, Value>> box) {
+    return modInputs.range(b, b.getLoc(), cast<LoadOp>(load), box);
+  };
+  return attnc::emitTileClassWithMaskMod(b, b.getLoc(), module, op.getMask(),
+                                         op.getMaskMod(), bounds, batch, head, head, loadRange);
 }
 
 /// The first KV tile in [from, end) that the mask does not skip, or end.
@@ -297,9 +292,14 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   if (weights)
     weightsBuf = args[5];
   bool kvLens = varlen && op.getPageSize();
-  unsigned first = weights ? 6 : varlen ? (kvLens ? 8 : 7) : 5;
+  // Mod inputs follow the outputs (prefill kernels only: the verifier says so).
+  unsigned firstInput = weights ? 6 : varlen ? (kvLens ? 8 : 7) : 5;
+  ArrayAttr inputs = op.getInputsAttr();
+  unsigned first = firstInput + (inputs ? inputs.size() : 0);
   params = args[first], batch = args[first + 1], head = args[first + 2];
   Value qTile = args[first + 3];
+  modInputs = ModInputViews(b, b.getLoc(), op, args.slice(firstInput, first - firstInput),
+                            params, int32_t(firstInput));
   kvHead = arith::DivUIOp::create(b, head, idx(op.getHeads() / op.getKvHeads()));
   readAttentionParams();
   if (varlen)
@@ -435,6 +435,9 @@ mlir::attn::buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &config) {
     args.push_back(elemBuf);
   if (op.getVarlen()) // cu_seqlens_q, cu_seqlens_kv, and with kv_cache = lengths kv_lens
     args.append(op.getPageSize() ? 3 : 2, MemRefType::get({ShapedType::kDynamic}, b.getI32Type()));
+  if (ArrayAttr inputs = op.getInputsAttr())
+    for (auto input : inputs.getAsRange<ModInputAttr>())
+      args.push_back(MemRefType::get({ShapedType::kDynamic}, input.getElementType()));
   args.append({i64Buf, index, index, index});
   auto type = FunctionType::get(ctx, args, {b.getI32Type()});
   auto func = func::FuncOp::create(b, name, type);

@@ -18,6 +18,7 @@
 #define ATTNC_LIB_CONVERSION_ATTNTOCPU_FLASHKERNELBUILDER_H
 
 #include "LoopBuilder.h"
+#include "ModInputLoad.h"
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
 #include "attnc/Support/RegisterBlocks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -176,6 +177,7 @@ private:
   ModuleOp module;
   // Function arguments and values shared by the pieces.
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, weightsBuf, batch, head, kvHead;
+  ModInputViews modInputs; // the tensors the mods read
   Value q0, rows;
   Strides weightsS;
   Value QT, ST, Acc, M, L, ALPHA, status;

@@ -182,12 +182,23 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols, bool fused) {
 /// A score_mod / mask_mod body inlined; a zero divisor sets the function's
 /// status to 1 (the runtime reports it) and divides by 1.
 Value FlashKernelBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
-  return attn::inlineMod(b, b.getLoc(), region, args, [&](Value isZero) {
+  auto onZero = [&](Value isZero) {
     ifThen(isZero, [&] {
       memref::StoreOp::create(b, arith::ConstantIntOp::create(b, 1, 32), status,
                               ValueRange{idx(0)});
     });
-  });
+  };
+  // A load outside its input reads nothing and sets the status to the code
+  // that names the input.
+  auto load = [&](Operation *op, ArrayRef<Value> indices) {
+    return modInputs.load(b, b.getLoc(), cast<LoadOp>(op), indices,
+                          [&](OpBuilder &nb, int32_t code) {
+                            memref::StoreOp::create(
+                                nb, b.getLoc(), arith::ConstantIntOp::create(nb, b.getLoc(), code, 32),
+                                status, ValueRange{idx(0)});
+                          });
+  };
+  return attn::inlineMod(b, b.getLoc(), region, args, onZero, load);
 }
 
 /// Partial or edge tiles of a window mask (causal, sliding windows and their

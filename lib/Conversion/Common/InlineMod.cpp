@@ -9,16 +9,26 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
 Value mlir::attn::inlineMod(OpBuilder &b, Location loc, Region &region, ArrayRef<Value> args,
-                            llvm::function_ref<void(Value)> onZeroDivisor) {
+                            llvm::function_ref<void(Value)> onZeroDivisor, ModLoadFn load) {
   IRMapping map;
   Block &block = region.front();
   for (auto [arg, value] : llvm::zip(block.getArguments(), args))
     map.map(arg, value);
   for (Operation &inner : block.without_terminator()) {
+    if (inner.getName().getStringRef() == "attn.load") {
+      if (!load) // the backend refused inputs before it got here
+        llvm::report_fatal_error("attn.load in a mod body this backend does not lower");
+      SmallVector<Value> indices;
+      for (Value index : inner.getOperands())
+        indices.push_back(map.lookup(index));
+      map.map(inner.getResult(0), load(&inner, indices));
+      continue;
+    }
     if (!isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
              arith::FloorDivSIOp, arith::CeilDivSIOp>(inner)) {
       b.clone(inner, map);

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Dialect/Attn/ModInputs.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -74,10 +75,10 @@ LogicalResult KernelOp::verify() {
 namespace {
 constexpr StringLiteral kParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits, kv_cache, varlen";
+    "outputs, num_splits, kv_cache, varlen, inputs";
 constexpr StringLiteral kFlashParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits, kv_cache, varlen, block_q, block_kv";
+    "outputs, num_splits, kv_cache, varlen, inputs, block_q, block_kv";
 
 /// The tile sizes only attn.flash has; a no-op for attn.attention.
 template <typename Props>
@@ -142,6 +143,8 @@ public:
       return parseKvCache();
     if (name == "varlen")
       return parseVarlen();
+    if (name == "inputs")
+      return parseModInputs(parser, props.inputs);
     bool handled;
     ParseResult tile = parseTileSize(
         props, name, [&](IntegerAttr &attr) { return parseI64(attr); }, handled);
@@ -351,6 +354,10 @@ void printSpecParameters(OpAsmPrinter &p, AttentionSpecOpInterface op,
   }
   if (op.getVarlen())
     p << ", varlen = cu_seqlens";
+  if (ArrayAttr inputs = op.getInputsAttr()) {
+    p << ", inputs = ";
+    printModInputs(p, inputs);
+  }
 }
 
 void printModRegions(OpAsmPrinter &p, AttentionSpecOpInterface op) {
@@ -477,9 +484,9 @@ template <typename OpT> LogicalResult verifySpec(OpT op) {
     return op.emitOpError("outputs must name at least one of out, lse, weights");
   if (failed(op.verifySequenceBounds()))
     return failure();
-  if (failed(verifyDecode(op)))
+  if (failed(verifyDecode(op)) || failed(verifyVarlen(op)))
     return failure();
-  return verifyVarlen(op);
+  return verifyModInputs(op);
 }
 
 /// max_seq, and everything that needs a bound on the sequence lengths.
@@ -545,7 +552,8 @@ bool mlir::attn::isModRegionOp(Operation *op) {
       arith::MaxUIOp, arith::MinUIOp, arith::CmpIOp, math::AbsIOp,
       arith::SelectOp, arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
       arith::ExtUIOp, arith::TruncIOp, arith::SIToFPOp, arith::UIToFPOp,
-      arith::FPToSIOp, arith::FPToUIOp, arith::ExtFOp, arith::TruncFOp
+      arith::FPToSIOp, arith::FPToUIOp, arith::ExtFOp, arith::TruncFOp,
+      LoadOp
       // clang-format on
       >(op);
 }

@@ -44,7 +44,7 @@
 // int32, one int64, five pointers.
 // CHECK: llvm.mlir.global internal constant @k_desc() {{.*}} : !llvm.struct<"attnc_kernel_desc", (i32, i32, i32, i32, i32, i32, i32, i32, i64, ptr, ptr, ptr, ptr, ptr)>
 // abi_version = ATTNC_ABI_VERSION, device_type = kDLCPU
-// CHECK: llvm.mlir.constant(8 : i32)
+// CHECK: llvm.mlir.constant(9 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[0]
 // CHECK-NEXT: llvm.mlir.constant(1 : i32)
 // CHECK-NEXT: llvm.insertvalue %{{.*}}[1]

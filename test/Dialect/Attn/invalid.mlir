@@ -475,7 +475,7 @@ attn.kernel @flash_bad_gqa {
 // -----
 
 attn.kernel @flash_unknown_parameter {
-  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, kv_cache, varlen, block_q, block_kv}}
+  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, kv_cache, varlen, inputs, block_q, block_kv}}
   attn.flash {num_heads = 2, block_d = 4}
 }
 
@@ -590,4 +590,127 @@ attn.kernel @varlen_paged {
 attn.kernel @varlen_weights {
   // expected-error @below {{output 'weights' is not computed for packed sequences (varlen); drop one of them}}
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full, max_seq = [64, 64], outputs = [out, weights], varlen = cu_seqlens}
+}
+
+// -----
+
+attn.kernel @input_constant_index_outside {
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [slopes: f32 [heads]]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %c4 = arith.constant 4 : index
+      // expected-error @below {{'attn.load' op index 4 of dim 0 lies outside 'slopes' (dim 0 is heads = 4)}}
+      %x = attn.load @slopes[%c4] : f32
+      attn.yield %x : f32
+    }
+}
+
+// -----
+
+attn.kernel @input_negative_index {
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [ids: i32 [batch, seq_kv]]}
+    mask_mod {
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %m = arith.constant -1 : index
+      // expected-error @below {{'attn.load' op index -1 of dim 1 lies outside 'ids' (dim 1 is seq_kv)}}
+      %x = attn.load @ids[%b, %m] : i32
+      %t = arith.constant true
+      attn.yield %t : i1
+    }
+}
+
+// -----
+
+attn.kernel @input_undeclared {
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [slopes: f32 [heads]]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      // expected-error @below {{'attn.load' op reads 'slope', which the spec's inputs do not declare}}
+      %x = attn.load @slope[%h] : f32
+      attn.yield %x : f32
+    }
+}
+
+// -----
+
+attn.kernel @input_rank {
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [x: f32 [seq_q]]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      // expected-error @below {{'attn.load' op reads 'x' with 2 indices; it has 1 dims}}
+      %x = attn.load @x[%q, %kv] : f32
+      attn.yield %x : f32
+    }
+}
+
+// -----
+
+attn.kernel @input_type {
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [x: i32 [seq_q]]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      // expected-error @below {{'attn.load' op yields 'f32' but 'x' holds 'i32'}}
+      %x = attn.load @x[%q] : f32
+      attn.yield %x : f32
+    }
+}
+
+// -----
+
+attn.kernel @input_reserved_name {
+  // expected-error @below {{input name 'lse' must be a C identifier other than the kernel's own tensors (q, k, v, out, lse, weights, ...)}}
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [lse: f32 [heads]]}
+}
+
+// -----
+
+attn.kernel @input_twice {
+  // expected-error @below {{input 'x' is declared twice}}
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [x: f32 [heads], x: f32 [seq_q]]}
+}
+
+// -----
+
+attn.kernel @input_element_type {
+  // expected-error @below {{input 'x' has type 'i64'; inputs are i32 or f32}}
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [x: i64 [seq_q]]}
+}
+
+// -----
+
+attn.kernel @input_dim_symbol {
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  // expected-error @below {{input dim names 'seq', not one of batch, heads, kv_heads, seq_q, seq_kv, head_dim}}
+                  outputs = [out], inputs = [x: f32 [3 * seq]]}
+}
+
+// -----
+
+attn.kernel @input_dim_factor {
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  // expected-error @below {{input dim multiplies by 65; the factor must be 1 to 64}}
+                  outputs = [out], inputs = [x: f32 [65 * seq_q]]}
+}
+
+// -----
+
+attn.kernel @input_generic_dim {
+  // expected-error @below {{input 'x' has dim "seq_q+0"; a dim is [S*]symbol[+C|-C] over batch, heads, kv_heads, seq_q, seq_kv, head_dim}}
+  "attn.attention"() <{num_heads = 4 : i64, head_dim = 64 : i64, dtype = f32, layout = 0 : i32, mask = #attn.full, outputs = 1 : i32, inputs = [#attn.input<"x", f32, ["seq_q+0"]>]}> ({}, {}) : () -> ()
+}
+
+// -----
+
+attn.kernel @input_decode {
+  // expected-error @below {{inputs (tensors the mods read) are built for prefill kernels only so far, not with num_splits or varlen}}
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], num_splits = 0, inputs = [x: f32 [heads]]}
 }

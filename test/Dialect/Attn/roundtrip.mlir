@@ -224,3 +224,24 @@ attn.kernel @varlen {
   attn.attention {varlen = cu_seqlens, num_heads = 8, head_dim = 64, dtype = bf16, layout = bshd,
                   mask = #attn.causal<bottom_right>, outputs = [out, lse]}
 }
+
+// Inputs the mods read: dims as the spec writes them, attn.load in a body.
+// CHECK-LABEL: attn.kernel @mod_inputs
+// CHECK: inputs = [document_id: i32 [batch, seq_kv], bias: f32 [heads, 2 * seq_kv - 1], slopes: f32 [heads], prefix: i32 [batch], table: f32 [seq_q + 3]]}
+// CHECK: %{{.*}} = attn.load @document_id[%{{.*}}, %{{.*}}] : i32
+// GENERIC-LABEL: "attn.kernel"() <{sym_name = "mod_inputs"}>
+// GENERIC: inputs = [#attn.input<"document_id", i32, ["batch", "seq_kv"]>, #attn.input<"bias", f32, ["heads", "2*seq_kv-1"]>
+// GENERIC: "attn.load"(%{{.*}}, %{{.*}}) <{input = @document_id}> : (index, index) -> i32
+attn.kernel @mod_inputs {
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out],
+                  inputs = [document_id: i32 [batch, seq_kv], bias: f32 [heads, 2*seq_kv-1],
+                            slopes: f32 [heads], prefix: i32 [batch], table: f32 [1 * seq_q + 3]]}
+    mask_mod {
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %dq = attn.load @document_id[%b, %q] : i32
+      %dk = attn.load @document_id[%b, %kv] : i32
+      %same = arith.cmpi eq, %dq, %dk : i32
+      attn.yield %same : i1
+    }
+}

@@ -8,7 +8,7 @@ benchmarks/gpu/run.py) use these structures too.
 """
 import ctypes
 
-ABI_VERSION = 8  # ATTNC_ABI_VERSION this package reads
+ABI_VERSION = 9  # ATTNC_ABI_VERSION this package reads
 DESCRIBE_PREFIX = "attnc_describe_"  # ATTNC_DESCRIBE_PREFIX
 
 K_DL_CPU, K_DL_CUDA = 1, 2  # DLDeviceType

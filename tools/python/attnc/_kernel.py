@@ -2,6 +2,7 @@
 import ctypes
 import functools
 import inspect
+import re
 import sys
 from typing import Any, Callable
 
@@ -33,12 +34,18 @@ def _text(raw):
 
 
 def _dims(text):
-    """"batch+1,heads" -> [("batch", 1), ("heads", 0)]."""
+    """"batch+1,heads,2*seq_kv-1" -> [("batch", 1, 1), ("heads", 1, 0), ("seq_kv", 2, -1)]:
+    (symbol, scale, constant) per dim."""
     dims = []
     for item in filter(None, text.split(",")):
-        name, _, add = item.partition("+")
-        dims.append((name, int(add) if add else 0))
+        scale, _, rest = item.rpartition("*")
+        name, add = re.match(r"([^+-]*)([+-]\d+)?$", rest).groups()
+        dims.append((name, int(scale) if scale else 1, int(add) if add else 0))
     return dims
+
+
+def _dim_text(name, scale, add):
+    return ("%d*" % scale if scale != 1 else "") + name + ("%+d" % add if add else "")
 
 
 class TensorSpec:
@@ -56,7 +63,7 @@ class TensorSpec:
         self.bound = _text(desc.bound)
 
     def shape_text(self):
-        return "[%s]" % ", ".join(n + ("+%d" % a if a else "") for n, a in self.dims)
+        return "[%s]" % ", ".join(_dim_text(*d) for d in self.dims)
 
     def __repr__(self):
         return "%s: %s %s" % (self.name, self.dtype, self.shape_text())
@@ -140,13 +147,16 @@ class Kernel:
             shape = getattr(given.get(spec.name), "shape", None)
             if shape is None or len(shape) != len(spec.dims):
                 continue  # the runtime reports it
-            for (name, add), n in zip(spec.dims, shape):
-                sizes.setdefault(name, n - add)  # n may be symbolic (torch.compile's fakes)
+            for (name, scale, add), n in zip(spec.dims, shape):
+                if scale == 1 and add >= 0:  # only plain dims bind (as in the runtime)
+                    sizes.setdefault(name, n - add)  # n may be symbolic (torch.compile's fakes)
         return sizes
 
     def output_shape(self, spec, sizes):
         try:
-            return tuple(sizes[name] + add for name, add in spec.dims)
+            # Outputs have plain dims; no max() on a torch.compile fake that needs none.
+            return tuple(sizes[name] + add if scale == 1 and add >= 0
+                         else max(0, scale * sizes[name] + add) for name, scale, add in spec.dims)
         except KeyError as missing:
             raise AttncError(4, "%s: cannot size output %s %s: no input binds %s; pass %s=..."
                              % (self.name, spec.name, spec.shape_text(), missing, spec.name))
