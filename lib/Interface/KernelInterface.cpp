@@ -172,6 +172,17 @@ void addVarlenLengths(KernelInterface &in) {
 void addModInputs(KernelInterface &in, const AttentionFacts &f) {
   in.symbols.front().param = in.numParams++; // batch
   for (const ModInputFact &m : f.inputs) {
+    // A constant dim ("257") is a fixed symbol of that name.
+    for (size_t at = 0; at < m.dims.size();) {
+      size_t end = std::min(m.dims.find(',', at), m.dims.size());
+      std::string dim = m.dims.substr(at, end - at);
+      bool constant = !dim.empty() && dim.find_first_not_of("0123456789") == std::string::npos;
+      bool known = std::any_of(in.symbols.begin(), in.symbols.end(),
+                               [&](const SymbolSpec &s) { return s.name == dim; });
+      if (constant && !known)
+        in.symbols.push_back({dim, std::stoll(dim)});
+      at = end + 1;
+    }
     std::string legend = m.dims;
     for (size_t at = legend.find(','); at != std::string::npos; at = legend.find(',', at + 2))
       legend.replace(at, 1, ", ");

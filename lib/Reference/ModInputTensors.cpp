@@ -25,7 +25,7 @@ llvm::SmallVector<int64_t, 4> attnc::modInputShape(AttentionSpecOpInterface op,
   llvm::SmallVector<int64_t, 4> shape;
   for (llvm::StringRef text : decl.getDims().getAsValueRange<mlir::StringAttr>()) {
     DimExpr d = *parseDimExpr(text); // verified
-    shape.push_back(d.extent(symbolValue(op, d.symbol, size)));
+    shape.push_back(d.isConstant() ? d.offset : d.extent(symbolValue(op, d.symbol, size)));
   }
   return shape;
 }

@@ -166,12 +166,14 @@ public:
   void set(Value v, Bounds r) { ranges[v] = r; }
   Bounds eval(Operation &op);
   bool mayTrap = false;
-  /// The body reads an input: its values, and whether the tile's indices
-  /// lie inside it, are the launch's (decided in the kernel, not here).
+  /// The body reads an input whose values this analysis was not given: its
+  /// values, and whether the tile's indices lie inside it, are the launch's.
   bool loads = false;
+  const LoadValuesFn *loadValues = nullptr;
 
 private:
   static Bounds castValue(Operation &op, const Bounds &a, unsigned from, unsigned to);
+  Bounds loaded(mlir::attn::LoadOp load, unsigned w);
   Bounds divide(Operation &op, const Bounds &a, const Bounds &b, unsigned w);
   llvm::DenseMap<Value, Bounds> ranges;
 };
@@ -195,6 +197,31 @@ Bounds Analysis::divide(Operation &op, const Bounds &a, const Bounds &b, unsigne
   return corners(a, b, w, [](Wide x, Wide y) { return x / y; });
 }
 
+/// What a load reads over the box of its indices' bounds: from the inputs'
+/// values where given (a box that leaves the input fails there: may trap),
+/// else any value of its type.
+Bounds Analysis::loaded(mlir::attn::LoadOp load, unsigned w) {
+  llvm::SmallVector<IndexRange, 4> box;
+  for (Value index : load.getIndices()) {
+    Bounds r = get(index);
+    if (r.any) {
+      mayTrap = true; // an index of any value may leave the input
+      return Bounds::of(minOf(w), maxOf(w));
+    }
+    box.push_back({int64_t(r.lo), int64_t(r.hi)});
+  }
+  if (!loadValues || !load.getType().isIntOrIndex()) {
+    loads = true;
+    return load.getType().isIntOrIndex() ? Bounds::of(minOf(w), maxOf(w)) : Bounds::top();
+  }
+  std::optional<IndexRange> values = (*loadValues)(load.getInput(), box);
+  if (!values) {
+    mayTrap = true;
+    return Bounds::of(minOf(w), maxOf(w));
+  }
+  return Bounds::of(values->lo, values->hi);
+}
+
 /// index_cast, extsi and trunci keep the signed value where it fits;
 /// index_castui and extui read it as unsigned; an i1 held as 0 / 1 is -1 / 0
 /// signed.
@@ -215,16 +242,14 @@ Bounds Analysis::castValue(Operation &op, const Bounds &a, unsigned from, unsign
 
 Bounds Analysis::eval(Operation &op) {
   Type type = op.getResult(0).getType();
+  if (auto load = dyn_cast<mlir::attn::LoadOp>(op))
+    return loaded(load, type.isIntOrIndex() ? widthOf(type) : 64);
   if (!type.isIntOrIndex()) {
     if (isa<arith::FPToSIOp, arith::FPToUIOp>(op))
       mayTrap = true;
     return Bounds::top();
   }
   unsigned w = widthOf(type);
-  if (isa<mlir::attn::LoadOp>(op)) { // any value of its type
-    loads = true;
-    return Bounds::of(minOf(w), maxOf(w));
-  }
   auto in = [&](unsigned i) { return get(op.getOperand(i)); };
   auto operandWidth = [&]() { return widthOf(op.getOperand(0).getType()); };
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
@@ -315,8 +340,10 @@ static void analyze(Analysis &analysis, Region &maskMod, IndexRange b, IndexRang
 }
 
 TileVerdict attnc::classifyMaskModTile(Region &maskMod, IndexRange b, IndexRange h,
-                                       IndexRange q, IndexRange kv) {
+                                       IndexRange q, IndexRange kv,
+                                       const LoadValuesFn &loadValues) {
   Analysis analysis;
+  analysis.loadValues = loadValues ? &loadValues : nullptr;
   analyze(analysis, maskMod, b, h, q, kv);
   Bounds kept = analysis.get(maskMod.front().getTerminator()->getOperand(0));
   if (analysis.mayTrap || analysis.loads || kept.any || !kept.exact())

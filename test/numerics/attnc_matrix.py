@@ -6,6 +6,7 @@ mask_mod by name; spec_text() turns it into attn dialect text.
 """
 import json
 import os
+import zlib
 
 MATRIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "matrix.json")
 
@@ -45,6 +46,32 @@ SCORE_MODS = {
       %sin = math.sin %x : f32
       %bias = arith.mulf %sin, %amp : f32
       %r = arith.addf %s, %bias : f32""",
+    # mod_inputs.json: mods that read the case's input tensors (INPUTS).
+    # ALiBi with the slopes from a tensor: score + slopes[h] * (kv - q).
+    "alibi_slopes": """
+      %slope = attn.load @slopes[%h] : f32
+      %qi = arith.index_cast %q : index to i64
+      %ki = arith.index_cast %kv : index to i64
+      %d = arith.subi %ki, %qi : i64
+      %df = arith.sitofp %d : i64 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %r = arith.addf %s, %bias : f32""",
+    # A learned relative-position bias: score + bias[h, clamp(kv - q, -128, 128) + 128].
+    "relative_table": """
+      %lo = arith.constant -128 : index
+      %hi = arith.constant 128 : index
+      %d = arith.subi %kv, %q : index
+      %c = arith.maxsi %d, %lo : index
+      %e = arith.minsi %c, %hi : index
+      %at = arith.addi %e, %hi : index
+      %bias = attn.load @bias[%h, %at] : f32
+      %r = arith.addf %s, %bias : f32""",
+    # Soft-capping with a cap per head: cap[h] * tanh(score / cap[h]).
+    "softcap_heads": """
+      %cap = attn.load @cap[%h] : f32
+      %x = arith.divf %s, %cap : f32
+      %t = math.tanh %x : f32
+      %r = arith.mulf %t, %cap : f32""",
 }
 
 
@@ -127,6 +154,65 @@ MASK_MODS = {
 }
 
 
+# mask_mods that read input tensors (mod_inputs.json), each defining %keep.
+MASK_MODS.update({
+    # Packed documents of any lengths: attend within your own document only.
+    "document_ids": """
+      %dq = attn.load @document_id[%b, %q] : i32
+      %dk = attn.load @document_id[%b, %kv] : i32
+      %keep = arith.cmpi eq, %dq, %dk : i32""",
+    # Prefix-LM with a prefix length per sequence: the first prefix[b] keys for everyone,
+    # causal after.
+    "prefix_lengths": """
+      %n32 = attn.load @prefix[%b] : i32
+      %n = arith.index_cast %n32 : i32 to index
+      %in = arith.cmpi slt, %kv, %n : index
+      %causal = arith.cmpi sge, %q, %kv : index
+      %keep = arith.ori %in, %causal : i1""",
+})
+
+
+def _document_ids(case, rng):
+    """[batch, seq_kv] document ids: case["documents"] documents of random lengths per
+    sequence (at least one token each), numbered from 0."""
+    seq, docs = case["seq_kv"], case.get("documents", 4)
+    ids = []
+    for _ in range(case["batch"]):
+        cuts = sorted(rng.choice(range(1, seq), size=docs - 1, replace=False).tolist())
+        ids.append([sum(t >= c for c in cuts) for t in range(seq)])
+    return ids
+
+
+# Tensors mods read (a case's "mod_inputs"), by name: the spec's declaration, the NumPy dtype
+# and a maker of the values from the case and a NumPy Generator seeded by the case's name.
+INPUTS = {
+    "document_id": ("document_id: i32 [batch, seq_kv]", "int32", _document_ids),
+    "prefix": ("prefix: i32 [batch]", "int32",
+               lambda case, rng: rng.integers(0, case["seq_kv"] + 1, case["batch"])),
+    "slopes": ("slopes: f32 [heads]", "float32",
+               lambda case, rng: [2.0 ** (-8.0 * (h + 1) / case["heads"])
+                                  for h in range(case["heads"])]),
+    "bias": ("bias: f32 [heads, 257]", "float32",
+             lambda case, rng: rng.uniform(-1, 1, (case["heads"], 257))),
+    "cap": ("cap: f32 [heads]", "float32",
+            lambda case, rng: rng.uniform(2, 10, case["heads"])),
+}
+
+
+def write_inputs(case, directory):
+    """Writes the case's input tensors as DIRECTORY/input_NAME.npy: [(name, path)]."""
+    import numpy as np  # only cases with inputs need NumPy
+    rng = np.random.default_rng(zlib.crc32(case["name"].split("_as_")[0].encode()))
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    for name in case.get("mod_inputs", []):
+        _, dtype, make = INPUTS[name]
+        path = os.path.join(directory, "input_%s.npy" % name)
+        np.save(path, np.asarray(make(case, rng), dtype=dtype))
+        written.append((name, path))
+    return written
+
+
 def load(path=MATRIX):
     with open(path) as f:
         return json.load(f)
@@ -181,6 +267,8 @@ def spec_text(case):
         params.append("kv_cache = %s" % case["kv_cache"])
     if case.get("varlen"):
         params.append("varlen = cu_seqlens")
+    if case.get("mod_inputs"):
+        params.append("inputs = [%s]" % ", ".join(INPUTS[n][0] for n in case["mod_inputs"]))
     text = "attn.kernel @%s {\n  attn.attention {%s}\n" % (case["name"], ", ".join(params))
     if case.get("score_mod"):
         body = SCORE_MODS[case["score_mod"]].format(

@@ -88,6 +88,8 @@ def run_one(args, case, directory, spec, so, tol):
         size += ["--kv-lens", case["kv_lens"]]
     if "seq_lens" in case:
         size += ["--seq-lens", case["seq_lens"]]
+    for name, path in attnc_matrix.write_inputs(case, directory):
+        size += ["--input", "%s=%s" % (name, path)]
     tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
     if args.runner in ("cross", "device"):
         # attnc-run writes the inputs and the reference; the kernel runs in another process.

@@ -73,13 +73,14 @@ def cross_runtime(cxx, work, includes):
 
 def entry_tensors(case):
     """How many DLTensors a case's kernel entry takes: q, k, v, out, lse, then kv_lens and a
-    block table (kv_cache), or the two offsets (varlen) and with kv_cache = lengths kv_lens."""
+    block table (kv_cache), or the two offsets (varlen) and with kv_cache = lengths kv_lens,
+    or the tensors the mods read (inputs)."""
     cache = case.get("kv_cache")
     if case.get("varlen"):
         return 8 if cache else 7
     if cache and cache != "lengths":
         return 7
-    return 6 if cache else 5
+    return (6 if cache else 5) + len(case.get("mod_inputs", []))
 
 
 def link_runner(cxx, work, halide_include, kernels, runner):
@@ -144,6 +145,8 @@ def entry_arguments(case, directory, q, k, v, lse):
             k, v = (to_pages(a, lengths, int(form[0]), case["layout"],
                              form[-1].strip() == "hnd") for a in (k, v))
             extra.append(("block_table", np.array(lengths["block_table"], np.int32), "in"))
+    for name in case.get("mod_inputs", []):  # what the mods read (attnc_matrix.write_inputs)
+        extra.append((name, np.load(os.path.join(directory, "input_%s.npy" % name)), "in"))
     return ([("q", q, "in"), ("k", k, "in"), ("v", v, "in"),
              ("out", np.zeros(out_shape, q.dtype), "out"),
              ("lse", np.zeros(lse_shape, np.float32), "out" if lse else "null")] + extra,

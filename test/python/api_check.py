@@ -6,6 +6,8 @@
 - outputs allocated, or written in place through out= (a strided view of a larger buffer);
   read-only and strided inputs (NumPy exports no read-only array through DLPack);
 - a packed varlen kernel with its int32 offsets and kv_lens passed by name;
+- a kernel whose mods read input tensors (document ids, a bias table of 2 * seq_kv - 1
+  columns) after q, k, v, against NumPy, and a table of the wrong shape;
 - every error as an exception: AttncError with the runtime's code and message (shape, dtype,
   offsets, aliasing outputs, a tensor on another device), TypeError for Python-side mistakes, CompileError with attnc's diagnostic;
 - help(): the signature and the tensors from the kernel's descriptor;
@@ -37,6 +39,24 @@ attn.kernel @packed {
   attn.attention {num_heads = 2, num_kv_heads = 1, head_dim = 32, dtype = f32, layout = bshd,
                   mask = #attn.causal<bottom_right>, outputs = [out, lse],
                   varlen = cu_seqlens, kv_cache = lengths}
+}
+attn.kernel @tables {
+  attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bhsd, mask = #attn.full,
+                  outputs = [out], inputs = [document_id: i32 [batch, seq_kv],
+                                             bias: f32 [heads, 2 * seq_kv - 1]]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %x = attn.load @bias[%h, %kv] : f32
+      %r = arith.addf %s, %x : f32
+      attn.yield %r : f32
+    }
+    mask_mod {
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %dq = attn.load @document_id[%b, %q] : i32
+      %dk = attn.load @document_id[%b, %kv] : i32
+      %keep = arith.cmpi eq, %dq, %dk : i32
+      attn.yield %keep : i1
+    }
 }
 """
 RTOL, ATOL = 2e-5, 2e-6
@@ -183,6 +203,26 @@ def check_varlen(module, rng):
            attnc.AttncError, "ATTNC_ERR_INDEX", "kv_lens[1] = 10, but sequence 1 has 9 rows")
 
 
+def check_mod_inputs(module, rng):
+    """Inputs the mods read follow q, k, v; a float64 NumPy evaluation of the same mask and
+    bias is the reference."""
+    q = rng.standard_normal((2, 2, 20, 32), np.float32)
+    k = rng.standard_normal((2, 2, 20, 32), np.float32)
+    v = rng.standard_normal((2, 2, 20, 32), np.float32)
+    ids = np.array([[0] * 7 + [1] * 13, [0] * 15 + [2] * 5], np.int32)
+    bias = rng.standard_normal((2, 39), np.float32)
+    out = module.tables(q, k, v, ids, bias)
+    s = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k) / np.sqrt(32)
+    s = s + bias[None, :, None, :20]
+    s = np.where(ids[:, None, :, None] == ids[:, None, None, :], s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = np.einsum("bhqk,bhkd->bhqd", p / p.sum(-1, keepdims=True), v)
+    check("mod inputs after q, k, v: out = reference", close(out, want))
+    raises("a table of the wrong shape: AttncError ATTNC_ERR_SHAPE",
+           lambda: module.tables(q, k, v, ids, bias[:, :38]), attnc.AttncError,
+           "ATTNC_ERR_SHAPE", "bias has shape [2, 38] but needs [2, 39] (heads, 2*seq_kv-1)")
+
+
 def check_help(module):
     text = pydoc.render_doc(module.gqa, renderer=pydoc.plaintext)
     wanted = ["gqa(q: 'float32[batch, heads, seq_q, head_dim]'", "*, out:", "lse:",
@@ -192,6 +232,11 @@ def check_help(module):
     check("help(): signature and tensors from the descriptor", not missing,
           "missing %r in:\n%s" % (missing, text) if missing else "")
     check("dir(module) lists the kernels", {"gqa", "packed"} <= set(dir(module)))
+    text = pydoc.render_doc(module.tables, renderer=pydoc.plaintext)
+    wanted = ["document_id: 'int32[batch, seq_kv]'", "bias: 'float32[heads, 2*seq_kv-1]'"]
+    missing = [w for w in wanted if w not in text]
+    check("help(): the inputs the mods read", not missing,
+          "missing %r in:\n%s" % (missing, text) if missing else "")
 
 
 def check_cache(args, work):
@@ -246,6 +291,7 @@ def main():
     module = attnc.compile(SPEC, cache=os.path.join(args.work, "cache"), attnc=args.attnc)
     check_calls(module, rng)
     check_varlen(module, rng)
+    check_mod_inputs(module, rng)
     check_help(module)
     check_cache(args, args.work)
     check_load(args, args.work, rng)

@@ -9,6 +9,7 @@
 #define ATTNC_TOOLS_ATTNC_DRIVER_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
+#include "attnc/Reference/Evaluator.h"
 #include "attnc/Target/Compile.h"
 #include "attnc/Target/Registry.h"
 #include "llvm/Support/Error.h"
@@ -22,6 +23,7 @@ struct ExplainOptions {
   int64_t batch = 1, seqQ = 0, seqKv = 0;
   std::string svgPath;
   std::string tuningNotes; // from --tuning-db, printed first
+  ModInputs inputs;        // --input: what mask_mods read, for their tiles' verdicts
 };
 
 /// `attnc explain`: tile counts, FLOPs and the schedule of each kernel of a

@@ -37,7 +37,49 @@ struct TileMap {
   // decides for every batch and head: keeps nothing, keeps every pair.
   int64_t modNever = 0, modAlways = 0;
   bool kernelsDecide = false; // the kernels classify tiles by the mask_mod
+  /// The inputs the mask_mod reads, and whether --input gave them all (their
+  /// values then decide its tiles here as in the kernels).
+  std::string reads;
+  bool inputsGiven = false;
 };
+
+/// What `inputs` hold over a box of indices, for the interval analysis.
+attnc::LoadValuesFn valuesOf(const attnc::ModInputs &inputs) {
+  return [&inputs](StringRef name,
+                   ArrayRef<attnc::IndexRange> box) -> std::optional<attnc::IndexRange> {
+    const attnc::HostTensor &t = inputs.find(name)->second;
+    for (auto [n, r] : llvm::enumerate(box))
+      if (r.lo < 0 || r.hi >= t.shape[n])
+        return std::nullopt;
+    std::vector<int64_t> at(box.size());
+    for (size_t n = 0; n < box.size(); ++n)
+      at[n] = box[n].lo;
+    attnc::IndexRange values{INT64_MAX, INT64_MIN};
+    for (;;) { // every index of the box, the last dim fastest
+      int64_t flat = 0;
+      for (size_t n = 0; n < at.size(); ++n)
+        flat = flat * t.shape[n] + at[n];
+      values.lo = std::min(values.lo, int64_t(t.data[flat]));
+      values.hi = std::max(values.hi, int64_t(t.data[flat]));
+      size_t n = at.size();
+      while (n > 0 && at[n - 1] == box[n - 1].hi)
+        at[n - 1] = box[n - 1].lo, --n;
+      if (n == 0)
+        return values;
+      ++at[n - 1];
+    }
+  };
+}
+
+/// The inputs `maskMod` reads, comma-separated ("" for none).
+std::string inputsRead(Region &maskMod) {
+  std::string names;
+  maskMod.walk([&](LoadOp load) {
+    if (!llvm::StringRef(names).contains(load.getInput()))
+      names += (names.empty() ? "" : ", ") + load.getInput().str();
+  });
+  return names;
+}
 
 /// explain classifies tiles one by one (and counts kept pairs on a 64 x 64
 /// grid): past this many it would take minutes, and storing them for a
@@ -73,9 +115,10 @@ std::string gridTooLarge(const attnc::ExplainOptions &o, int64_t blockQ, int64_t
 /// What the interval analysis of the mask_mod decides for one tile the mask
 /// attribute keeps, over every batch entry and head at once (counted).
 attnc::TileVerdict maskModVerdict(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
-                                  attnc::IndexRange q, attnc::IndexRange kv, TileMap &map) {
+                                  attnc::IndexRange q, attnc::IndexRange kv, TileMap &map,
+                                  const attnc::LoadValuesFn &values) {
   attnc::TileVerdict v = attnc::classifyMaskModTile(
-      op.getMaskMod(), {0, o.batch - 1}, {0, int64_t(op.getHeads()) - 1}, q, kv);
+      op.getMaskMod(), {0, o.batch - 1}, {0, int64_t(op.getHeads()) - 1}, q, kv, values);
   map.modNever += v == attnc::TileVerdict::Never;
   map.modAlways += v == attnc::TileVerdict::Always;
   return v;
@@ -99,6 +142,15 @@ TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
   map.kvTiles = tilesOver(o.seqKv, blockKv);
   bool maskMod = !op.getMaskMod().empty();
   map.kernelsDecide = maskMod && attnc::canEmitMaskModVerdict(op.getMaskMod());
+  attnc::LoadValuesFn values;
+  if (maskMod && !(map.reads = inputsRead(op.getMaskMod())).empty()) {
+    mlir::ArrayAttr decls = op.getInputsAttr();
+    map.inputsGiven = llvm::all_of(decls.getAsRange<ModInputAttr>(), [&](ModInputAttr d) {
+      return o.inputs.count(d.getName().getValue());
+    });
+    if (map.inputsGiven)
+      values = valuesOf(o.inputs);
+  }
   attnc::mask::Mask rule = op.getMask().toMaskRule(); // once, not per tile
   for (int64_t qt = 0; qt < map.qTiles; ++qt)
     for (int64_t kt = 0; kt < map.kvTiles; ++kt) {
@@ -107,7 +159,7 @@ TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
       TileClass c = attnc::mask::classifyTile(rule, /*hasMaskMod=*/false,
                                               {q0, q1, k0, k1, o.seqQ, o.seqKv});
       if (maskMod && c != TileClass::empty)
-        c = withMaskMod(c, maskModVerdict(op, o, {q0, q1 - 1}, {k0, k1 - 1}, map),
+        c = withMaskMod(c, maskModVerdict(op, o, {q0, q1 - 1}, {k0, k1 - 1}, map, values),
                         map.kernelsDecide);
       if (keepClasses)
         map.classes.push_back(c);
@@ -201,6 +253,20 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   std::string tooLarge = gridTooLarge(o, blockQ, blockKv, svg != nullptr);
   if (!tooLarge.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), tooLarge);
+  // Inputs given for this kernel have the shapes its spec gives these lengths.
+  if (ArrayAttr decls = op.getInputsAttr())
+    for (auto decl : decls.getAsRange<ModInputAttr>()) {
+      auto given = o.inputs.find(decl.getName().getValue());
+      attnc::ProblemSize size{o.batch, o.seqQ, o.seqKv};
+      if (given != o.inputs.end() &&
+          given->second.shape != attnc::modInputShape(op, decl, size))
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "--input " + decl.getName().getValue() + " has shape " +
+                given->second.shapeString() + " but @" + kernel.getSymName() +
+                " needs " + attnc::shapeString(attnc::modInputShape(op, decl, size)) +
+                " for these lengths");
+    }
   TileMap map = classifyAll(op, o, blockQ, blockKv, svg != nullptr);
   // The totals below count tiles of every (batch, head): in 64 bits, or refused.
   int64_t perHead, perHeadTiles, totalTiles;
@@ -239,6 +305,11 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                  "batch and head, so where the body reads b or h they may skip more)\n"
                : "this body is outside what the kernels classify at run time: they visit "
                  "them all and apply it per element\n");
+    if (!map.reads.empty())
+      os << (map.inputsGiven
+                 ? "mask_mod reads " + map.reads + ": decided from the --input values\n"
+                 : "mask_mod reads " + map.reads + ": the kernels decide its tiles from their "
+                   "values at run time; give them with --input NAME=FILE.npy to count those\n");
   }
   os << llvm::formatv("tiles in total: visited {0} of {1}\n",
                       (map.full + map.partial) * perHead,

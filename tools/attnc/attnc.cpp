@@ -18,7 +18,9 @@
 #include "Driver.h"
 #include "KernelCache.h"
 
+#include "attnc/Dialect/Attn/ModInputs.h"
 #include "attnc/InitAll.h"
+#include "attnc/Reference/Npy.h"
 #include "attnc/Target/Compile.h"
 #include "attnc/Target/Registry.h"
 #include "attnc/Tools/HelpOptions.h"
@@ -129,6 +131,10 @@ cl::opt<int64_t> seqKv("seq-kv", cl::desc("Key/value length (default: seq-q)"),
                        cl::init(0), cl::sub(explainCmd), cl::cat(explainCat));
 cl::opt<std::string> svgFile("svg", cl::desc("Draw the tile map as SVG"), cl::sub(explainCmd),
                              cl::cat(explainCat));
+cl::list<std::string> explainInputs(
+    "input", cl::desc("NAME=FILE.npy: an input a mask_mod reads, whose values decide its tiles "
+                      "as the kernels' run-time analysis does"),
+    cl::value_desc("NAME=FILE"), cl::sub(explainCmd), cl::cat(explainCat));
 
 /// Off unless --kernel-cache or ATTNC_KERNEL_CACHE names a directory (main).
 attnc::KernelCache kernelCache;
@@ -268,6 +274,21 @@ llvm::Error runExplain(ModuleOp module) {
   o.seqKv = seqKv ? int64_t(seqKv) : int64_t(seqQ);
   o.svgPath = svgFile;
   o.tuningNotes = notes;
+  for (const std::string &given : explainInputs) {
+    auto [name, file] = StringRef(given).split('=');
+    mlir::attn::ModInputAttr decl;
+    for (mlir::attn::KernelOp kernel : module.getOps<mlir::attn::KernelOp>())
+      if (!decl)
+        decl = mlir::attn::findModInput(kernel.getSpec().getInputsAttr(), name);
+    if (file.empty() || !decl)
+      return error("--input " + given + ": expected NAME=FILE.npy with NAME an input of the "
+                   "spec's kernels");
+    llvm::Expected<attnc::HostTensor> t =
+        attnc::readNpy(file, *attnc::elementTypeOf(decl.getElementType()));
+    if (!t)
+      return t.takeError();
+    o.inputs[name] = std::move(*t);
+  }
   return attnc::explain(module, o, llvm::outs());
 }
 

@@ -28,6 +28,8 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 
 namespace attnc {
 
@@ -41,10 +43,18 @@ struct IndexRange {
 
 enum class TileVerdict { Never, Always, Unknown };
 
+/// The values an input holds over a box of indices (one range per dim): the
+/// least and greatest, or none where the box leaves the input.
+using LoadValuesFn = std::function<std::optional<IndexRange>(llvm::StringRef input,
+                                                             llvm::ArrayRef<IndexRange> box)>;
+
 /// What `maskMod` (a verified mask_mod body: (b, h, q, kv) -> i1) yields over
 /// every element of the tile b x h x q x kv. The ranges must not be empty.
+/// A body that reads inputs (attn.load) is decided from `loadValues`, the
+/// inputs' values; without them it is unknown.
 TileVerdict classifyMaskModTile(mlir::Region &maskMod, IndexRange b, IndexRange h,
-                                IndexRange q, IndexRange kv);
+                                IndexRange q, IndexRange kv,
+                                const LoadValuesFn &loadValues = nullptr);
 
 /// A value's bounds over a tile (`any`: not followed, every value of its type;
 /// an i1's are 0 / 1).

@@ -38,6 +38,11 @@ ModInputViews::ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterfac
     Input in{decl.getName().getValue(), buffers[i], {}, {}, firstArg + int32_t(i)};
     for (StringRef text : decl.getDims().getAsValueRange<StringAttr>()) {
       DimExpr d = *parseDimExpr(text); // verified
+      if (std::optional<int64_t> fixed = staticExtent(spec, d)) {
+        in.extents.push_back(arith::ConstantIndexOp::create(b, loc, *fixed));
+        in.strides.push_back(param(b, loc, params, next++));
+        continue;
+      }
       std::optional<int64_t> fixed = fixedSymbol(spec, d.symbol);
       Value sym = fixed ? arith::ConstantIndexOp::create(b, loc, *fixed).getResult()
                   : d.symbol == "batch" ? batch

@@ -32,6 +32,10 @@ bool isIdentifier(StringRef name) {
 
 /// What is wrong with `d`, or "" when it is a dim an input may have.
 std::string dimProblem(const DimExpr &d) {
+  if (d.isConstant())
+    return d.offset >= 1 && d.offset <= kMaxDimConstant
+               ? ""
+               : "is " + std::to_string(d.offset) + "; a constant dim must be 1 to 2^31 - 1";
   if (!llvm::is_contained(kSymbols, d.symbol))
     return "names '" + d.symbol + "', not one of " + inputDimSymbols().str();
   if (d.scale < 1 || d.scale > kMaxDimScale)
@@ -46,8 +50,15 @@ std::string dimProblem(const DimExpr &d) {
 ParseResult parseDim(OpAsmParser &parser, DimExpr &d) {
   SMLoc loc = parser.getCurrentLocation();
   OptionalParseResult scale = parser.parseOptionalInteger(d.scale);
-  if (scale.has_value() && (failed(*scale) || parser.parseStar()))
+  if (scale.has_value() && failed(*scale))
     return failure();
+  if (scale.has_value() && failed(parser.parseOptionalStar())) { // a constant
+    d.offset = d.scale;
+    d.scale = 1;
+    if (std::string bad = dimProblem(d); !bad.empty())
+      return parser.emitError(loc, "input dim ") << bad;
+    return success();
+  }
   StringRef symbol;
   if (parser.parseKeyword(&symbol))
     return failure();
@@ -86,6 +97,8 @@ ParseResult parseInput(OpAsmParser &parser, SmallVectorImpl<Attribute> &inputs) 
 } // namespace
 
 std::string DimExpr::text() const {
+  if (isConstant())
+    return std::to_string(offset);
   std::string s = (scale != 1 ? std::to_string(scale) + "*" : "") + symbol;
   if (offset)
     s += (offset > 0 ? "+" : "-") + std::to_string(offset > 0 ? offset : -offset);
@@ -99,6 +112,11 @@ int64_t DimExpr::extent(int64_t value) const {
 std::optional<DimExpr> mlir::attn::parseDimExpr(StringRef text) {
   DimExpr d;
   StringRef rest = text;
+  if (!text.empty() && llvm::all_of(text, llvm::isDigit)) { // a constant
+    if (text.getAsInteger(10, d.offset) || !dimProblem(d).empty() || d.text() != text)
+      return std::nullopt;
+    return d;
+  }
   if (size_t star = rest.find('*'); star != StringRef::npos) {
     if (rest.take_front(star).getAsInteger(10, d.scale))
       return std::nullopt;
@@ -132,6 +150,14 @@ std::optional<int64_t> mlir::attn::fixedSymbol(AttentionSpecOpInterface spec,
   return std::nullopt;
 }
 
+std::optional<int64_t> mlir::attn::staticExtent(AttentionSpecOpInterface spec,
+                                                const DimExpr &d) {
+  if (d.isConstant())
+    return d.offset;
+  std::optional<int64_t> value = fixedSymbol(spec, d.symbol);
+  return value ? std::optional<int64_t>(d.extent(*value)) : std::nullopt;
+}
+
 ModInputAttr mlir::attn::findModInput(ArrayAttr inputs, StringRef name) {
   if (inputs)
     for (Attribute a : inputs)
@@ -156,7 +182,7 @@ void mlir::attn::printModInputs(OpAsmPrinter &p, ArrayAttr inputs) {
     // As the spec writes a dim: "2 * seq_kv - 1".
     llvm::interleaveComma(input.getDims().getAsValueRange<StringAttr>(), p, [&](StringRef dim) {
       std::optional<DimExpr> d = parseDimExpr(dim);
-      if (!d)
+      if (!d || d->isConstant())
         return void(p << dim);
       if (d->scale != 1)
         p << d->scale << " * ";
@@ -230,13 +256,15 @@ LogicalResult LoadOp::verify() {
     std::optional<int64_t> c = getConstantIntValue(index);
     if (!c)
       continue;
-    std::optional<DimExpr> d = parseDimExpr(cast<StringAttr>(dims[n]).getValue());
-    std::optional<int64_t> value = d ? fixedSymbol(spec, d->symbol) : std::nullopt;
-    if (*c < 0 || (value && *c >= d->extent(*value)))
+    StringRef text = cast<StringAttr>(dims[n]).getValue();
+    std::optional<DimExpr> d = parseDimExpr(text);
+    std::optional<int64_t> extent = d ? staticExtent(spec, *d) : std::nullopt;
+    if (*c < 0 || (extent && *c >= *extent))
       return emitOpError("index ") << *c << " of dim " << n << " lies outside '"
-                                   << getInput() << "' (dim " << n << " is "
-                                   << cast<StringAttr>(dims[n]).getValue()
-                                   << (value ? " = " + std::to_string(d->extent(*value)) : "")
+                                   << getInput() << "' (dim " << n << " is " << text
+                                   << (extent && !d->isConstant()
+                                           ? " = " + std::to_string(*extent)
+                                           : "")
                                    << ")";
   }
   return success();

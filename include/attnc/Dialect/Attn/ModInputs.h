@@ -22,14 +22,19 @@
 
 namespace mlir::attn {
 
-/// The most inputs a spec declares, and a dim's largest scale and offset.
-constexpr int64_t kMaxModInputs = 8, kMaxDimScale = 64, kMaxDimOffset = 64;
+/// The most inputs a spec declares, a dim's largest scale and offset, and
+/// its largest constant.
+constexpr int64_t kMaxModInputs = 8, kMaxDimScale = 64, kMaxDimOffset = 64,
+                  kMaxDimConstant = (int64_t(1) << 31) - 1;
 
-/// scale * symbol + offset.
+/// scale * symbol + offset, or the constant `offset` when symbol is empty
+/// (a table of 257 relative positions).
 struct DimExpr {
   std::string symbol;
   int64_t scale = 1, offset = 0;
-  /// "2*seq_kv-1", "batch", "seq_q+1": the descriptor's spelling.
+  bool isConstant() const { return symbol.empty(); }
+  /// "2*seq_kv-1", "batch", "seq_q+1", "257": the descriptor's spelling (a
+  /// constant is a fixed symbol of that name there).
   std::string text() const;
   /// The extent for a value of the symbol (never below 0).
   int64_t extent(int64_t value) const;
@@ -43,6 +48,8 @@ StringRef inputDimSymbols();
 
 /// `symbol`'s value where the spec fixes it (heads, kv_heads, head_dim).
 std::optional<int64_t> fixedSymbol(AttentionSpecOpInterface spec, StringRef symbol);
+/// `d`'s extent where the spec fixes it (a constant, or of a fixed symbol).
+std::optional<int64_t> staticExtent(AttentionSpecOpInterface spec, const DimExpr &d);
 
 /// The input named `name` among `inputs` (null when none is).
 ModInputAttr findModInput(ArrayAttr inputs, StringRef name);
