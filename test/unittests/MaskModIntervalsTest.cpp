@@ -10,7 +10,9 @@
 // windows) get the verdicts they should, and thousands of random mask_mods
 // (compositions of the integer ops the analysis follows, on index, i32 and
 // i1, with constants that make some divisions by zero) over random tiles
-// never get "always" or "never" where an element disagrees or traps.
+// never get "always" or "never" where an element disagrees or traps; with
+// loads of input tensors too (document-like ids, a value per head), decided
+// from the tensors' values over each tile, as the kernels do at run time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +48,8 @@ protected:
   Region &parse(const std::string &body) {
     std::string text = "attn.kernel @k {\n"
                        "  attn.attention {num_heads = 8, num_kv_heads = 8, head_dim = 64,\n"
-                       "    dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}\n"
+                       "    dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out],\n"
+                       "    inputs = [ids: i32 [4, 1024], per_head: i32 [8]]}\n"
                        "    mask_mod {\n"
                        "    ^bb0(%b: index, %h: index, %q: index, %kv: index):\n" +
                        body + "    }\n}\n";
@@ -62,9 +65,57 @@ protected:
   struct Elements {
     bool all = true, none = true, trapped = false;
   };
+  /// The inputs' values: ids [4, 1024] in runs (documents), per_head [8].
+  struct Tensors {
+    std::vector<int32_t> ids, perHead;
+    explicit Tensors(std::mt19937 &rng) : ids(4 * 1024), perHead(8) {
+      for (int b = 0; b < 4; ++b) {
+        int id = 0;
+        for (int t = 0; t < 1024; ++t) {
+          id += std::uniform_int_distribution<int>(0, 99)(rng) == 0;
+          ids[b * 1024 + t] = id;
+        }
+      }
+      for (int32_t &v : perHead)
+        v = std::uniform_int_distribution<int>(0, 20)(rng);
+    }
+    /// The element at `at`, or none outside the input.
+    std::optional<int32_t> at(llvm::StringRef name, llvm::ArrayRef<int64_t> index) const {
+      bool isIds = name == "ids";
+      if (index.size() != (isIds ? 2u : 1u) || index[0] < 0 || index[0] >= (isIds ? 4 : 8) ||
+          (isIds && (index[1] < 0 || index[1] >= 1024)))
+        return std::nullopt;
+      return isIds ? ids[index[0] * 1024 + index[1]] : perHead[index[0]];
+    }
+    /// What classifyMaskModTile reads: the least and greatest over a box.
+    LoadValuesFn values() const {
+      return [this](llvm::StringRef name,
+                    llvm::ArrayRef<IndexRange> box) -> std::optional<IndexRange> {
+        IndexRange r{INT64_MAX, INT64_MIN};
+        int64_t jLo = box.size() > 1 ? box[1].lo : 0, jHi = box.size() > 1 ? box[1].hi : 0;
+        for (int64_t i = box[0].lo; i <= box[0].hi; ++i)
+          for (int64_t j = jLo; j <= jHi; ++j) {
+            std::optional<int32_t> v =
+                box.size() > 1 ? at(name, {i, j}) : at(name, llvm::ArrayRef<int64_t>{i});
+            if (!v)
+              return std::nullopt;
+            r = {std::min<int64_t>(r.lo, *v), std::max<int64_t>(r.hi, *v)};
+          }
+        return r;
+      };
+    }
+  };
+
   static Elements evaluate(Region &region, int64_t b, int64_t h, IndexRange q,
-                           IndexRange kv) {
+                           IndexRange kv, const Tensors *tensors = nullptr) {
     ModInterpreter interpreter(region);
+    if (tensors)
+      interpreter.setLoader([tensors](llvm::StringRef name, llvm::ArrayRef<int64_t> index)
+                                -> llvm::Expected<Scalar> {
+        if (std::optional<int32_t> v = tensors->at(name, index))
+          return Scalar::ofInt(llvm::APInt(32, uint64_t(int64_t(*v)), /*isSigned=*/true));
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), "outside the input");
+      });
     Elements e;
     for (int64_t i = q.lo; i <= q.hi; ++i)
       for (int64_t j = kv.lo; j <= kv.hi; ++j) {
@@ -162,7 +213,7 @@ TEST_F(MaskModIntervals, ADivisionThatMayTrapIsUnknown) {
 /// values made so far, of index, i32 and i1, yielding an i1.
 class Generator {
 public:
-  explicit Generator(unsigned seed) : rng(seed) {}
+  explicit Generator(unsigned seed, bool loads = false) : rng(seed), loads(loads) {}
 
   /// The body; its yield depends on q or kv (the last such i1, else a
   /// comparison of q or kv with another value).
@@ -221,6 +272,16 @@ private:
     return of[uniform(0, of.size() - 1)];
   }
 
+  /// An index value that is no constant (a constant outside an input of
+  /// static extent is a verifier error, not a run-time one).
+  std::string index() {
+    std::vector<std::string> of;
+    for (auto &v : values)
+      if (v.type == "index" && text.find(v.name + " = arith.constant") == std::string::npos)
+        of.push_back(v.name);
+    return of[uniform(0, of.size() - 1)];
+  }
+
   std::string predicate() {
     static const char *kPreds[] = {"eq", "ne", "slt", "sle", "sgt", "sge",
                                    "ult", "ule", "ugt", "uge"};
@@ -232,6 +293,13 @@ private:
                                     "remui", "floordivsi", "ceildivsi", "maxsi", "minsi",
                                     "maxui", "minui", "andi", "ori", "xori"};
     std::string type = uniform(0, 3) == 0 ? "i32" : "index";
+    if (loads && uniform(0, 3) == 0) { // an input's element, at values of the body
+      if (uniform(0, 2))
+        emit("attn.load @ids[" + index() + ", " + index() + " ] : i32", "i32");
+      else
+        emit("attn.load @per_head[" + index() + " ] : i32", "i32");
+      return;
+    }
     switch (uniform(0, 6)) {
     case 0:
     case 1:
@@ -292,6 +360,7 @@ private:
   }
 
   std::mt19937 rng;
+  bool loads;
   std::string text;
   struct Named {
     std::string name, type;
@@ -337,6 +406,55 @@ TEST_F(MaskModIntervals, RandomMaskModsAreNeverMisclassified) {
               kMods * kTilesPerMod, always, never);
   EXPECT_GT(always, kMods / 10);
   EXPECT_GT(never, kMods / 10);
+}
+
+// The same with loads of input tensors: a tile is decided from the values
+// the loads read over it (never where a load may leave its input), and no
+// decided tile disagrees with the elements, which read the same tensors.
+TEST_F(MaskModIntervals, RandomMaskModsWithLoadsAreNeverMisclassified) {
+  Generator gen(39, /*loads=*/true);
+  std::mt19937 rng(40);
+  Tensors tensors(rng);
+  LoadValuesFn values = tensors.values();
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const int kMods = 3000, kTilesPerMod = 4;
+  int decided = 0, always = 0, never = 0, reading = 0;
+  int fromValues = 0; // decided only with the inputs' values
+  for (int m = 0; m < kMods; ++m) {
+    std::string body = gen.body(uniform(2, 9));
+    Region &region = parse(body);
+    bool loads = body.find("attn.load") != std::string::npos;
+    reading += loads;
+    for (int t = 0; t < kTilesPerMod; ++t) {
+      static const int kSizes[] = {1, 2, 5, 8, 16, 64};
+      int64_t b = uniform(0, 3), h = uniform(0, 7);
+      int64_t q0 = uniform(0, 900), k0 = uniform(0, 900);
+      IndexRange q = IndexRange::span(q0, q0 + kSizes[uniform(0, 5)]);
+      IndexRange kv = IndexRange::span(k0, k0 + kSizes[uniform(0, 5)]);
+      TileVerdict verdict = classifyMaskModTile(region, IndexRange::point(b),
+                                                IndexRange::point(h), q, kv, values);
+      if (verdict == TileVerdict::Unknown || !loads)
+        continue; // never wrong; bodies without loads: the test above
+      ++decided;
+      fromValues += classifyMaskModTile(region, IndexRange::point(b), IndexRange::point(h), q,
+                                        kv) == TileVerdict::Unknown;
+      Elements e = evaluate(region, b, h, q, kv, &tensors);
+      bool ok = !e.trapped && (verdict == TileVerdict::Always ? e.all : e.none);
+      (verdict == TileVerdict::Always ? always : never) += 1;
+      ASSERT_TRUE(ok) << (verdict == TileVerdict::Always ? "always" : "never")
+                      << " but the elements disagree" << (e.trapped ? " (one traps)" : "")
+                      << "; b " << b << ", h " << h << ", q [" << q.lo << ", " << q.hi
+                      << "], kv [" << kv.lo << ", " << kv.hi << "]:\n"
+                      << body;
+    }
+  }
+  std::printf("%d bodies read inputs; %d of their tiles decided (%d always, %d never), %d "
+              "of them only from the inputs' values\n",
+              reading, decided, always, never, fromValues);
+  EXPECT_GT(fromValues, kMods / 20);
+  EXPECT_GT(reading, kMods / 2);
+  EXPECT_GT(always, kMods / 20);
+  EXPECT_GT(never, kMods / 20);
 }
 
 } // namespace
