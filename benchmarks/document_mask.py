@@ -70,6 +70,9 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dtype", choices=["bf16", "f32"], default="bf16")
+    parser.add_argument("--schedule", help="attnc --schedule for the document kernel "
+                        "(block_kv=32: finer tiles at random boundaries); the dense one keeps "
+                        "its default")
     parser.add_argument("--random-lengths", action="store_true",
                         help="documents of random lengths (seeded), from a document-id tensor")
     args = parser.parse_args()
@@ -89,8 +92,9 @@ def main():
     if args.random_lengths:
         spec = spec.replace("outputs = [out]}", "outputs = [out],\n"
                             "                  inputs = [document_id: i32 [batch, seq_kv]]}", 1)
-    spec += SPEC.format(name="dense", dtype=args.dtype, mask="#attn.full", mod="")
-    module = attnc.compile(spec)
+    module = attnc.compile(spec, schedule=args.schedule)
+    module_dense = attnc.compile(SPEC.format(name="dense", dtype=args.dtype, mask="#attn.full",
+                                             mod=""))
     docs = module.docs
     if args.random_lengths:
         batch_ids = ids[None].contiguous()
@@ -102,7 +106,7 @@ def main():
     rows["attnc"] = timed(lambda: docs(q, k, v, out=out, num_threads=args.threads),
                           args.repeats)
     dense = torch.empty_like(q)
-    rows["attnc dense"] = timed(lambda: module.dense(q, k, v, out=dense,
+    rows["attnc dense"] = timed(lambda: module_dense.dense(q, k, v, out=dense,
                                                      num_threads=args.threads), args.repeats)
     useful = sum(n * (n + 1) / 2 for n in lengths) / args.seq ** 2
 
@@ -127,10 +131,10 @@ def main():
     agree = torch.allclose(out.float(), flex_out["out"].float(), rtol=2e-2, atol=8e-3)
 
     print("document mask: seq %d, %d documents of %s, causal in each; 16 / 4 heads, head_dim "
-          "128, %s, %d threads; useful pairs %.2f%% of dense"
+          "128, %s, %d threads, schedule %s; useful pairs %.2f%% of dense"
           % (args.seq, args.docs, ("random lengths %d..%d (document-id tensor)"
                                    % (min(lengths), max(lengths))) if args.random_lengths
-             else length, args.dtype, args.threads, 100 * useful))
+             else length, args.dtype, args.threads, args.schedule or "default", 100 * useful))
     for name, (median, best) in rows.items():
         print("  %-18s median %9.2f ms  best %9.2f ms" % (name, median, best))
     ideal = rows["attnc dense"][0] * useful

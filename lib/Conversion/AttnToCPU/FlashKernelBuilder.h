@@ -126,6 +126,8 @@ private:
   void computeScores(Value k0, Value cols, bool fused = false);
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   void applyMaskVectorized(Value k0, Value cols, Value full);
+  void applyMaskModVectorized(Value k0, Value cols, Value full);
+  void setStatusIf(Value failed, int32_t code);
   Value inlineMod(Region &region, ArrayRef<Value> args);
   Value plainMax(OpBuilder &nb, Location loc, Value x, Value y);
   template <typename Step> SmallVector<Value> foldKeys(Value init, Step step);

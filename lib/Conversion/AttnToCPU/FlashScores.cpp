@@ -231,6 +231,104 @@ void FlashKernelBuilder::applyMaskVectorized(Value k0, Value cols, Value full) {
   });
 }
 
+/// The function's status becomes `code` where `failed` (an i1) holds.
+void FlashKernelBuilder::setStatusIf(Value failed, int32_t code) {
+  ifThen(failed, [&] {
+    memref::StoreOp::create(b, arith::ConstantIntOp::create(b, code, 32), status,
+                            ValueRange{idx(0)});
+  });
+}
+
+/// A partial or edge tile of a window mask and a mask_mod of integer ops and
+/// loads (no score_mod): the body runs on whole vectors of query rows (the
+/// lanes of S^T), in three stages, each where its operands change: the ops
+/// of the rows alone (document_id[b, q]) once per tile for each vector of
+/// rows, those of the key alone (document_id[b, kv]) once per key as
+/// scalars, and the rest per key and vector of rows, loads as gathers.
+/// Lanes past `rows` or `cols`, or of a full tile, are not evaluated: no
+/// error comes from them, as in the scalar pass.
+void FlashKernelBuilder::applyMaskModVectorized(Value k0, Value cols, Value full) {
+  int64_t w = cfg.vectorWidth, blocks = blockQ / w;
+  auto indexVec = VectorType::get({w}, b.getIndexType());
+  auto boolVec = VectorType::get({w}, b.getI1Type());
+  auto splat = [&](Value scalar) {
+    return vector::BroadcastOp::create(b, VectorType::get({w}, scalar.getType()), scalar)
+        .getResult();
+  };
+  SmallVector<int64_t> iota(w);
+  for (int64_t l = 0; l < w; ++l)
+    iota[l] = l;
+  Value lanes = arith::ConstantOp::create(b, b.getIndexVectorAttr(iota));
+  Value negInfVec = vector::BroadcastOp::create(b, vecType(), negInf());
+  Value fullVec = splat(full);
+  Region &maskMod = op.getMaskMod();
+  Block &body = maskMod.front();
+  llvm::DenseSet<Operation *> ofQ = attn::modOpsDependingOn(maskMod, 2);
+  llvm::DenseSet<Operation *> ofKv = attn::modOpsDependingOn(maskMod, 3);
+  auto gather = [&](Operation *load, ArrayRef<Value> indices, Value lanesValid) {
+    return modInputs.gather(b, b.getLoc(), cast<LoadOp>(load), indices, lanesValid,
+                            [&](Value failed, int32_t code) { setStatusIf(failed, code); });
+  };
+  // Rows: per vector of query rows, the ops that do not read kv.
+  SmallVector<IRMapping> rowMaps(blocks);
+  SmallVector<Value> qPos(blocks), rowValid(blocks);
+  Value notFull = splat(notI1(full));
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    Value row = arith::AddIOp::create(b, splat(idx(blk * w)), lanes);
+    qPos[blk] = arith::AddIOp::create(b, splat(q0), row);
+    rowValid[blk] = arith::AndIOp::create(
+        b, notFull, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, splat(rows)));
+    IRMapping &map = rowMaps[blk];
+    map.map(body.getArgument(0), splat(batch));
+    map.map(body.getArgument(1), splat(head));
+    map.map(body.getArgument(2), qPos[blk]);
+    attn::inlineModVectorOps(
+        b, b.getLoc(), body, map, rowValid[blk], [&](Operation &o) { return !ofKv.contains(&o); },
+        [&](Value zero) { setStatusIf(zero, 1); }, gather);
+  }
+  loop(0, blockKv, 1, [&](Value j) {
+    Value kPos = add(k0, j);
+    // Keys past the sequence (an edge tile) are never kept, nor evaluated.
+    Value keyInside = lt(j, cols);
+    Value evaluated = arith::AndIOp::create(b, keyInside, notI1(full));
+    // The key: the ops of kv alone, once, as scalars
+    IRMapping keyMap;
+    keyMap.map(body.getArgument(0), batch);
+    keyMap.map(body.getArgument(1), head);
+    keyMap.map(body.getArgument(3), kPos);
+    auto load = [&](Operation *l, ArrayRef<Value> indices) {
+      return modInputs.load(b, b.getLoc(), cast<LoadOp>(l), indices,
+                            [&](OpBuilder &, int32_t code) { setStatusIf(evaluated, code); });
+    };
+    // (with what they read that depends on neither, cheap scalars again here)
+    attn::inlineModOps(
+        b, b.getLoc(), body, keyMap, [&](Operation &o) { return !ofQ.contains(&o); },
+        [&](Value zero) { setStatusIf(arith::AndIOp::create(b, zero, evaluated), 1); }, load);
+    Value inKv = splat(keyInside);
+    Value evaluatedVec = splat(evaluated);
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      IRMapping map = rowMaps[blk];
+      map.map(body.getArgument(3), splat(kPos));
+      for (Operation &o : body.without_terminator())
+        if (ofKv.contains(&o) && !ofQ.contains(&o))
+          map.map(o.getResult(0), splat(keyMap.lookup(o.getResult(0))));
+      Value valid = arith::AndIOp::create(b, rowValid[blk], evaluatedVec);
+      attn::inlineModVectorOps(
+          b, b.getLoc(), body, map, valid, nullptr, [&](Value zero) { setStatusIf(zero, 1); },
+          gather);
+      Value kept = map.lookup(body.getTerminator()->getOperand(0));
+      Value keep = emitMaskKeepsVector(b, b.getLoc(), op.getMask(), qPos[blk], splat(kPos),
+                                       seqQ, seqKv);
+      keep = arith::AndIOp::create(
+          b, arith::OrIOp::create(b, arith::AndIOp::create(b, keep, kept), fullVec), inKv);
+      Value at = idx(blk * w);
+      Value sv = vector::LoadOp::create(b, vecType(), ST, ValueRange{j, at});
+      vector::StoreOp::create(b, arith::SelectOp::create(b, keep, sv, negInfVec), ST,
+                              ValueRange{j, at});
+    }
+  });
+}
+
 /// Per element of a partial or edge tile (or any tile with a score_mod):
 /// S = keep ? score_mod(S) : -inf.
 void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
@@ -238,6 +336,9 @@ void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
   if (op.getScoreMod().empty() && op.getMaskMod().empty() &&
       canEmitMaskKeepsVector(op.getMask()))
     return applyMaskVectorized(k0, cols, full);
+  if (op.getScoreMod().empty() && canEmitMaskKeepsVector(op.getMask()) &&
+      attn::canInlineModVector(op.getMaskMod()))
+    return applyMaskModVectorized(k0, cols, full);
   loop(0, rows, 1, [&](Value i) {
     Value qPos = add(q0v, i);
     loop(0, blockKv, 1, [&](Value j) {

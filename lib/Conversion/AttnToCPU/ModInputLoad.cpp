@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -65,6 +66,33 @@ const ModInputViews::Input &ModInputViews::find(StringRef name) const {
     if (in.name == name)
       return in;
   llvm_unreachable("attn.load of an undeclared input (the verifier rejects it)");
+}
+
+Value ModInputViews::gather(OpBuilder &b, Location loc, LoadOp load, ArrayRef<Value> indices,
+                            Value valid, function_ref<void(Value, int32_t)> onFailure) const {
+  const Input &in = find(load.getInput());
+  ArrayRef<int64_t> lanes = cast<VectorType>(valid.getType()).getShape();
+  auto indexVec = VectorType::get(lanes, b.getIndexType());
+  auto splat = [&](Value scalar) { return vector::BroadcastOp::create(b, loc, indexVec, scalar); };
+  Value inside = valid;
+  Value at = splat(arith::ConstantIndexOp::create(b, loc, 0));
+  for (auto [n, index] : llvm::enumerate(indices)) {
+    // Unsigned: a negative index is past every extent.
+    Value within = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
+                                         splat(in.extents[n]));
+    inside = arith::AndIOp::create(b, loc, inside, within);
+    at = arith::AddIOp::create(b, loc, at,
+                               arith::MulIOp::create(b, loc, index, splat(in.strides[n])));
+  }
+  Value allTrue = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(VectorType::get(lanes, b.getI1Type()), true));
+  Value bad = arith::AndIOp::create(b, loc, valid, arith::XOrIOp::create(b, loc, inside, allTrue));
+  onFailure(vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, bad),
+            ATTNC_ITEM_INDEX_FAILURE + in.arg);
+  auto type = VectorType::get(lanes, load.getType());
+  Value zeros = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  return vector::GatherOp::create(b, loc, type, in.buffer, ValueRange{c0}, at, inside, zeros);
 }
 
 namespace {

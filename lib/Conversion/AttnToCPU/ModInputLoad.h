@@ -36,6 +36,12 @@ public:
   Value load(OpBuilder &b, Location loc, LoadOp load, ArrayRef<Value> indices,
              function_ref<void(OpBuilder &, int32_t)> onFailure) const;
 
+  /// `load` over vectors of indices: the elements of the lanes `valid` marks
+  /// whose indices lie inside the input (0 elsewhere); where a valid lane's
+  /// do not, `onFailure(any, code)` gets the i1 that says so.
+  Value gather(OpBuilder &b, Location loc, LoadOp load, ArrayRef<Value> indices, Value valid,
+               function_ref<void(Value, int32_t)> onFailure) const;
+
   /// The bounds of what an int32 `load` reads over `box` (a tile's
   /// verdict, attnc::LoadRangeFn): the smallest and largest entry, scanned,
   /// where the box lies inside the input and holds at most kMaxScan

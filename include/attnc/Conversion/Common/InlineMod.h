@@ -9,7 +9,9 @@
 #define ATTNC_CONVERSION_COMMON_INLINEMOD_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Region.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::attn {
 
@@ -24,6 +26,35 @@ using ModLoadFn = llvm::function_ref<Value(Operation *load, ArrayRef<Value> indi
 Value inlineMod(OpBuilder &b, Location loc, Region &region, ArrayRef<Value> args,
                 llvm::function_ref<void(Value)> onZeroDivisor = nullptr,
                 ModLoadFn load = nullptr);
+
+/// An attn.load over vectors of indices: the elements of the lanes `valid`
+/// marks (others any value).
+using ModGatherFn = llvm::function_ref<Value(Operation *load, ArrayRef<Value> indices,
+                                             Value valid)>;
+
+/// Which ops of a body to emit in a stage (null: all).
+using ModOpFilter = llvm::function_ref<bool(Operation &)>;
+
+/// inlineMod's op-by-op part: emits the ops of `block` that `emit` selects
+/// and `map` does not hold yet, reading their operands from `map` (block
+/// arguments and earlier stages' results) and adding their results.
+void inlineModOps(OpBuilder &b, Location loc, Block &block, IRMapping &map, ModOpFilter emit,
+                  llvm::function_ref<void(Value)> onZeroDivisor, ModLoadFn load);
+
+/// The ops of a body that depend on its block argument `arg`, transitively.
+llvm::DenseSet<Operation *> modOpsDependingOn(Region &region, unsigned arg);
+
+/// Whether inlineModVectorOps takes `region`: integer, index and i1 ops and
+/// int32 loads only (no float, no conversions to or from float).
+bool canInlineModVector(Region &region);
+
+/// inlineModOps over vectors: the ops `emit` selects applied lane by lane on
+/// `map`'s vector values, constants broadcast, loads through `gather`. A
+/// divisor of 0 in a lane `valid` marks calls onZeroDivisor(any) with the i1
+/// saying whether one did (dividing by 1 instead).
+void inlineModVectorOps(OpBuilder &b, Location loc, Block &block, IRMapping &map, Value valid,
+                        ModOpFilter emit, llvm::function_ref<void(Value)> onZeroDivisor,
+                        ModGatherFn gather);
 
 } // namespace mlir::attn
 
