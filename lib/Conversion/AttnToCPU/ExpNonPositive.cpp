@@ -43,11 +43,11 @@ Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
   // The clamp as select(lo > t, lo, t), x86's max operand order: one vmaxps
   // like maxnumf, but a NaN t stays NaN (maxnumf would give lo, exp = 0), so
   // a NaN score is a NaN weight and its row NaN, as in PyTorch.
-  // AVX-512: t clamped at -125 so that p * 2^n stays a normal float, and
-  // lanes below it (masked scores, -inf) set to 0 after: an underflowing or
-  // subnormal vscalefps result costs a microcode assist per instruction on
-  // Intel cores (a partial tile's masked half: about 2x its time).
-  Value lo = splat(avx512Scalef ? -125.0f : -127.0f);
+  // t clamped at -125 so that p * 2^n stays a normal float, and lanes below
+  // it (masked scores, -inf) set to 0 after: an underflowing or subnormal
+  // result costs a microcode assist per instruction on Intel cores (a partial
+  // tile's masked half: about 2x its time).
+  Value lo = splat(-125.0f);
   Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lo, t);
   t = arith::SelectOp::create(b, loc, below, lo, t);
   Value n = math::RoundEvenOp::create(b, loc, t);
@@ -76,5 +76,6 @@ Value mlir::attn::emitExp2NonPositive(OpBuilder &b, Location loc, Value t,
       arith::AddIOp::create(b, loc, arith::FPToSIOp::create(b, loc, intType, n), splatInt(127));
   Value scale =
       arith::BitcastOp::create(b, loc, type, arith::ShLIOp::create(b, loc, exponent, splatInt(23)));
-  return arith::MulFOp::create(b, loc, p, scale);
+  return arith::SelectOp::create(b, loc, below, splat(0.0f),
+                                 arith::MulFOp::create(b, loc, p, scale));
 }
