@@ -21,8 +21,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "HalideHooks.h"
+#include "attnc/Runtime/attnc_runtime.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 using namespace attnc::rt;
 
@@ -31,7 +34,25 @@ halide_type_t attnc::rt::halideElementType(int64_t dlpackCode, int64_t bytes) {
   return halide_type_t(static_cast<halide_type_code_t>(dlpackCode), uint8_t(bytes * 8));
 }
 
+namespace {
+/// The tensor argument of this thread's last index failure, or -1.
+thread_local int32_t lastIndexFailure = -1;
+} // namespace
+
+int32_t attnc::rt::takeHalideIndexFailure() {
+  int32_t arg = lastIndexFailure;
+  lastIndexFailure = -1;
+  return arg;
+}
+
+/// An index failure (ATTNC_HALIDE_INDEX_FAILURE: a Halide pipeline's checked
+/// load) is recorded, not printed: the launch's own error names the tensor.
 extern "C" void halide_error(void *, const char *message) {
+  if (const char *at = std::strstr(message, ATTNC_HALIDE_INDEX_FAILURE)) {
+    const char *arg = at + std::strlen(ATTNC_HALIDE_INDEX_FAILURE);
+    lastIndexFailure = int32_t(std::strtol(arg, nullptr, 10));
+    return;
+  }
   std::fprintf(stderr, "attnc: Halide pipeline: %s", message);
 }
 

@@ -17,6 +17,10 @@ namespace attnc::rt {
 /// A tensor element type as Halide spells it.
 halide_type_t halideElementType(int64_t dlpackCode, int64_t bytes);
 
+/// The tensor argument of this thread's last failed checked load, or -1;
+/// clears it.
+int32_t takeHalideIndexFailure();
+
 /// The user_context of a CUDA pipeline call: where Halide's CUDA runtime runs
 /// it (HalideHooks.cpp's halide_cuda_acquire_context / get_stream read it).
 struct HalideCudaCall {

@@ -11,7 +11,8 @@
 // head), and the kernel's Halide pipeline runs on them. The pipeline always
 // computes block_q rows; a short last tile goes through a scratch buffer, so
 // the pipeline's loops keep constant extents and nothing past the tensors is
-// written.
+// written. A spec's mod inputs go whole, as views of their own shapes (the
+// table the tile function passes says how to compute them from params).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,17 +31,24 @@ namespace {
 /// The block_q tunable's upper bound (lib/Target/CPU/CpuTunables.cpp).
 constexpr int64_t kMaxBlockQ = 256;
 
-using Pipeline = int (*)(halide_buffer_t *q, halide_buffer_t *k, halide_buffer_t *v,
-                         int32_t b, int32_t h, int32_t q0, int32_t seqQ, int32_t seqKv,
-                         halide_buffer_t *out,
-                         halide_buffer_t *lse);
+/// The pipeline's argv form: buffers as halide_buffer_t *, scalars by address,
+/// in the order of FlashPipeline.h.
+using Pipeline = int (*)(void **args);
+
+/// The most dims of a view (a mod input's rank: ModInputs.h).
+constexpr int kMaxRank = 8;
 
 /// A halide_buffer_t over `host`, dims given innermost first.
 struct View {
-  halide_dimension_t dims[2] = {};
+  halide_dimension_t dims[kMaxRank] = {};
   halide_buffer_t buffer = {};
 
+  View() = default;
+  View(const View &) = delete; // buffer points into this object
   View(void *host, halide_type_t type, int rank, const int64_t (*shape)[2]) {
+    set(host, type, rank, shape);
+  }
+  void set(void *host, halide_type_t type, int rank, const int64_t (*shape)[2]) {
     for (int n = 0; n < rank; ++n)
       dims[n] = {0, static_cast<int32_t>(shape[n][0]), static_cast<int32_t>(shape[n][1]), 0};
     buffer.host = static_cast<uint8_t *>(host);
@@ -54,16 +62,59 @@ char *at(const attnc_memref *m, int64_t element, int64_t bytes) {
   return static_cast<char *>(m->aligned) + (m->offset + element) * bytes;
 }
 
+/// Views of the mod inputs `inputs` from `table` (LowerFlashToHalideCall.cpp
+/// lays it out): each of its own shape, dims innermost first. 0, 2 when an
+/// extent or stride does not fit 32 bits, or ATTNC_ITEM_INDEX_FAILURE + arg
+/// for an input with nothing in it when there are keys (every load of it
+/// fails). A load is clamped into its input, so none is empty: without keys
+/// (nothing is loaded) an empty one is a view of one zero.
+int32_t inputViews(attnc_memref **inputs, const int64_t *table, const int64_t *p,
+                   std::vector<View> &views) {
+  static const int32_t zero = 0;
+  const bool keys = p[ATTNC_P_SEQ_KV] > 0;
+  int64_t count = table[0], strideParam = table[1];
+  const int64_t *entry = table + 2;
+  views = std::vector<View>(size_t(count));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t code = entry[0], rank = entry[1];
+    if (rank > kMaxRank)
+      return 2;
+    int64_t shape[kMaxRank][2];
+    bool empty = false;
+    for (int64_t n = 0; n < rank; ++n) {
+      const int64_t *d = entry + 2 + 3 * n; // (param, scale, offset)
+      int64_t extent = std::max<int64_t>(d[0] < 0 ? d[2] : d[1] * p[d[0]] + d[2], 0);
+      int64_t stride = p[strideParam++];
+      if (extent == 0 && keys)
+        return ATTNC_ITEM_INDEX_FAILURE + 5 + int32_t(i);
+      if (extent > INT32_MAX || stride > INT32_MAX || stride < 0)
+        return 2;
+      empty = empty || extent == 0;
+      shape[rank - 1 - n][0] = std::max<int64_t>(extent, 1);
+      shape[rank - 1 - n][1] = stride;
+    }
+    entry += 2 + 3 * rank;
+    void *host = empty ? static_cast<void *>(const_cast<int32_t *>(&zero)) : at(inputs[i], 0, 4);
+    if (empty)
+      for (int64_t n = 0; n < rank; ++n)
+        shape[n][1] = 0;
+    views[size_t(i)].set(host, halide_type_t(halide_type_code_t(code), 32), int(rank), shape);
+  }
+  return 0;
+}
+
 } // namespace
 
 /* Declared by the tile functions that attn-lower-flash-to-halide-call emits.
  * Returns 0, a Halide error code (negative), 2 when a length does not fit
- * Halide's 32-bit coordinates, or 3 for a block_q past the tunable's range. */
+ * Halide's 32-bit coordinates, 3 for a block_q past the tunable's range, or
+ * ATTNC_ITEM_INDEX_FAILURE + arg for a mod's load outside input arg. */
 extern "C" int32_t attnc_rt_halide_tile(void *pipeline, attnc_memref *q, attnc_memref *k,
                                         attnc_memref *v, attnc_memref *out, attnc_memref *lse,
                                         attnc_memref_i64 *params, int64_t b, int64_t h,
                                         int64_t qTile, int64_t blockQ, int64_t dim,
-                                        int64_t group, int64_t elemBytes, int64_t dtypeCode) {
+                                        int64_t group, int64_t elemBytes, int64_t dtypeCode,
+                                        attnc_memref **inputs, const int64_t *inputTable) {
   const int64_t *p = params->aligned + params->offset;
   const int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
   if (seqQ > INT32_MAX || seqKv > INT32_MAX || b > INT32_MAX || h > INT32_MAX)
@@ -99,9 +150,21 @@ extern "C" int32_t attnc_rt_halide_tile(void *pipeline, attnc_memref *q, attnc_m
   View ov(whole ? outRows : outScratch.data(), type, 2, oShape);
   View lv(whole && wantLse ? static_cast<void *>(lseRows) : lseScratch, f32, 1, lShape);
 
-  int rc = reinterpret_cast<Pipeline>(pipeline)(
-      &qv.buffer, &kv.buffer, &vv.buffer, int32_t(b), int32_t(h), int32_t(q0), int32_t(seqQ),
-      int32_t(seqKv), &ov.buffer, &lv.buffer);
+  std::vector<View> inputViewsOf;
+  if (inputTable)
+    if (int32_t rc = inputViews(inputs, inputTable, p, inputViewsOf); rc != 0)
+      return rc;
+  int32_t b32 = int32_t(b), h32 = int32_t(h), q032 = int32_t(q0), seqQ32 = int32_t(seqQ),
+          seqKv32 = int32_t(seqKv);
+  std::vector<void *> args{&qv.buffer, &kv.buffer, &vv.buffer, &b32, &h32, &q032, &seqQ32,
+                           &seqKv32};
+  for (View &in : inputViewsOf)
+    args.push_back(&in.buffer);
+  args.insert(args.end(), {&ov.buffer, &lv.buffer});
+  int rc = reinterpret_cast<Pipeline>(pipeline)(args.data());
+  if (rc == halide_error_code_requirement_failed)
+    if (int32_t arg = attnc::rt::takeHalideIndexFailure(); arg >= 0)
+      return ATTNC_ITEM_INDEX_FAILURE + arg;
   if (rc != 0 || whole)
     return rc;
   for (int64_t r = 0; r < rows; ++r) {

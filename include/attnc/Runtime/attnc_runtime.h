@@ -276,6 +276,10 @@ enum attnc_fill { ATTNC_FILL_ZERO = 0, ATTNC_FILL_NEG_INF = 1 };
 /* An item function's return for a mod's load outside tensor argument `arg`:
  * ATTNC_ITEM_INDEX_FAILURE + arg (the launch returns ATTNC_ERR_INDEX). */
 #define ATTNC_ITEM_INDEX_FAILURE 16
+/* What a Halide pipeline's checked load of a mod input reports through
+ * halide_error, followed by the input's tensor argument; the tile function
+ * then returns ATTNC_ITEM_INDEX_FAILURE + arg. */
+#define ATTNC_HALIDE_INDEX_FAILURE "attnc: index outside mod input argument "
 
 /* A work item's function: computes the item at `index` (one coordinate per
  * dimension of its phase's items) on flat views of every tensor argument (in

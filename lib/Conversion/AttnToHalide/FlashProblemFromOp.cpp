@@ -22,7 +22,8 @@ static std::string typeName(Type type) {
 }
 
 /// The body as plain data: the verifier allows only scalar arith / math ops
-/// with one result (isModRegionOp), so names, types and operands say it all.
+/// and attn.load with one result (isModRegionOp), so names, types, operands
+/// and a load's input say it all.
 static attnc::halide::ModBody modBody(Block &block) {
   attnc::halide::ModBody body;
   llvm::DenseMap<Value, int> index;
@@ -36,6 +37,8 @@ static attnc::halide::ModBody modBody(Block &block) {
     m.type = typeName(op.getResult(0).getType());
     for (Value operand : op.getOperands())
       m.operands.push_back(index.lookup(operand));
+    if (auto load = dyn_cast<LoadOp>(op))
+      m.input = load.getInput().str();
     if (auto cmp = dyn_cast<arith::CmpFOp>(op))
       m.predicate = arith::stringifyCmpFPredicate(cmp.getPredicate()).str();
     if (auto cmp = dyn_cast<arith::CmpIOp>(op))
@@ -80,6 +83,17 @@ FailureOr<attnc::halide::FlashProblem> mlir::attn::flashProblemFromOp(KernelOp k
   p.lse = op.hasOutput(OutputKind::lse);
   p.scale = op.getScaleOrDefault();
   p.mask = cast<MaskAttrInterface>(op.getMask()).toMaskRule();
+  if (ArrayAttr inputs = op.getInputsAttr()) {
+    if (llvm::is_contained(attnc::halide::kHalideGpuTargets, target))
+      return op.emitOpError("inputs (tensors the mods read) are built by the Halide backend "
+                            "on CPU targets only, not for target ")
+             << target << "; compile this spec for x86-64-avx512 or x86-64-avx2 there";
+    // They follow the outputs, out and lse (the Halide backend has no weights).
+    int arg = 5;
+    for (auto decl : inputs.getAsRange<ModInputAttr>())
+      p.inputs.push_back({decl.getName().str(), decl.getElementType().isInteger(),
+                          int(decl.getDims().size()), arg++});
+  }
   if (!op.getScoreMod().empty())
     p.scoreMod = modBody(op.getScoreMod().front());
   if (!op.getMaskMod().empty())

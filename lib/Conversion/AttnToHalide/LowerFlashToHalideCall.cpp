@@ -7,13 +7,17 @@
 //
 // Each attn.kernel becomes
 //
-//   llvm.func @_mlir_ciface_<name>_tile(q, k, v, out, lse, params: ptr,
+//   llvm.func @_mlir_ciface_<name>_tile(q, k, v, out, lse, inputs..., params: ptr,
 //                                      b, h, q_tile: i64) -> i32 {
-//     return attnc_rt_halide_tile(@<name>_halide, q, k, v, out, lse, params,
+//     return attnc_rt_halide_tile(@<name>_halide_argv, q, k, v, out, lse, params,
 //                                 b, h, q_tile, block_q, head_dim, group,
-//                                 element_bytes, dlpack_dtype_code)
+//                                 element_bytes, dlpack_dtype_code,
+//                                 [inputs...], @<name>_inputs)
 //   }
 //
+// where the mod inputs (a spec's `inputs`) go as an array of their views
+// and a table of their shapes (lib/Runtime/HalideTile.cpp reads it), both
+// null without inputs;
 // on a CPU target, or on a GPU target (the whole tensors in one call)
 //
 //   llvm.func @_mlir_ciface_<name>_grid(q, k, v, out, lse, params: ptr,
@@ -31,6 +35,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/Common/KernelEntry.h"
+#include "attnc/Dialect/Attn/ModInputs.h"
+#include "attnc/Interface/KernelInterface.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -69,32 +75,91 @@ std::pair<int64_t, int64_t> elementFacts(FlashOp op) {
   return {elem.getIntOrFloatBitWidth() / 8, elem.isBF16() ? kDLBfloat : kDLFloat};
 }
 
+/// attnc_rt_halide_tile's table of the mod inputs: their count, the param
+/// of the first one's first stride, then per input its DLPack type code, rank
+/// and per dim (param, scale, offset): the extent is max(scale * p[param] +
+/// offset, 0), param -1 for none (a dim the spec fixes).
+SmallVector<int64_t> inputTable(FlashOp op) {
+  ArrayAttr inputs = op.getInputsAttr();
+  int64_t batch = attnc::modInputBatchParam(0); // the Halide backend has no weights
+  SmallVector<int64_t> table{int64_t(inputs.size()), batch + 1};
+  for (auto decl : inputs.getAsRange<ModInputAttr>()) {
+    table.push_back(decl.getElementType().isInteger() ? kDLInt : kDLFloat);
+    table.push_back(int64_t(decl.getDims().size()));
+    for (StringRef text : decl.getDims().getAsValueRange<StringAttr>()) {
+      DimExpr d = *parseDimExpr(text); // verified
+      if (std::optional<int64_t> fixed = staticExtent(op, d)) {
+        table.append({-1, 0, *fixed});
+        continue;
+      }
+      int64_t param = d.symbol == "batch"   ? batch
+                      : d.symbol == "seq_q" ? int64_t(ATTNC_P_SEQ_Q)
+                                            : int64_t(ATTNC_P_SEQ_KV);
+      table.append({param, d.scale, d.offset});
+    }
+  }
+  return table;
+}
+
+/// The mod inputs' views as an array on the stack, and their table.
+std::pair<Value, Value> inputArguments(OpBuilder &b, ModuleOp module, FlashOp op,
+                                       StringRef name, ValueRange views) {
+  Location loc = op.getLoc();
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  if (views.empty()) {
+    Value null = LLVM::ZeroOp::create(b, loc, ptr);
+    return {null, null};
+  }
+  SmallVector<int64_t> table = inputTable(op);
+  auto tableType = LLVM::LLVMArrayType::get(b.getI64Type(), table.size());
+  std::string symbol = (name + "_inputs").str();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/true, LLVM::Linkage::Private,
+                           symbol, b.getI64TensorAttr(table));
+  }
+  Value count = LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(views.size()));
+  Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr, count);
+  for (auto [i, view] : llvm::enumerate(views)) {
+    Value at = LLVM::GEPOp::create(b, loc, ptr, ptr, array, ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    LLVM::StoreOp::create(b, loc, view, at);
+  }
+  return {array, LLVM::AddressOfOp::create(b, loc, ptr, symbol)};
+}
+
 void emitTileThunk(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name) {
   MLIRContext *ctx = b.getContext();
   Location loc = op.getLoc();
   Type ptr = LLVM::LLVMPointerType::get(ctx), i32 = b.getI32Type(), i64 = b.getI64Type();
-  std::string pipeline = (name + "_halide").str();
-  declare(b, module, pipeline,
-          LLVM::LLVMFunctionType::get(i32, {ptr, ptr, ptr, i32, i32, i32, i32, i32, ptr, ptr}));
+  // The argv form: one signature whatever inputs the pipeline takes.
+  std::string pipeline = (name + "_halide_argv").str();
+  declare(b, module, pipeline, LLVM::LLVMFunctionType::get(i32, {ptr}));
   SmallVector<Type> adapterArgs(7, ptr);
   adapterArgs.append(8, i64);
+  adapterArgs.append(2, ptr);
   auto adapterType = LLVM::LLVMFunctionType::get(i32, adapterArgs);
   declare(b, module, kAdapter, adapterType);
 
-  SmallVector<Type> tileArgs(6, ptr);
+  size_t inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
+  SmallVector<Type> tileArgs(6 + inputs, ptr);
   tileArgs.append(3, i64);
   auto tile = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "tile")),
                                        LLVM::LLVMFunctionType::get(i32, tileArgs));
   OpBuilder::InsertionGuard guard(b);
   Block *body = tile.addEntryBlock(b);
   b.setInsertionPointToStart(body);
+  ValueRange views = body->getArguments();
   SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, pipeline)};
-  llvm::append_range(args, body->getArguments());
+  llvm::append_range(args, views.take_front(5));
+  llvm::append_range(args, views.drop_front(5 + inputs)); // params, b, h, q_tile
   auto [elemBytes, dtypeCode] = elementFacts(op);
   appendConstants(b, loc,
                   {op.getTileQ(), op.getDim(), op.getHeads() / op.getKvHeads(), elemBytes,
                    dtypeCode},
                   args);
+  auto [array, table] = inputArguments(b, module, op, name, views.slice(5, inputs));
+  args.append({array, table});
   auto call = LLVM::CallOp::create(b, loc, adapterType, kAdapter, args);
   LLVM::ReturnOp::create(b, loc, call.getResult());
 }
@@ -158,6 +223,12 @@ struct AttnLowerFlashToHalideCallPass
         return signalPassFailure();
       FlashOp op = *flash;
       std::optional<int64_t> deviceType; // a tile function runs on the CPU
+      if (op.getInputsAttr() && device != "cpu") {
+        op.emitOpError("inputs (tensors the mods read) are built by the Halide backend on "
+                       "CPU targets only, not for device ")
+            << device;
+        return signalPassFailure();
+      }
       if (device == "cpu") {
         emitTileThunk(b, module, op, kernel.getSymName());
       } else {

@@ -42,6 +42,7 @@
 
 #include "HalideMaskEmitter.h"
 #include "ModTranslate.h"
+#include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Support/Exp2Polynomial.h"
 
 using namespace Halide;
@@ -105,7 +106,9 @@ Expr exp2NonPositive(Expr t) {
 std::vector<Argument> FlashFuncs::arguments() const {
   if (shape == FlashShape::grid)
     return {q, k, v};
-  return {q, k, v, batch, head, q0, seqQ, seqKv};
+  std::vector<Argument> args{q, k, v, batch, head, q0, seqQ, seqKv};
+  args.insert(args.end(), inputs.begin(), inputs.end());
+  return args;
 }
 
 namespace {
@@ -153,6 +156,27 @@ Expr load(const FlashProblem &p, const FlashFuncs &f, const ImageParam &in, Expr
   return bf16AsBits(p, f.shape) ? bitsToFloat(x) : cast<float>(x);
 }
 
+/// Mod input `in` (tensor argument `arg`) at `indices` (in the spec's
+/// order, i64): every index is clamped into the input, so nothing outside it
+/// is read, and where an `evaluated` element's index lies outside, the
+/// pipeline fails with ATTNC_HALIDE_INDEX_FAILURE and `arg` (the tile
+/// function then reports the input, as an MLIR kernel does).
+Expr checkedLoad(const ImageParam &in, int arg, const std::vector<Expr> &indices,
+                 Expr evaluated) {
+  const int rank = static_cast<int>(indices.size());
+  Expr inside = Internal::const_true();
+  std::vector<Expr> coords(static_cast<size_t>(rank));
+  for (int n = 0; n < rank; ++n) {
+    Expr extent = in.dim(rank - 1 - n).extent(); // Halide's dims: innermost first
+    Expr index = indices[size_t(n)];
+    inside = inside && index >= Expr(int64_t(0)) && index < i64(extent);
+    // In i64 first (any index), then in i32, the bounds Halide infers from.
+    Expr narrow = cast<int32_t>(clamp(index, Expr(int64_t(0)), i64(extent) - 1));
+    coords[size_t(rank - 1 - n)] = clamp(narrow, 0, extent - 1);
+  }
+  return require(inside || !evaluated, in(coords), ATTNC_HALIDE_INDEX_FAILURE, arg);
+}
+
 } // namespace
 
 void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFuncs &f) {
@@ -170,6 +194,12 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
     args.item = {f.headVar, f.batchVar};
   Item it = itemFacts(p, f);
   Expr lastKey = it.seqKv - 1;
+  f.inputs.clear();
+  for (const ModInputDecl &in : p.inputs) {
+    f.inputs.emplace_back(in.isInt ? Int(32) : Float(32), in.rank, "input_" + in.name);
+    for (int n = 0; n < in.rank; ++n)
+      f.inputs.back().dim(n).set_min(0);
+  }
 
   // The CPU softmax exponentiates with 2^x: without a score_mod (which must
   // see natural scores), log2(e) is folded into the query scale, one
@@ -196,10 +226,19 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
     return std::pair{full && k0 + B <= seqKv && !p.maskMod, empty};
   };
   Expr kPos = i64(t) * B + i64(j);
+  // The mods' loads: checked where the element exists (rows past seq_q and
+  // keys past seq_kv of an edge tile are computed and discarded).
+  Expr evaluated = it.qPos < seqQ && kPos < seqKv;
+  ModLoadFn loadInput = [&](const std::string &name, const std::vector<Expr> &indices, Type) {
+    for (size_t n = 0; n < p.inputs.size(); ++n)
+      if (p.inputs[n].name == name)
+        return checkedLoad(f.inputs[n], p.inputs[n].arg, indices, evaluated);
+    throw CompileError("mod body: attn.load of an undeclared input @" + name);
+  };
   Expr keep =
       byElement.classify(p.mask, {it.qPos, it.qPos + 1, kPos, kPos + 1, seqQ, seqKv}).first;
   if (p.maskMod)
-    keep = keep && translateMod(*p.maskMod, {it.batch, it.head, it.qPos, kPos});
+    keep = keep && translateMod(*p.maskMod, {it.batch, it.head, it.qPos, kPos}, loadInput);
 
   f.rd = RDom(0, D, "rd");
   f.score(args({i, j, t})) = 0.0f;
@@ -207,7 +246,8 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
       f.queries(args.at({f.rd, i})) * f.keys(args.at({f.rd, t * B + j}));
   Expr score = f.score(args({i, j, t}));
   if (p.scoreMod)
-    score = cast<float>(translateMod(*p.scoreMod, {score, it.batch, it.head, it.qPos, kPos}));
+    score = cast<float>(
+        translateMod(*p.scoreMod, {score, it.batch, it.head, it.qPos, kPos}, loadInput));
   // Keys past seq_kv (an edge tile's) are masked in a grid pipeline; an item
   // pipeline's row reductions stop at seq_kv instead (a loop bound, no select
   // per element: dense scores go straight to the tile).

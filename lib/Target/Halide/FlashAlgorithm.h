@@ -30,6 +30,7 @@ enum class FlashShape { item, grid };
 struct FlashFuncs {
   FlashShape shape = FlashShape::item;
   Halide::ImageParam q, k, v;
+  std::vector<Halide::ImageParam> inputs; // the mods', whole (item pipelines)
   Halide::Param<int32_t> batch{"b"}, head{"h"}; // what the mods see (item)
   Halide::Param<int32_t> q0{"q0"}, seqQ{"seq_q"}, seqKv{"seq_kv"};
   // i: a query row (of the item, or of the sequence in a grid pipeline).

@@ -106,10 +106,19 @@ Expr castInt(Type to, const Expr &x, bool zeroExtend) {
   return cast(to, zeroExtend ? unsignedOf(x) : x);
 }
 
-Expr applyOp(const ModOp &op, const std::vector<Expr> &v) {
+Expr applyOp(const ModOp &op, const std::vector<Expr> &v, const ModLoadFn &load) {
   const std::string &n = op.name;
   Type type = typeOf(op.type);
   auto a = [&](int i) { return v[size_t(op.operands[size_t(i)])]; };
+  if (n == "attn.load") {
+    if (!load)
+      throw CompileError("mod body: this Halide pipeline reads no inputs (attn.load @" +
+                         op.input + ")");
+    std::vector<Expr> indices;
+    for (int at : op.operands)
+      indices.push_back(cast<int64_t>(v[size_t(at)]));
+    return load(op.input, indices, type);
+  }
   if (n == "arith.constant")
     return type.is_float() ? make_const(type, op.floatValue) : make_const(type, op.intValue);
   // Floating point.
@@ -175,11 +184,12 @@ Expr applyOp(const ModOp &op, const std::vector<Expr> &v) {
 
 } // namespace
 
-Expr attnc::halide::translateMod(const ModBody &body, const std::vector<Expr> &args) {
+Expr attnc::halide::translateMod(const ModBody &body, const std::vector<Expr> &args,
+                                 const ModLoadFn &load) {
   std::vector<Expr> values;
   for (size_t n = 0; n < body.argTypes.size(); ++n)
     values.push_back(cast(typeOf(body.argTypes[n]), args[n]));
   for (const ModOp &op : body.ops)
-    values.push_back(applyOp(op, values));
+    values.push_back(applyOp(op, values, load));
   return values[size_t(body.result)];
 }

@@ -20,6 +20,7 @@
 //                     halide_buffer_t *v,   // [seq_kv, head_dim]
 //                     int32_t b, int32_t h, // for the mods
 //                     int32_t q0, int32_t seq_q, int32_t seq_kv,
+//                     halide_buffer_t *input_<name>, ... // the spec's inputs, whole
 //                     halide_buffer_t *out, // [rows, head_dim], the spec's dtype
 //                     halide_buffer_t *lse) // [rows], float32
 //
@@ -59,11 +60,22 @@ struct ModOp {
   std::string predicate;     // cmpf / cmpi: "olt", "slt", ...
   double floatValue = 0;     // arith.constant
   int64_t intValue = 0;
+  std::string input;         // attn.load: the input it reads (operands: its indices)
 };
 struct ModBody {
   std::vector<std::string> argTypes;
   std::vector<ModOp> ops;
   int result = 0; // the yielded value
+};
+
+/// A tensor the mods read (a spec's `inputs`): i32 or f32, its dims in the
+/// spec's order (the pipeline's buffer has them innermost first). `arg` is
+/// its argument in the kernel's interface (what an index failure reports).
+struct ModInputDecl {
+  std::string name;
+  bool isInt = true;
+  int rank = 1;
+  int arg = 0;
 };
 
 /// One attn.flash kernel, as the Halide backend needs it.
@@ -78,6 +90,7 @@ struct FlashProblem {
   double scale = 1.0;
   mask::Mask mask;
   std::optional<ModBody> scoreMod, maskMod;
+  std::vector<ModInputDecl> inputs; // item pipelines only
 };
 
 /// A target of the Halide backend.
