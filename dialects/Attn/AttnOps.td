@@ -242,7 +242,9 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     `kv_heads`, `seq_q`, `seq_kv`, `head_dim` (S in 1..64, C in 0..64): document ids of a
     packed batch `document_id: i32 [batch, seq_kv]`, per-head ALiBi slopes `slopes: f32
     [heads]`, a relative-position bias `bias: f32 [heads, seq_q + seq_kv]`, a prefix length
-    per batch `prefix: i32 [batch]`. They follow the outputs in the C ABI, in this order.
+    per batch `prefix: i32 [batch]`. They follow every other argument in the C ABI, in this
+    order; with `varlen = cu_seqlens`, `seq_q` and `seq_kv` are the longest sequence's (not with
+    `num_splits`).
     A body reads one element with `%x = attn.load @name[%i, %j] : type` (`index`
     operands, one per dim). An index outside the shape is a verifier error where it is a
     constant and the extent is static, else an error of the kernel call (ATTNC_ERR_INDEX,

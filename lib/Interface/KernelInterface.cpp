@@ -198,7 +198,9 @@ void addModInputs(KernelInterface &in, const AttentionFacts &f) {
 
 } // namespace
 
-int32_t attnc::modInputBatchParam(int32_t outputs) {
+int32_t attnc::modInputBatchParam(int32_t outputs, bool varlen, bool kvLens) {
+  if (varlen)
+    return kvLens ? ATTNC_P_VARLEN_LENGTHS_COUNT : ATTNC_P_VARLEN_COUNT;
   return outputs & 4 ? ATTNC_P_WEIGHTS_STRIDES + 3 : ATTNC_P_COUNT;
 }
 

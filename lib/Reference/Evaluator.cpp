@@ -168,12 +168,14 @@ llvm::Expected<ReferenceResult> ReferenceRun::run(bool wantWeights) {
 llvm::Expected<ReferenceResult>
 attnc::evaluateReference(AttentionSpecOpInterface op, const HostTensor &q,
                          const HostTensor &k, const HostTensor &v,
-                         bool wantWeights, int64_t firstBatch, const ModInputs *inputs) {
+                         bool wantWeights, int64_t firstBatch, const ModInputs *inputs,
+                         const ProblemSize *inputsSize) {
   llvm::Expected<ProblemSize> size = inferSize(op, q, k, v);
   if (!size)
     return size.takeError();
   size->firstBatch = firstBatch;
-  if (llvm::Error err = checkModInputs(op, *size, inputs ? *inputs : ModInputs()))
+  if (llvm::Error err = checkModInputs(op, inputsSize ? *inputsSize : *size,
+                                       inputs ? *inputs : ModInputs()))
     return std::move(err);
   return ReferenceRun(op, *size, q, k, v, inputs).run(wantWeights);
 }

@@ -200,9 +200,13 @@ llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
     if (!kernel.desc || !kernel.run)
       return error("the kernel object lacks attnc_describe_<kernel> or attnc_rt_run, which "
                    "a call with mod inputs goes through");
+    // Inputs follow every other argument (KernelInterface.h).
     std::vector<const DLTensor *> args = {&q->dl, &k->dl, &v->dl, &out->dl, lseArg};
     if (weights)
       args.push_back(&weights->dl);
+    for (const auto &t : {cuQ.get(), cuKv.get(), kvLens.get()})
+      if (t)
+        args.push_back(&t->dl);
     for (const auto &t : modInputs)
       args.push_back(&t->dl);
     status = kernel.run(kernel.desc, args.data(), &options);

@@ -104,18 +104,24 @@ HostTensor slice(AttentionSpecOpInterface op, const HostTensor &t, int64_t heads
 
 } // namespace
 
-llvm::Expected<ReferenceResult> attnc::evaluateWithLengths(AttentionSpecOpInterface op,
-                                                           const HostTensor &q,
-                                                           const HostTensor &k,
-                                                           const HostTensor &v,
-                                                           llvm::ArrayRef<int32_t> lens,
-                                                           llvm::ArrayRef<int32_t> qLens) {
+llvm::Expected<ReferenceResult>
+attnc::evaluateWithLengths(AttentionSpecOpInterface op, const HostTensor &q, const HostTensor &k,
+                           const HostTensor &v, llvm::ArrayRef<int32_t> lens,
+                           llvm::ArrayRef<int32_t> qLens, const ModInputs *inputs,
+                           llvm::ArrayRef<int32_t> spans) {
   bool bhsd = op.getLayout() == Layout::bhsd;
   int64_t batch = q.shape[0], seqQ = q.shape[bhsd ? 2 : 1], heads = op.getHeads();
   int64_t dim = op.getDim();
   if (int64_t(lens.size()) != batch || (!qLens.empty() && int64_t(qLens.size()) != batch))
     return error("kv_lens has " + llvm::Twine(lens.size()) + " entries for batch " +
                  llvm::Twine(batch));
+  auto longest = [](llvm::ArrayRef<int32_t> v, int64_t none) {
+    return v.empty() ? none : int64_t(*std::max_element(v.begin(), v.end()));
+  };
+  ProblemSize whole{batch, longest(qLens, seqQ), longest(spans.empty() ? lens : spans, 0)};
+  if (inputs)
+    if (llvm::Error err = checkModInputs(op, whole, *inputs))
+      return std::move(err);
   ReferenceResult all;
   all.out = HostTensor(q.type, q.shape);
   all.lse = HostTensor(ElementType::f32, {batch, heads, seqQ});
@@ -128,7 +134,8 @@ llvm::Expected<ReferenceResult> attnc::evaluateWithLengths(AttentionSpecOpInterf
     int64_t kvHeads = op.getKvHeads();
     llvm::Expected<ReferenceResult> one = evaluateReference(
         op, slice(op, q, heads, b, rows), slice(op, k, kvHeads, b, lens[b]),
-        slice(op, v, kvHeads, b, lens[b]), /*wantWeights=*/false, /*firstBatch=*/b);
+        slice(op, v, kvHeads, b, lens[b]), /*wantWeights=*/false, /*firstBatch=*/b, inputs,
+        &whole);
     if (!one)
       return one.takeError();
     all.keptPairs += one->keptPairs;

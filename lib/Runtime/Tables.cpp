@@ -273,9 +273,10 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
     shape.dims[n] = dims[n].symbol;
     shape.dimsPlus[n] = dims[n].plus;
     shape.dimsScale[n] = dims[n].scale;
-    if (tables.bySteps[dims[n].symbol])
+    if (tables.bySteps[dims[n].symbol] && (shape.numBound || shape.stepSymbol >= 0))
       return cat("tensor ", t.name, " has dim ", d.symbols[dims[n].symbol].name,
-                 ", which the steps of an earlier tensor bind, not a dim");
+                 ", which the steps of an earlier tensor bind, and a bound on its entries");
+    shape.afterSteps |= tables.bySteps[dims[n].symbol];
   }
   if (shape.stepSymbol >= 0 && shape.rank != 1)
     return cat("tensor ", t.name, "'s bound has steps, which only a 1-d tensor (offsets) may");

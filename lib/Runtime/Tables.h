@@ -62,6 +62,9 @@ struct TensorShape {
   /// "...;each<=steps(T)": entry b at most T[b + 1] - T[b], T an earlier
   /// offsets tensor (a sequence's used keys within its span).
   int withinSteps = -1;
+  /// A dim is a symbol that offsets' steps bind (a mod input [batch, seq_kv]
+  /// of a varlen kernel): the shape is checked once the entries are read.
+  bool afterSteps = false;
 };
 
 struct Tables {

@@ -66,13 +66,13 @@ private:
   TensorView &view(int i) { return launch.views[spec(i).arg]; }
   int rank(int i) const { return tables.tensors[i].rank; }
   const char *symbolName(int s) const { return desc.symbols[s].name; }
-  bool known(int s, const bool *bound) const { return desc.symbols[s].value >= 0 || bound[s]; }
+  bool known(int s) const { return desc.symbols[s].value >= 0 || bound[s]; }
 
   attnc_status checkPresence();
   attnc_status checkDevices();
   attnc_status checkDtypes();
   attnc_status checkRanks();
-  attnc_status checkShape(int i, bool *bound);
+  attnc_status checkShape(int i);
   attnc_status checkShapes();
   attnc_status checkData();
   attnc_status checkLimit(int s);
@@ -100,6 +100,7 @@ private:
   CheckedLaunch &launch;
   Tables &tables;
   IndexList arguments, scratch; // tensors the caller passes; the runtime's own
+  bool bound[kMaxSymbols] = {};  // symbols the tensors' dims or steps bound so far
 };
 
 } // namespace
@@ -184,13 +185,13 @@ attnc_status Validator::checkRanks() {
 /// Checks tensor i's shape against the symbols known so far, then binds the
 /// ones it is the first to name. Extents may be 0 (an empty launch, as
 /// PyTorch allows).
-attnc_status Validator::checkShape(int i, bool *bound) {
+attnc_status Validator::checkShape(int i) {
   const TensorShape &shape = tables.tensors[i];
   const int64_t *extents = arg(i).shape;
   // What was known before this tensor: the message says what it needed.
   bool wasKnown[kMaxRank];
   for (int n = 0; n < shape.rank; ++n)
-    wasKnown[n] = known(shape.dims[n], bound);
+    wasKnown[n] = known(shape.dims[n]);
   // A known symbol's extent: scale * value + plus, never below 0.
   auto extent = [&](int n) {
     return std::max<int64_t>(0, shape.dimsScale[n] * launch.symbols[shape.dims[n]] +
@@ -199,8 +200,8 @@ attnc_status Validator::checkShape(int i, bool *bound) {
   bool ok = true;
   for (int n = 0; n < shape.rank; ++n) {
     int s = shape.dims[n], plus = shape.dimsPlus[n];
-    if (known(s, bound) ? extents[n] == extent(n) : extents[n] >= plus) {
-      if (!known(s, bound)) {
+    if (known(s) ? extents[n] == extent(n) : extents[n] >= plus) {
+      if (!known(s)) {
         launch.symbols[s] = extents[n] - plus;
         bound[s] = true;
       }
@@ -226,14 +227,15 @@ attnc_status Validator::checkShape(int i, bool *bound) {
                   " (", spec(i).legend, ")"));
 }
 
+/// Every argument's shape but those that wait for steps (afterSteps).
 attnc_status Validator::checkShapes() {
-  bool bound[kMaxSymbols] = {};
   for (int s = 0; s < desc.num_symbols; ++s)
     if (desc.symbols[s].value >= 0)
       launch.symbols[s] = desc.symbols[s].value;
   for (int i : arguments)
-    if (attnc_status s = checkShape(i, bound))
-      return s;
+    if (!tables.tensors[i].afterSteps)
+      if (attnc_status s = checkShape(i))
+        return s;
   return ATTNC_OK;
 }
 
@@ -492,6 +494,7 @@ attnc_status Validator::checkSteps(int i) {
   if (!binds)
     return ATTNC_OK;
   launch.symbols[step] = longest;
+  bound[step] = true;
   return checkLimit(step);
 }
 
@@ -545,6 +548,9 @@ attnc_status Validator::run() {
     return s;
   for (int i : arguments)
     if ((s = checkEntries(i)))
+      return s;
+  for (int i : arguments)
+    if (tables.tensors[i].afterSteps && (s = checkShape(i)))
       return s;
   if ((s = countItems()) || (s = layoutScratch()))
     return s;

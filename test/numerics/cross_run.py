@@ -74,13 +74,13 @@ def cross_runtime(cxx, work, includes):
 def entry_tensors(case):
     """How many DLTensors a case's kernel entry takes: q, k, v, out, lse, then kv_lens and a
     block table (kv_cache), or the two offsets (varlen) and with kv_cache = lengths kv_lens,
-    or the tensors the mods read (inputs)."""
-    cache = case.get("kv_cache")
+    then the tensors the mods read (inputs; raw_runner.c takes at most 10 tensors)."""
+    cache, inputs = case.get("kv_cache"), len(case.get("mod_inputs", []))
     if case.get("varlen"):
-        return 8 if cache else 7
+        return (8 if cache else 7) + inputs
     if cache and cache != "lengths":
         return 7
-    return (6 if cache else 5) + len(case.get("mod_inputs", []))
+    return (6 if cache else 5) + inputs
 
 
 def link_runner(cxx, work, halide_include, kernels, runner):

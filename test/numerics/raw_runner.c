@@ -25,10 +25,14 @@ typedef int (*Kernel5)(IN, IN, IN, OUT, OUT, const attnc_options *);
 typedef int (*Kernel6)(IN, IN, IN, OUT, OUT, IN, const attnc_options *);
 typedef int (*Kernel7)(IN, IN, IN, OUT, OUT, IN, IN, const attnc_options *);
 typedef int (*Kernel8)(IN, IN, IN, OUT, OUT, IN, IN, IN, const attnc_options *);
+typedef int (*Kernel9)(IN, IN, IN, OUT, OUT, IN, IN, IN, IN, const attnc_options *);
+typedef int (*Kernel10)(IN, IN, IN, OUT, OUT, IN, IN, IN, IN, IN, const attnc_options *);
 #define PROTO5(name) int name(IN, IN, IN, OUT, OUT, const attnc_options *);
 #define PROTO6(name) int name(IN, IN, IN, OUT, OUT, IN, const attnc_options *);
 #define PROTO7(name) int name(IN, IN, IN, OUT, OUT, IN, IN, const attnc_options *);
 #define PROTO8(name) int name(IN, IN, IN, OUT, OUT, IN, IN, IN, const attnc_options *);
+#define PROTO9(name) int name(IN, IN, IN, OUT, OUT, IN, IN, IN, IN, const attnc_options *);
+#define PROTO10(name) int name(IN, IN, IN, OUT, OUT, IN, IN, IN, IN, IN, const attnc_options *);
 #define X(name, tensors) PROTO##tensors(name)
 #include KERNEL_TABLE
 #undef X
@@ -43,7 +47,7 @@ static const struct {
 #undef X
 };
 
-enum { kMaxTensors = 8 };
+enum { kMaxTensors = 10 };
 
 static int lookup(const char *name) {
   for (size_t i = 0; i < sizeof kKernels / sizeof kKernels[0]; ++i)
@@ -127,8 +131,14 @@ static int call(int kernel, Arg *args) {
     return ((Kernel6)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, t[5], &opt);
   case 7:
     return ((Kernel7)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, t[5], t[6], &opt);
-  default:
+  case 8:
     return ((Kernel8)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, t[5], t[6], t[7], &opt);
+  case 9:
+    return ((Kernel9)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, t[5], t[6], t[7], t[8],
+                                          &opt);
+  default:
+    return ((Kernel10)kKernels[kernel].fn)(t[0], t[1], t[2], out, lse, t[5], t[6], t[7], t[8],
+                                           t[9], &opt);
   }
 }
 

@@ -397,7 +397,7 @@ llvm::Expected<ReferenceResult> evaluate(attn::AttentionSpecOpInterface op, cons
   if (in.varlen.active())
     return evaluateWithLengths(op, in.q, in.k, in.v,
                                in.varlen.kvUsed.empty() ? in.varlen.kvLens : in.varlen.kvUsed,
-                               in.varlen.qLens);
+                               in.varlen.qLens, &in.mods, in.varlen.kvLens);
   return evaluateReference(op, in.q, in.k, in.v, wantWeights, 0, &in.mods);
 }
 

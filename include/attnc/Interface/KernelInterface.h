@@ -78,9 +78,10 @@ struct AttentionFacts {
 };
 
 /// Where a prefill kernel with mod inputs finds batch in params (`outputs`
-/// as in AttentionFacts); each input's strides, one per dim, follow it in
-/// the inputs' order.
-int32_t modInputBatchParam(int32_t outputs);
+/// as in AttentionFacts; `varlen`, and `kvLens` for its kv_lens tensor):
+/// after the params it has without inputs. Each input's strides, one per
+/// dim, follow it in the inputs' order.
+int32_t modInputBatchParam(int32_t outputs, bool varlen = false, bool kvLens = false);
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs
 /// bit 1) lse and (bit 2) weights as arguments 0-5 (5 arguments without
@@ -97,8 +98,9 @@ int32_t modInputBatchParam(int32_t outputs);
 /// head_dim], lse [heads, total_q], and int32 cu_seqlens_q and cu_seqlens_kv
 /// [batch + 1] follow the outputs (arguments 5 and 6, or 4 and 5 without lse);
 /// seq_q and seq_kv are the longest sequence's lengths, from the offsets.
-/// A prefill kernel's mod inputs follow its outputs as arguments, in any
-/// strides; batch and their strides are passed (modInputBatchParam).
+/// A prefill kernel's mod inputs follow every other argument (the outputs,
+/// and a varlen kernel's offsets and kv_lens), in any strides; batch and
+/// their strides are passed (modInputBatchParam).
 KernelInterface attentionInterface(const AttentionFacts &facts);
 
 /// An interface laid out as the C structs the runtime reads, valid while

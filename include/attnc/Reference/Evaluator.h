@@ -82,11 +82,13 @@ struct ReferenceResult {
 /// from them). `wantWeights` computes the weights even when the spec does not
 /// output them (for pictures); the caller bounds their size.
 /// `firstBatch` is the index mods see for q's batch 0 (ProblemSize).
+/// `inputsSize`: the sizes `inputs` are shaped for where they are not the
+/// call's (a sequence evaluated alone: the whole batch, the longest lengths).
 llvm::Expected<ReferenceResult>
 evaluateReference(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
                   const HostTensor &k, const HostTensor &v,
                   bool wantWeights = false, int64_t firstBatch = 0,
-                  const ModInputs *inputs = nullptr);
+                  const ModInputs *inputs = nullptr, const ProblemSize *inputsSize = nullptr);
 
 /// Evaluates `op` tile by tile, block_q x block_kv, following the recurrence
 /// of its description: tiles classified by the mask's tile rule, empty tiles

@@ -44,12 +44,14 @@ HostTensor toPages(mlir::attn::AttentionSpecOpInterface op, const HostTensor &kv
 /// The reference with per-sequence lengths: each sequence b evaluated alone
 /// (mods see its index b) on its first lens[b] keys and, when qLens is given
 /// (varlen), its first qLens[b] queries; rows with no key or past the
-/// sequence's queries: out 0, lse -inf.
-llvm::Expected<ReferenceResult> evaluateWithLengths(mlir::attn::AttentionSpecOpInterface op,
-                                                    const HostTensor &q, const HostTensor &k,
-                                                    const HostTensor &v,
-                                                    llvm::ArrayRef<int32_t> lens,
-                                                    llvm::ArrayRef<int32_t> qLens = {});
+/// sequence's queries: out 0, lse -inf. The mods' `inputs` are the whole
+/// batch's, shaped (as a kernel's are) for the longest lengths: of qLens and
+/// of `spans` (each sequence's keys in k and v; `lens` when empty).
+llvm::Expected<ReferenceResult>
+evaluateWithLengths(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
+                    const HostTensor &k, const HostTensor &v, llvm::ArrayRef<int32_t> lens,
+                    llvm::ArrayRef<int32_t> qLens = {}, const ModInputs *inputs = nullptr,
+                    llvm::ArrayRef<int32_t> spans = {});
 
 } // namespace attnc
 

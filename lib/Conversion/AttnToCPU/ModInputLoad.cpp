@@ -32,7 +32,8 @@ ModInputViews::ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterfac
   if (!decls)
     return;
   int32_t outputs = spec.hasOutput(OutputKind::weights) ? 4 : 0;
-  int32_t batchAt = attnc::modInputBatchParam(outputs), next = batchAt + 1;
+  bool varlen = spec.getVarlen(), kvLens = varlen && spec.getPageSize();
+  int32_t batchAt = attnc::modInputBatchParam(outputs, varlen, kvLens), next = batchAt + 1;
   Value batch = param(b, loc, params, batchAt);
   Value seqQ = param(b, loc, params, ATTNC_P_SEQ_Q), seqKv = param(b, loc, params, ATTNC_P_SEQ_KV);
   for (auto [i, decl] : llvm::enumerate(decls.getAsRange<ModInputAttr>())) {

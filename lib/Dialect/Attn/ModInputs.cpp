@@ -203,9 +203,9 @@ LogicalResult mlir::attn::verifyModInputs(AttentionSpecOpInterface spec) {
   if (int64_t(inputs.size()) > kMaxModInputs)
     return op->emitOpError("declares ") << inputs.size() << " inputs; at most "
                                         << kMaxModInputs << " are allowed";
-  if (spec.getNumSplits() || spec.getVarlen())
+  if (spec.getNumSplits())
     return op->emitOpError("inputs (tensors the mods read) are built for prefill kernels "
-                           "only so far, not with num_splits or varlen");
+                           "(packed or not) only so far, not with num_splits");
   llvm::StringSet<> names;
   for (auto input : inputs.getAsRange<ModInputAttr>()) {
     StringRef name = input.getName().getValue();

@@ -710,7 +710,7 @@ attn.kernel @input_generic_dim {
 // -----
 
 attn.kernel @input_decode {
-  // expected-error @below {{inputs (tensors the mods read) are built for prefill kernels only so far, not with num_splits or varlen}}
+  // expected-error @below {{inputs (tensors the mods read) are built for prefill kernels (packed or not) only so far, not with num_splits}}
   attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
                   outputs = [out], num_splits = 0, inputs = [x: f32 [heads]]}
 }
