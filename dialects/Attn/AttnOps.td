@@ -243,8 +243,8 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     packed batch `document_id: i32 [batch, seq_kv]`, per-head ALiBi slopes `slopes: f32
     [heads]`, a relative-position bias `bias: f32 [heads, seq_q + seq_kv]`, a prefix length
     per batch `prefix: i32 [batch]`. They follow every other argument in the C ABI, in this
-    order; with `varlen = cu_seqlens`, `seq_q` and `seq_kv` are the longest sequence's (not with
-    `num_splits`).
+    order; with `varlen = cu_seqlens`, `seq_q` and `seq_kv` are the longest sequence's; a
+    paged KV cache has no `seq_kv`.
     A body reads one element with `%x = attn.load @name[%i, %j] : type` (`index`
     operands, one per dim). An index outside the shape is a verifier error where it is a
     constant and the extent is static, else an error of the kernel call (ATTNC_ERR_INDEX,

@@ -170,7 +170,10 @@ void addVarlenLengths(KernelInterface &in) {
 /// passed), and batch passed too, so that a kernel can check every index
 /// against its dim's extent.
 void addModInputs(KernelInterface &in, const AttentionFacts &f) {
-  in.symbols.front().param = in.numParams++; // batch
+  int32_t batch = modInputBatchParam(f.outputs, f.varlen, f.varlen && f.pageSize == 0,
+                                     f.splits, f.pageSize);
+  in.symbols.front().param = batch;
+  in.numParams = batch + 1;
   for (const ModInputFact &m : f.inputs) {
     // A constant dim ("257") is a fixed symbol of that name.
     for (size_t at = 0; at < m.dims.size();) {
@@ -198,9 +201,12 @@ void addModInputs(KernelInterface &in, const AttentionFacts &f) {
 
 } // namespace
 
-int32_t attnc::modInputBatchParam(int32_t outputs, bool varlen, bool kvLens) {
+int32_t attnc::modInputBatchParam(int32_t outputs, bool varlen, bool kvLens, int64_t splits,
+                                  int64_t pageSize) {
   if (varlen)
     return kvLens ? ATTNC_P_VARLEN_LENGTHS_COUNT : ATTNC_P_VARLEN_COUNT;
+  if (splits > 0)
+    return pageSize >= 0 ? ATTNC_P_SERVING_COUNT : ATTNC_P_DECODE_COUNT;
   return outputs & 4 ? ATTNC_P_WEIGHTS_STRIDES + 3 : ATTNC_P_COUNT;
 }
 
@@ -279,10 +285,10 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
     addVarlenLengths(in);
   if (f.splits > 0 && f.pageSize >= 0)
     addKvCache(in, f);
+  if (!f.inputs.empty()) // arguments: before the scratch tensors' views
+    addModInputs(in, f);
   if (f.splits > 0)
     addDecodeScratch(in, f);
-  if (!f.inputs.empty())
-    addModInputs(in, f);
   return in;
 }
 

@@ -204,7 +204,7 @@ llvm::Error KernelTensors::call(const LoadedKernel &kernel, int threads) {
     std::vector<const DLTensor *> args = {&q->dl, &k->dl, &v->dl, &out->dl, lseArg};
     if (weights)
       args.push_back(&weights->dl);
-    for (const auto &t : {cuQ.get(), cuKv.get(), kvLens.get()})
+    for (const auto &t : {cuQ.get(), cuKv.get(), kvLens.get(), blockTable.get()})
       if (t)
         args.push_back(&t->dl);
     for (const auto &t : modInputs)

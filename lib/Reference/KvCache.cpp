@@ -118,7 +118,11 @@ attnc::evaluateWithLengths(AttentionSpecOpInterface op, const HostTensor &q, con
   auto longest = [](llvm::ArrayRef<int32_t> v, int64_t none) {
     return v.empty() ? none : int64_t(*std::max_element(v.begin(), v.end()));
   };
-  ProblemSize whole{batch, longest(qLens, seqQ), longest(spans.empty() ? lens : spans, 0)};
+  // A KV cache's inputs are shaped by its capacity (k's length); packed
+  // sequences' by the longest one (what the offsets give a kernel).
+  int64_t capacity = k.shape[bhsd ? 2 : 1];
+  ProblemSize whole{batch, longest(qLens, seqQ),
+                    qLens.empty() ? capacity : longest(spans.empty() ? lens : spans, 0)};
   if (inputs)
     if (llvm::Error err = checkModInputs(op, whole, *inputs))
       return std::move(err);

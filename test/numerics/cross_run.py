@@ -79,7 +79,7 @@ def entry_tensors(case):
     if case.get("varlen"):
         return (8 if cache else 7) + inputs
     if cache and cache != "lengths":
-        return 7
+        return 7 + inputs
     return (6 if cache else 5) + inputs
 
 

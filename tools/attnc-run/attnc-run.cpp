@@ -393,7 +393,7 @@ llvm::Error writeCompiledOutputs(attn::AttentionSpecOpInterface op, const Inputs
 llvm::Expected<ReferenceResult> evaluate(attn::AttentionSpecOpInterface op, const Inputs &in,
                                          bool wantWeights = false) {
   if (in.cache.pageSize >= 0)
-    return evaluateWithLengths(op, in.q, in.k, in.v, in.cache.lens);
+    return evaluateWithLengths(op, in.q, in.k, in.v, in.cache.lens, {}, &in.mods);
   if (in.varlen.active())
     return evaluateWithLengths(op, in.q, in.k, in.v,
                                in.varlen.kvUsed.empty() ? in.varlen.kvLens : in.varlen.kvUsed,

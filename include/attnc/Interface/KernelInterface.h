@@ -77,11 +77,12 @@ struct AttentionFacts {
   std::vector<ModInputFact> inputs;  // tensors the mods read (prefill kernels)
 };
 
-/// Where a prefill kernel with mod inputs finds batch in params (`outputs`
-/// as in AttentionFacts; `varlen`, and `kvLens` for its kv_lens tensor):
-/// after the params it has without inputs. Each input's strides, one per
-/// dim, follow it in the inputs' order.
-int32_t modInputBatchParam(int32_t outputs, bool varlen = false, bool kvLens = false);
+/// Where a kernel with mod inputs finds batch in params (`outputs`, `splits`
+/// and `pageSize` as in AttentionFacts; `varlen`, and `kvLens` for its
+/// kv_lens tensor): after the params it has without inputs. Each input's
+/// strides, one per dim, follow it in the inputs' order.
+int32_t modInputBatchParam(int32_t outputs, bool varlen = false, bool kvLens = false,
+                           int64_t splits = 0, int64_t pageSize = -1);
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs
 /// bit 1) lse and (bit 2) weights as arguments 0-5 (5 arguments without
@@ -98,9 +99,10 @@ int32_t modInputBatchParam(int32_t outputs, bool varlen = false, bool kvLens = f
 /// head_dim], lse [heads, total_q], and int32 cu_seqlens_q and cu_seqlens_kv
 /// [batch + 1] follow the outputs (arguments 5 and 6, or 4 and 5 without lse);
 /// seq_q and seq_kv are the longest sequence's lengths, from the offsets.
-/// A prefill kernel's mod inputs follow every other argument (the outputs,
-/// and a varlen kernel's offsets and kv_lens), in any strides; batch and
-/// their strides are passed (modInputBatchParam).
+/// A kernel's mod inputs follow every other argument (the outputs, a varlen
+/// kernel's offsets and kv_lens, a decode kernel's kv_lens and block table;
+/// its scratch tensors come after them), in any strides; batch and their
+/// strides are passed (modInputBatchParam).
 KernelInterface attentionInterface(const AttentionFacts &facts);
 
 /// An interface laid out as the C structs the runtime reads, valid while

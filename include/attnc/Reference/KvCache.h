@@ -45,8 +45,9 @@ HostTensor toPages(mlir::attn::AttentionSpecOpInterface op, const HostTensor &kv
 /// (mods see its index b) on its first lens[b] keys and, when qLens is given
 /// (varlen), its first qLens[b] queries; rows with no key or past the
 /// sequence's queries: out 0, lse -inf. The mods' `inputs` are the whole
-/// batch's, shaped (as a kernel's are) for the longest lengths: of qLens and
-/// of `spans` (each sequence's keys in k and v; `lens` when empty).
+/// batch's, shaped as a kernel's are: for a KV cache by its capacity (k's
+/// length), for packed sequences (qLens given) by the longest of qLens and of
+/// `spans` (each sequence's keys in k and v; `lens` when empty).
 llvm::Expected<ReferenceResult>
 evaluateWithLengths(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
                     const HostTensor &k, const HostTensor &v, llvm::ArrayRef<int32_t> lens,

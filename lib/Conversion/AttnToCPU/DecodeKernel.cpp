@@ -165,6 +165,7 @@ private:
   Value rows, status;
   /// kv_cache: kv_lens, and with pages block_table and its batch stride.
   Value lensBuf, tableBuf, tableStride;
+  ModInputViews modInputs; // the tensors the mods read
   Strides lsePartS; // lse_part: (batch, head, split)
   Value oPartS[4];  // o_part: (batch, head, split, seq_q)
   /// QS: the packed rows' scaled queries, maxRows x dimPadded (zero padded;
@@ -186,9 +187,14 @@ void DecodeKernelBuilder::readCommon(ArrayRef<BlockArgument> args) {
     lensBuf = args[at++];
   if (pageSize > 0)
     tableBuf = args[at++];
+  // The mods' inputs, then the scratch tensors (KernelInterface.h).
+  unsigned firstInput = at;
+  at += op.getInputsAttr() ? op.getInputsAttr().size() : 0;
   oPart = args[at], lsePart = args[at + 1], params = args[at + 2];
   coords = at + 3;
   readAttentionParams();
+  modInputs = ModInputViews(b, b.getLoc(), op, ValueRange(args.slice(firstInput, at - firstInput)),
+                            params, int32_t(firstInput));
   lsePartS = readStrides(ATTNC_P_LSE_PART_STRIDES);
   for (int i = 0; i < 4; ++i)
     oPartS[i] = readParam(ATTNC_P_O_PART_STRIDES + i);
@@ -247,8 +253,12 @@ std::pair<Value, Value> DecodeKernelBuilder::splitTiles(Value split) {
 /// query tile and head).
 std::pair<Value, Value> DecodeKernelBuilder::classify(Value k0, Value cols) {
   TileBounds<Value> bounds{idx(0), seqQ, k0, add(k0, cols), seqQ, seqKv};
+  auto loadRange = [&](Operation *load, ArrayRef<std::pair<Value, Value>> box) {
+    return modInputs.range(b, b.getLoc(), cast<LoadOp>(load), box);
+  };
   return attnc::emitTileClassWithMaskMod(b, b.getLoc(), module, op.getMask(), op.getMaskMod(),
-                                         bounds, batch, idx(0), idx(op.getHeads() - 1));
+                                         bounds, batch, idx(0), idx(op.getHeads() - 1),
+                                         loadRange);
 }
 
 /// KF / VF rows j < cols = k / v rows k0 + j in f32 (f16 kernels, and bf16
@@ -404,8 +414,17 @@ void DecodeKernelBuilder::maskScores(Value k0, Value cols, Value full) {
       auto onZero = [&](Value isZero) {
         ifThen(isZero, [&] { store(arith::ConstantIntOp::create(b, 1, 32), status, {idx(0)}); });
       };
+      // A load outside its input reads nothing and reports the input.
+      auto loadInput = [&](Operation *l, ArrayRef<Value> indices) {
+        return modInputs.load(b, b.getLoc(), cast<LoadOp>(l), indices,
+                              [&](OpBuilder &, int32_t code) {
+                                store(arith::ConstantIntOp::create(b, code, 32), status,
+                                      {idx(0)});
+                              });
+      };
       if (!op.getScoreMod().empty())
-        s = inlineMod(b, b.getLoc(), op.getScoreMod(), {s, batch, head, pos, kPos}, onZero);
+        s = inlineMod(b, b.getLoc(), op.getScoreMod(), {s, batch, head, pos, kPos}, onZero,
+                      loadInput);
       Value keep = select(
           full, b.getI1Type(), [&] { return arith::ConstantIntOp::create(b, 1, 1).getResult(); },
           [&] {
@@ -413,7 +432,8 @@ void DecodeKernelBuilder::maskScores(Value k0, Value cols, Value full) {
             if (!op.getMaskMod().empty())
               k = arith::AndIOp::create(
                   b, k,
-                  inlineMod(b, b.getLoc(), op.getMaskMod(), {batch, head, pos, kPos}, onZero));
+                  inlineMod(b, b.getLoc(), op.getMaskMod(), {batch, head, pos, kPos}, onZero,
+                            loadInput));
             return k;
           });
       store(arith::SelectOp::create(b, keep, s, negInf()), S, {r, j});
@@ -671,6 +691,9 @@ LogicalResult mlir::attn::buildCpuDecodeKernel(FlashOp op, const CpuKernelConfig
   Type i32Buf = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
   if (op.getPageSize()) // kv_lens, then with pages block_table
     args.append(*op.getPageSize() ? 2 : 1, i32Buf);
+  if (ArrayAttr inputs = op.getInputsAttr())
+    for (auto decl : inputs.getAsRange<ModInputAttr>())
+      args.push_back(MemRefType::get({ShapedType::kDynamic}, decl.getElementType()));
   args.append({f32Buf, f32Buf, i64Buf});
   for (auto [phase, coords] : {std::pair<StringRef, int>{"", 3}, {"merge", 2}}) {
     SmallVector<Type> types(args);

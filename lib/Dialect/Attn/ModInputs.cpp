@@ -203,9 +203,9 @@ LogicalResult mlir::attn::verifyModInputs(AttentionSpecOpInterface spec) {
   if (int64_t(inputs.size()) > kMaxModInputs)
     return op->emitOpError("declares ") << inputs.size() << " inputs; at most "
                                         << kMaxModInputs << " are allowed";
-  if (spec.getNumSplits())
-    return op->emitOpError("inputs (tensors the mods read) are built for prefill kernels "
-                           "(packed or not) only so far, not with num_splits");
+  // A paged cache has no seq_kv: each sequence's length is its own.
+  std::optional<uint64_t> page = spec.getPageSize();
+  bool paged = spec.getNumSplits() && page && *page > 0;
   llvm::StringSet<> names;
   for (auto input : inputs.getAsRange<ModInputAttr>()) {
     StringRef name = input.getName().getValue();
@@ -229,6 +229,10 @@ LogicalResult mlir::attn::verifyModInputs(AttentionSpecOpInterface spec) {
         return op->emitOpError("input '")
                << name << "' has dim " << dim << "; a dim is [S*]symbol[+C|-C] over "
                << inputDimSymbols();
+      if (paged && parseDimExpr(text.getValue())->symbol == "seq_kv")
+        return op->emitOpError("input '")
+               << name << "' has dim " << dim << ", but a paged KV cache has no seq_kv "
+               << "(each sequence has its own length); use a constant bound";
     }
   }
   return success();

@@ -709,8 +709,9 @@ attn.kernel @input_generic_dim {
 
 // -----
 
-attn.kernel @input_decode {
-  // expected-error @below {{inputs (tensors the mods read) are built for prefill kernels (packed or not) only so far, not with num_splits}}
-  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full,
-                  outputs = [out], num_splits = 0, inputs = [x: f32 [heads]]}
+attn.kernel @input_paged_seq_kv {
+  // expected-error @below {{input 'ids' has dim "seq_kv", but a paged KV cache has no seq_kv (each sequence has its own length); use a constant bound}}
+  attn.attention {num_heads = 4, head_dim = 64, dtype = f32, layout = bshd, mask = #attn.full,
+                  outputs = [out], num_splits = 0, kv_cache = paged<16>,
+                  inputs = [ids: i32 [batch, seq_kv]]}
 }
