@@ -170,8 +170,7 @@ void addVarlenLengths(KernelInterface &in) {
 /// passed), and batch passed too, so that a kernel can check every index
 /// against its dim's extent.
 void addModInputs(KernelInterface &in, const AttentionFacts &f) {
-  int32_t batch = modInputBatchParam(f.outputs, f.varlen, f.varlen && f.pageSize == 0,
-                                     f.splits, f.pageSize);
+  int32_t batch = modInputBatchParam(f.outputs, f.varlen, f.splits > 0, f.pageSize);
   in.symbols.front().param = batch;
   in.numParams = batch + 1;
   for (const ModInputFact &m : f.inputs) {
@@ -201,11 +200,12 @@ void addModInputs(KernelInterface &in, const AttentionFacts &f) {
 
 } // namespace
 
-int32_t attnc::modInputBatchParam(int32_t outputs, bool varlen, bool kvLens, int64_t splits,
+int32_t attnc::modInputBatchParam(int32_t outputs, bool varlen, bool decode,
                                   int64_t pageSize) {
+  // pageSize >= 0: a kv_lens tensor (and with pages > 0 a block table).
   if (varlen)
-    return kvLens ? ATTNC_P_VARLEN_LENGTHS_COUNT : ATTNC_P_VARLEN_COUNT;
-  if (splits > 0)
+    return pageSize >= 0 ? ATTNC_P_VARLEN_LENGTHS_COUNT : ATTNC_P_VARLEN_COUNT;
+  if (decode)
     return pageSize >= 0 ? ATTNC_P_SERVING_COUNT : ATTNC_P_DECODE_COUNT;
   return outputs & 4 ? ATTNC_P_WEIGHTS_STRIDES + 3 : ATTNC_P_COUNT;
 }

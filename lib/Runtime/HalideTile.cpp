@@ -85,7 +85,7 @@ int32_t inputViews(attnc_memref **inputs, const int64_t *table, const int64_t *p
       const int64_t *d = entry + 2 + 3 * n; // (param, scale, offset)
       int64_t extent = std::max<int64_t>(d[0] < 0 ? d[2] : d[1] * p[d[0]] + d[2], 0);
       int64_t stride = p[strideParam++];
-      if (extent == 0 && keys)
+      if (extent == 0 && keys) // inputs are arguments 5, ... (no weights in Halide)
         return ATTNC_ITEM_INDEX_FAILURE + 5 + int32_t(i);
       if (extent > INT32_MAX || stride > INT32_MAX || stride < 0)
         return 2;

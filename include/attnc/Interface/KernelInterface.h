@@ -77,12 +77,12 @@ struct AttentionFacts {
   std::vector<ModInputFact> inputs;  // tensors the mods read (prefill kernels)
 };
 
-/// Where a kernel with mod inputs finds batch in params (`outputs`, `splits`
-/// and `pageSize` as in AttentionFacts; `varlen`, and `kvLens` for its
-/// kv_lens tensor): after the params it has without inputs. Each input's
-/// strides, one per dim, follow it in the inputs' order.
-int32_t modInputBatchParam(int32_t outputs, bool varlen = false, bool kvLens = false,
-                           int64_t splits = 0, int64_t pageSize = -1);
+/// Where a kernel with mod inputs finds batch in params (`outputs`,
+/// `varlen` and `pageSize` as in AttentionFacts; `decode`: splits > 0):
+/// after the params it has without inputs. Each input's strides, one per
+/// dim, follow it in the inputs' order.
+int32_t modInputBatchParam(int32_t outputs, bool varlen = false, bool decode = false,
+                           int64_t pageSize = -1);
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs
 /// bit 1) lse and (bit 2) weights as arguments 0-5 (5 arguments without

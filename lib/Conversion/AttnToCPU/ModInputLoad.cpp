@@ -32,11 +32,10 @@ ModInputViews::ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterfac
   if (!decls)
     return;
   int32_t outputs = spec.hasOutput(OutputKind::weights) ? 4 : 0;
-  bool varlen = spec.getVarlen(), kvLens = varlen && spec.getPageSize();
-  bool decode = spec.getNumSplits().has_value();
   std::optional<uint64_t> page = spec.getPageSize();
-  int32_t batchAt = attnc::modInputBatchParam(outputs, varlen, kvLens, decode ? 1 : 0,
-                                              decode && page ? int64_t(*page) : -1);
+  int32_t batchAt = attnc::modInputBatchParam(outputs, spec.getVarlen(),
+                                              spec.getNumSplits().has_value(),
+                                              page ? int64_t(*page) : -1);
   int32_t next = batchAt + 1;
   Value batch = param(b, loc, params, batchAt);
   Value seqQ = param(b, loc, params, ATTNC_P_SEQ_Q), seqKv = param(b, loc, params, ATTNC_P_SEQ_KV);

@@ -119,7 +119,8 @@ std::pair<Value, Value> inputArguments(OpBuilder &b, ModuleOp module, FlashOp op
     LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/true, LLVM::Linkage::Private,
                            symbol, b.getI64TensorAttr(table));
   }
-  Value count = LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(views.size()));
+  Value count =
+      LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(views.size()));
   Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr, count);
   for (auto [i, view] : llvm::enumerate(views)) {
     Value at = LLVM::GEPOp::create(b, loc, ptr, ptr, array, ArrayRef<LLVM::GEPArg>{int32_t(i)});
