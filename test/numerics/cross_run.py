@@ -188,9 +188,9 @@ def run_kernel(emulator, runner, case, directory, rtol, atol):
     # ATTNC_CPU_FEATURES (lit's ATTNC_LIT_CPU_FLAGS) describes this x86 machine, not the
     # emulated CPU, whose features the runner's runtime detects itself.
     env = {k: v for k, v in os.environ.items() if k != "ATTNC_CPU_FEATURES"}
-    # QEMU 7.2 emulates each SVE FMA lane with a call to the host's fmaf, whose FMA (VEX)
-    # version, between TCG's 256-bit code and QEMU's SSE helpers, costs a VEX/SSE transition
-    # per lane: glibc's generic fmaf makes the SVE cases 23% faster (same results, IEEE fma).
+    # QEMU 7.2 emulates each SVE FMA lane with a call to the host's fmaf; its FMA (VEX)
+    # version profiles as the hot spot (likely VEX/SSE transitions around TCG's 256-bit code),
+    # and glibc's generic fmaf made the SVE cases 23% faster (same results: both are IEEE fma).
     env["GLIBC_TUNABLES"] = "glibc.cpu.hwcaps=-FMA"
     text.write(check_call(shlex.split(emulator) + [runner, case["name"], directory], env))
     shapes = {name: array.shape for name, array, _ in arguments}
