@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds attnc's libFuzzer targets (test/fuzz) with clang-22 in the ASan + UBSan build
 # ($ATTNC_ASAN_BUILD, default build-fuzz/) and runs each for SECONDS (default 60), two side by
-# side (one per core), from its seed corpus:
+# side (one per core, the next as soon as one ends), from its seed corpus:
 #   attnc-spec-fuzzer, attnc-driver-fuzzer: every spec under examples/ and test/ and every MLIR
 #     stage attnc --emit prints for it (normalized, tiled, loops); the driver's seeds also with
 #     a q .npy and a tuning DB appended (test/fuzz/DriverFuzzer.cpp);
@@ -9,7 +9,7 @@
 #     (one entry of a benchmark DB) and the tests' hostile ones;
 #   attnc-runtime-args-fuzzer, attnc-kernel-fuzzer: nothing (any bytes decode to a valid input).
 # A crash, leak, sanitizer report, failed check or time-out stops the run, leaves the input in
-# $ATTNC_ASAN_BUILD/findings/ and fails. Called by scripts/test.sh with 40 (three pairs: 2 min);
+# $ATTNC_ASAN_BUILD/findings/ and fails. Called by scripts/test.sh with 40 (about 2 min);
 # longer runs: scripts/fuzz.sh 600 (30 min).
 set -euo pipefail
 seconds=${1:-60}
@@ -37,22 +37,32 @@ run_fuzzer() { # NAME SEED-DIR [LIBFUZZER-FLAG...]
     step "fuzz: $1 found a problem (input in $FUZZ_BUILD/findings/, log $log)"
     return 1
   fi
-  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' "$log"
+  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' "$log" |
+    sed "s/^/$1: /"  # two run at a time: say whose
 }
-# Each fuzzer is one process on one core: two run side by side, each for its full SECONDS.
-# The kernel fuzzer compiles and links each input at -O3 (a few a second): full-length inputs
-# from the start (-len_control=0), so that specs are varied within a minute.
-pair() { # NAME SEEDS FLAGS NAME SEEDS FLAGS (FLAGS split into words; may be empty)
-  local status=0
-  run_fuzzer "$1" "$2" $3 &
-  local first=$!
-  run_fuzzer "$4" "$5" $6 || status=1
-  wait "$first" || status=1
-  return $status
-}
+# Each fuzzer is one process on one core: two run at a time, each for its full SECONDS, and the
+# next starts as soon as either ends (fixed pairs left a core idle while the spec fuzzer's seed
+# pass, about twice SECONDS under ASan, ran on). Longest first. The kernel fuzzer compiles and
+# links each input at -O3 (a few a second): full-length inputs from the start (-len_control=0),
+# so that specs are varied within a minute.
 seeds=$FUZZ_BUILD/seeds
-pair attnc-spec-fuzzer "$seeds/spec" "" attnc-runtime-args-fuzzer "$seeds/empty" ""
-pair attnc-driver-fuzzer "$seeds/driver" "" attnc-kernel-fuzzer "$seeds/empty" \
-  "-len_control=0 -max_len=256"
-pair attnc-npy-fuzzer "$seeds/npy" "" attnc-tuning-db-fuzzer "$seeds/tuning-db" ""
+jobs=("attnc-spec-fuzzer $seeds/spec" "attnc-driver-fuzzer $seeds/driver"
+      "attnc-kernel-fuzzer $seeds/empty -len_control=0 -max_len=256"
+      "attnc-runtime-args-fuzzer $seeds/empty" "attnc-npy-fuzzer $seeds/npy"
+      "attnc-tuning-db-fuzzer $seeds/tuning-db")
+status=0 running=0
+for job in "${jobs[@]}"; do
+  if ((running == 2)); then
+    wait -n || status=1
+    running=1
+    ((status == 0)) || break  # a finding: start no more
+  fi
+  run_fuzzer $job &  # split into NAME SEED-DIR FLAG...
+  running=$((running + 1))
+done
+while ((running)); do
+  wait -n || status=1
+  running=$((running - 1))
+done
+((status == 0)) || exit 1
 step "fuzz: no findings"

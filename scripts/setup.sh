@@ -28,7 +28,7 @@ install_apt() {
   attnc_apt_install llvm-$LLVM_VERSION-dev libmlir-$LLVM_VERSION-dev mlir-$LLVM_VERSION-tools \
     llvm-$LLVM_VERSION-tools ccache ninja-build libdlpack-dev libgtest-dev pocl-opencl-icd \
     ocl-icd-opencl-dev python3-venv python3-numpy \
-    g++-aarch64-linux-gnu qemu-user-static \
+    g++-aarch64-linux-gnu qemu-user \
     clang-$LLVM_VERSION libclang-rt-$LLVM_VERSION-dev `# aarch64: cross build, emulation; fuzzers` \
     lld-$LLVM_VERSION `# merges a spec's kernel objects` \
     python3-dev `# the Python package's launch in C (tools/python/attnc/_call.c)` \

@@ -122,9 +122,11 @@ if os.path.isdir("/etc/OpenCL/vendors") and any(
 if os.path.exists("/proc/driver/nvidia"):
     config.available_features.add("cuda-device")
 # AArch64 kernels run under user-mode QEMU, linked by Debian's cross toolchain.
-if shutil.which("qemu-aarch64-static") and shutil.which("aarch64-linux-gnu-g++"):
+if shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-g++"):
     config.available_features.add("qemu-aarch64")
     config.substitutions.append(("%halide_include", config.halide_include))
+    # cross_run.py builds the library QEMU preloads (test/numerics/qemu_vzeroupper.c) with it.
+    config.environment["ATTNC_HOST_CC"] = config.c_compiler
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.ptxas))

@@ -6,7 +6,7 @@ For targets this machine cannot run (aarch64-neon): the runtime is compiled for 
 with its cross compiler (lib/Runtime, once per work directory), raw_runner.c is linked
 statically with the kernels' objects and that runtime (one runner for a whole matrix:
 compiled_check.py --runner cross links once per target), and the emulator
-(qemu-aarch64-static) runs it on the inputs `attnc-run --reference -o DIR` wrote; the check is
+(qemu-aarch64) runs it on the inputs `attnc-run --reference -o DIR` wrote; the check is
 device_run.py's: |got - ref| <= atol + rtol * |ref| per element, infinities matching exactly.
 As a command: one kernel object, linked into a runner of its own.
 """
@@ -86,7 +86,8 @@ def entry_tensors(case):
 def link_runner(cxx, work, halide_include, kernels, runner):
     """Links raw_runner.c statically with KERNELS [(symbol, object, entry tensors)] and the
     target's runtime into RUNNER, with a table (RUNNER.kernels) that finds each kernel by its
-    symbol and calls it with its arguments."""
+    symbol and calls it with its arguments; and the host library the emulator preloads
+    (RUNNER-vzeroupper.so, qemu_vzeroupper.c)."""
     os.makedirs(work, exist_ok=True)
     includes = include_dirs(work, halide_include)
     runtime = cross_runtime(cxx, work, includes)
@@ -97,6 +98,8 @@ def link_runner(cxx, work, halide_include, kernels, runner):
                ["-x", "c", os.path.join(HERE, "raw_runner.c"), "-x", "none"] +
                list(dict.fromkeys(obj for _, obj, _ in kernels)) +
                [runtime, "-lm", "-lpthread", "-o", runner])
+    check_call([os.environ.get("ATTNC_HOST_CC", "cc"), "-O2", "-shared", "-fPIC",
+                os.path.join(HERE, "qemu_vzeroupper.c"), "-ldl", "-o", runner + "-vzeroupper.so"])
 
 
 def to_pages(kv, lengths, page, layout, head_major=False):
@@ -188,10 +191,7 @@ def run_kernel(emulator, runner, case, directory, rtol, atol):
     # ATTNC_CPU_FEATURES (lit's ATTNC_LIT_CPU_FLAGS) describes this x86 machine, not the
     # emulated CPU, whose features the runner's runtime detects itself.
     env = {k: v for k, v in os.environ.items() if k != "ATTNC_CPU_FEATURES"}
-    # QEMU 7.2 emulates each SVE FMA lane with a call to the host's fmaf; its FMA (VEX)
-    # version profiles as the hot spot (likely VEX/SSE transitions around TCG's 256-bit code),
-    # and glibc's generic fmaf made the SVE cases 23% faster (same results: both are IEEE fma).
-    env["GLIBC_TUNABLES"] = "glibc.cpu.hwcaps=-FMA"
+    env["LD_PRELOAD"] = runner + "-vzeroupper.so"  # qemu_vzeroupper.c: why
     text.write(check_call(shlex.split(emulator) + [runner, case["name"], directory], env))
     shapes = {name: array.shape for name, array, _ in arguments}
     got = lambda name, t: np.fromfile(os.path.join(directory, name + ".bin"),
