@@ -9,11 +9,12 @@
 #include "attnc/Support/SplitMix64.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 using namespace attnc;
 
@@ -43,28 +44,46 @@ std::optional<ElementType> attnc::elementTypeOf(mlir::Type type) {
   return std::nullopt;
 }
 
-static const llvm::fltSemantics &semanticsOf(ElementType type) {
-  switch (type) {
-  case ElementType::f32:
-    return llvm::APFloat::IEEEsingle();
-  case ElementType::f16:
-    return llvm::APFloat::IEEEhalf();
-  case ElementType::bf16:
-  case ElementType::i32:
-    return llvm::APFloat::BFloat();
-  }
-  llvm_unreachable("unknown element type");
+/// 2^n for n in [-1022, 1023], from its bits (ldexp was most of roundTo's time).
+static double powerOfTwo(int n) {
+  uint64_t bits = uint64_t(n + 1023) << 52;
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+/// `value` rounded to nearest even at `fractionBits` bits after the point, with exponents
+/// from `minExponent` (below it the spacing stays the smallest normal's: subnormals) to
+/// `maxExponent` (past the largest finite value: infinity). Exact in double arithmetic:
+/// scaling by powers of two is exact and nearbyint rounds ties to even in the default
+/// rounding mode. APFloat gives the same (test/unittests/RoundToTest.cpp) at many times the
+/// time, which was most of attnc-run's time on large bf16 cases.
+static double roundToFormat(double value, int fractionBits, int minExponent,
+                            int maxExponent) {
+  if (value == 0 || !std::isfinite(value))
+    return value;
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  // The exponent of a normal double; subnormal doubles (field 0) are far below minExponent.
+  int exponent = std::max(int((bits >> 52) & 0x7ff) - 1023, minExponent);
+  double rounded = std::nearbyint(value * powerOfTwo(fractionBits - exponent)) *
+                   powerOfTwo(exponent - fractionBits);
+  double largest = (2.0 - powerOfTwo(-fractionBits)) * powerOfTwo(maxExponent);
+  return std::fabs(rounded) > largest ? std::copysign(INFINITY, value) : rounded;
 }
 
 double attnc::roundTo(ElementType type, double value) {
-  if (type == ElementType::f32)
+  switch (type) {
+  case ElementType::f32:
     return static_cast<float>(value);
-  if (type == ElementType::i32) // truncated toward zero and kept in range, as a cast does
+  case ElementType::f16:
+    return roundToFormat(value, 10, -14, 15);
+  case ElementType::bf16:
+    return roundToFormat(value, 7, -126, 127);
+  case ElementType::i32: // truncated toward zero and kept in range, as a cast does
     return double(int32_t(std::clamp(value, -2147483648.0, 2147483647.0)));
-  llvm::APFloat f(value);
-  bool losesInfo;
-  f.convert(semanticsOf(type), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-  return f.convertToDouble();
+  }
+  llvm_unreachable("unknown element type");
 }
 
 HostTensor::HostTensor(ElementType type, llvm::ArrayRef<int64_t> shape)

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Reference/Npy.h"
+#include "attnc/Runtime/ElementCodec.h"
 
-#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/EndianStream.h"
@@ -28,6 +28,7 @@ using namespace attnc;
 using llvm::StringRef;
 
 static constexpr char kMagic[] = "\x93NUMPY";
+static constexpr DLDataType kHalf{kDLFloat, 16, 1}, kBfloat16{kDLBfloat, 16, 1};
 
 static llvm::Error npyError(StringRef path, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -92,12 +93,8 @@ static double decodeElement(StringRef descr, const char *p) {
     std::memcpy(&f, &bits, sizeof f);
     return f;
   }
-  uint16_t bits = endian::read16le(p);
-  if (descr == "<f2")
-    return llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits))
-        .convertToDouble();
-  return llvm::APFloat(llvm::APFloat::BFloat(), llvm::APInt(16, bits))
-      .convertToDouble();
+  uint16_t bits = endian::read16le(p); // exact: every f16 and bf16 is a float
+  return loadElement(descr == "<f2" ? kHalf : kBfloat16, &bits, 0);
 }
 
 llvm::Expected<HostTensor> attnc::readNpy(StringRef path, ElementType type) {
@@ -162,13 +159,10 @@ static void encodeElement(ElementType type, double value, llvm::raw_ostream &os)
     endian::write<uint32_t>(os, bits, llvm::endianness::little);
     return;
   }
-  llvm::APFloat f(value);
-  bool losesInfo;
-  f.convert(type == ElementType::f16 ? llvm::APFloat::IEEEhalf()
-                                     : llvm::APFloat::BFloat(),
-            llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-  endian::write<uint16_t>(os, f.bitcastToAPInt().getZExtValue(),
-                          llvm::endianness::little);
+  uint16_t bits;
+  storeElement(type == ElementType::f16 ? kHalf : kBfloat16, &bits, 0,
+               static_cast<float>(roundTo(type, value))); // exact: rounded first
+  endian::write<uint16_t>(os, bits, llvm::endianness::little);
 }
 
 llvm::Error attnc::writeNpy(StringRef path, const HostTensor &tensor) {
