@@ -27,7 +27,9 @@ using namespace attnc::halide;
 bool attnc::halide::lookupHalideTarget(const std::string &name, HalideTarget &target) {
   // The same instruction sets as the MLIR backend's targets of these names;
   // the GPU targets' host code (a few checks and the launch) is AVX2's.
-  const std::string avx2 = "x86-64-linux-sse41-avx-f16c-fma-avx2";
+  // No bounds-query mode: attnc's runtime always passes whole buffers, and without the query
+  // path a kernel compiles 13% faster into a 13% smaller object (the Halide matrix, x86-64-avx2).
+  const std::string avx2 = "x86-64-linux-sse41-avx-f16c-fma-avx2-no_bounds_query";
   // GPU pipelines take a user_context: attnc's runtime hands the CUDA stream
   // through it (lib/Runtime/HalideGrid.cpp). Halide 21's newest CUDA
   // capability is 8.6: cuda-sm90 is its PTX, which ptxas and the driver
