@@ -28,8 +28,7 @@ static llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// The DLPack dtype of a kernel tensor of element type `type`.
-static DLDataType dlpackDtype(ElementType type) {
+DLDataType attnc::dlpackDtype(ElementType type) {
   switch (type) {
   case ElementType::f32:
     return {kDLFloat, 32, 1};

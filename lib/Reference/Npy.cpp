@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Reference/Npy.h"
+#include "attnc/Reference/KernelCall.h"
 #include "attnc/Runtime/ElementCodec.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -28,7 +29,6 @@ using namespace attnc;
 using llvm::StringRef;
 
 static constexpr char kMagic[] = "\x93NUMPY";
-static constexpr DLDataType kHalf{kDLFloat, 16, 1}, kBfloat16{kDLBfloat, 16, 1};
 
 static llvm::Error npyError(StringRef path, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -94,7 +94,8 @@ static double decodeElement(StringRef descr, const char *p) {
     return f;
   }
   uint16_t bits = endian::read16le(p); // exact: every f16 and bf16 is a float
-  return loadElement(descr == "<f2" ? kHalf : kBfloat16, &bits, 0);
+  ElementType type = descr == "<f2" ? ElementType::f16 : ElementType::bf16;
+  return loadElement(dlpackDtype(type), &bits, 0);
 }
 
 llvm::Expected<HostTensor> attnc::readNpy(StringRef path, ElementType type) {
@@ -160,7 +161,7 @@ static void encodeElement(ElementType type, double value, llvm::raw_ostream &os)
     return;
   }
   uint16_t bits;
-  storeElement(type == ElementType::f16 ? kHalf : kBfloat16, &bits, 0,
+  storeElement(dlpackDtype(type), &bits, 0,
                static_cast<float>(roundTo(type, value))); // exact: rounded first
   endian::write<uint16_t>(os, bits, llvm::endianness::little);
 }

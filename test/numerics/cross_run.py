@@ -83,11 +83,15 @@ def entry_tensors(case):
     return (6 if cache else 5) + inputs
 
 
+def preload_of(runner):
+    """The host library the emulator preloads when it runs RUNNER (qemu_vzeroupper.c: why)."""
+    return runner + "-vzeroupper.so"
+
+
 def link_runner(cxx, work, halide_include, kernels, runner):
     """Links raw_runner.c statically with KERNELS [(symbol, object, entry tensors)] and the
     target's runtime into RUNNER, with a table (RUNNER.kernels) that finds each kernel by its
-    symbol and calls it with its arguments; and the host library the emulator preloads
-    (RUNNER-vzeroupper.so, qemu_vzeroupper.c)."""
+    symbol and calls it with its arguments; and its preload_of."""
     os.makedirs(work, exist_ok=True)
     includes = include_dirs(work, halide_include)
     runtime = cross_runtime(cxx, work, includes)
@@ -99,7 +103,7 @@ def link_runner(cxx, work, halide_include, kernels, runner):
                list(dict.fromkeys(obj for _, obj, _ in kernels)) +
                [runtime, "-lm", "-lpthread", "-o", runner])
     check_call([os.environ.get("ATTNC_HOST_CC", "cc"), "-O2", "-shared", "-fPIC",
-                os.path.join(HERE, "qemu_vzeroupper.c"), "-ldl", "-o", runner + "-vzeroupper.so"])
+                os.path.join(HERE, "qemu_vzeroupper.c"), "-ldl", "-o", preload_of(runner)])
 
 
 def to_pages(kv, lengths, page, layout, head_major=False):
@@ -191,7 +195,7 @@ def run_kernel(emulator, runner, case, directory, rtol, atol):
     # ATTNC_CPU_FEATURES (lit's ATTNC_LIT_CPU_FLAGS) describes this x86 machine, not the
     # emulated CPU, whose features the runner's runtime detects itself.
     env = {k: v for k, v in os.environ.items() if k != "ATTNC_CPU_FEATURES"}
-    env["LD_PRELOAD"] = runner + "-vzeroupper.so"  # qemu_vzeroupper.c: why
+    env["LD_PRELOAD"] = preload_of(runner)
     text.write(check_call(shlex.split(emulator) + [runner, case["name"], directory], env))
     shapes = {name: array.shape for name, array, _ in arguments}
     got = lambda name, t: np.fromfile(os.path.join(directory, name + ".bin"),

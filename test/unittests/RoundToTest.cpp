@@ -26,11 +26,14 @@
 using namespace attnc;
 
 namespace {
+const llvm::fltSemantics &semanticsOf(ElementType type) {
+  return type == ElementType::f16 ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat();
+}
+
 double oracle(ElementType type, double value) {
   llvm::APFloat f(value);
   bool losesInfo;
-  f.convert(type == ElementType::f16 ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
-            llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  f.convert(semanticsOf(type), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
   return f.convertToDouble();
 }
 
@@ -49,12 +52,17 @@ void expectSame(ElementType type, double value) {
                                          << ": " << got << " instead of " << want;
 }
 
+/// A format's fraction bits and exponent range, from APFloat's description of it.
 struct Format {
   ElementType type;
   int fractionBits, minExponent, maxExponent;
+  explicit Format(ElementType type)
+      : type(type),
+        fractionBits(int(llvm::APFloat::semanticsPrecision(semanticsOf(type))) - 1),
+        minExponent(llvm::APFloat::semanticsMinExponent(semanticsOf(type))),
+        maxExponent(llvm::APFloat::semanticsMaxExponent(semanticsOf(type))) {}
 };
-constexpr Format kFormats[] = {{ElementType::f16, 10, -14, 15},
-                               {ElementType::bf16, 7, -126, 127}};
+const Format kFormats[] = {Format(ElementType::f16), Format(ElementType::bf16)};
 } // namespace
 
 TEST(RoundTo, RandomDoublesOfEveryMagnitude) {

@@ -25,6 +25,9 @@
 
 namespace attnc {
 
+/// The DLPack dtype of a kernel tensor of element type `type`.
+DLDataType dlpackDtype(ElementType type);
+
 /// A CPU tensor owning its data, stored as the kernel stores its type.
 /// Bytes for a kernel's tensors: aligned beyond any element size, and from
 /// 2 MiB up on transparent huge pages where the OS gives them on request
