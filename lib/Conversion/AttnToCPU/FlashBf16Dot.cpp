@@ -114,7 +114,7 @@ void FlashKernelBuilder::packQueryPairs() {
 /// S^T = K Q^T (* scale, unless the softmax applies it) with k pairs
 /// broadcast against QP: computeScores' register block, half the
 /// instructions.
-void FlashKernelBuilder::computeScoresDot(Value k0, Value cols) {
+void FlashKernelBuilder::computeScoresDot(Value k0, Value cols, bool biased) {
   Value scale =
       scaleInSoftmax ? Value() : vector::BroadcastOp::create(b, vecType(), f32(queryScale()));
   scoreBlocks(k0, cols, dim / 2, scale,
@@ -135,7 +135,8 @@ void FlashKernelBuilder::computeScoresDot(Value k0, Value cols) {
                                                                 acc[r * qv.size() + c], q, kp));
                 }
                 return next;
-              });
+              },
+              /*fused=*/false, biased);
 }
 
 /// VP for the tile: rows 2jp and 2jp + 1 of v interleaved; keys past the
@@ -190,7 +191,8 @@ void FlashKernelBuilder::storeProbabilityPair(OpBuilder &nb, Location loc, Value
 /// VP vectors against broadcast P pairs.
 void FlashKernelBuilder::accumulatePVDot(Value cols) {
   int64_t w = cfg.vectorWidth;
-  valueBlocks(arith::CeilDivUIOp::create(b, cols, idx(2)),
+  valueBlocks(arith::DivUIOp::create(b, keyLo, idx(2)),
+              arith::CeilDivUIOp::create(b, minIdx(keyHi, cols), idx(2)),
               [&](OpBuilder &nb, Location loc, Value jp, ArrayRef<Value> rowIdx, int64_t d0,
                   int64_t vecBlock, ValueRange acc) {
                 Value two = arith::ConstantIndexOp::create(nb, loc, 2);

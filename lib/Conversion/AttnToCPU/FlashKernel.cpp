@@ -118,11 +118,7 @@ void FlashKernelBuilder::visitTile(Value kTile, Value isFirst, Value hasNext,
   Value elementPass = arith::OrIOp::create(b, arith::OrIOp::create(b, edge, notI1(full)),
                                            arith::ConstantIntOp::create(b, needsElementPass, 1));
   auto scoresAndSoftmax = [&] {
-    if (dot)
-      computeScoresDot(k0, cols);
-    else
-      computeScores(k0, cols);
-    ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
+    maskedScores(k0, cols, full, elementPass);
     onlineSoftmax();
   };
   if (dot)
@@ -130,6 +126,7 @@ void FlashKernelBuilder::visitTile(Value kTile, Value isFirst, Value hasNext,
   else if (widen)
     widenKvTile(k0, cols);
   if (canFuseSoftmax()) {
+    wholeTile();
     // The first visited tile sets the rows' max; partial and edge tiles need
     // the element pass between scores and softmax.
     Value tryFused = arith::AndIOp::create(b, notI1(elementPass), notI1(isFirst));
@@ -317,6 +314,9 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   if (canFuseSoftmax())
     TSUM = stackBuffer({blockQ}, f32Type);
   status = stackBuffer({1}, b.getI32Type());
+  HULL = stackBuffer({4}, b.getIndexType());
+  KEYHULL = stackBuffer({2}, b.getIndexType());
+  ROWANY = stackBuffer({blockQ / cfg.vectorWidth}, b.getI1Type());
   if (widen) {
     KF = stackBuffer({blockKv * dimPadded}, f32Type);
     VF = stackBuffer({blockKv * dimPadded}, f32Type);

@@ -89,6 +89,10 @@ private:
   Value stackBuffer(ArrayRef<int64_t> shape, Type elem) {
     return memref::AllocaOp::create(b, MemRefType::get(shape, elem));
   }
+  /// Keys per Q K^T register block and rows per P V one: the configured
+  /// sizes, or the largest below them that divide the tile.
+  int64_t scoreKeyBlock() const { return largestDivisorUpTo(blockKv, cfg.qkKeys); }
+  int64_t valueRowBlock() const { return largestDivisorUpTo(blockQ, cfg.pvRows); }
   /// Runs cfg.unroll steps of a reduction loop per iteration, the remainder
   /// in an epilogue loop whose results then replace the loop's: called after
   /// the loop's results are used.
@@ -122,8 +126,14 @@ private:
       OpBuilder &, Location, Value step, ArrayRef<Value> keyBases, ArrayRef<Value> rowCols,
       ValueRange acc)>;
   void scoreBlocks(Value k0, Value cols, int64_t trips, Value scale, ScoreStep step,
-                   bool fused = false);
-  void computeScores(Value k0, Value cols, bool fused = false);
+                   bool fused = false, bool biased = false);
+  void computeScores(Value k0, Value cols, bool fused = false, bool biased = false);
+  // Scores with the mask applied, and the tile's hull (FlashMaskFirst.cpp).
+  bool maskFirst();
+  void wholeTile();
+  void maskedScores(Value k0, Value cols, Value full, Value elementPass);
+  void storeKeepBias(Value j, ArrayRef<Value> keeps);
+  void finishHull();
   void applyModsAndMask(Value q0, Value k0, Value cols, Value full);
   void applyMaskVectorized(Value k0, Value cols, Value full);
   void applyMaskModVectorized(Value k0, Value cols, Value full);
@@ -141,7 +151,7 @@ private:
   using ValueStep = llvm::function_ref<SmallVector<Value>(
       OpBuilder &, Location, Value step, ArrayRef<Value> rowIdx, int64_t d0, int64_t vecBlock,
       ValueRange acc)>;
-  void valueBlocks(Value trips, ValueStep step, bool rescale = true);
+  void valueBlocks(Value tripLo, Value tripHi, ValueStep step, bool rescale = true);
   void accumulatePV(Value k0, Value cols, bool rescale = true);
   void writeOutputs();
   void writeWeights();
@@ -150,7 +160,7 @@ private:
   VectorType pairVecType();
   Value broadcastPair(OpBuilder &nb, Location loc, Value buf, ValueRange at);
   void packQueryPairs();
-  void computeScoresDot(Value k0, Value cols);
+  void computeScoresDot(Value k0, Value cols, bool biased = false);
   void packValuePairs(Value k0, Value cols);
   void storeProbabilityPair(OpBuilder &nb, Location loc, Value j, Value i, Value evenP,
                             Value oddP);
@@ -187,6 +197,12 @@ private:
   Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded
   Value QP, VP, PB; // dot: q, v and P packed in bf16 pairs (FlashBf16Dot.cpp)
   Value vBatchHead; // offset of v[batch, kvHead, 0, 0]
+  // The tile's keys [keyLo, keyHi) and rows [rowLo, rowHi) that the scores,
+  // softmax and P V compute: the hull of its kept elements where the mask
+  // ran first (maskFirst), else the whole tile. HULL holds them between the
+  // mask pass and the loops, KEYHULL and ROWANY while the pass folds them.
+  Value keyLo, keyHi, rowLo, rowHi;
+  Value HULL, KEYHULL, ROWANY;
   // Per visited tile: whether another visited tile follows, its first key, and
   // where its v rows are prefetched (its k rows are, during the scores).
   Value hasNextTile, nextK0, valuesInScores, valuesInPV;

@@ -108,51 +108,74 @@ Value FlashKernelBuilder::keyRowOffset(Value k0, Value lastKey, Value j) {
   return offset(kS, batch, kvHead, add(k0, minIdx(j, lastKey)));
 }
 
-/// S^T for all blockQ rows and blockKv keys as register blocks of keyBlock
+/// S^T for all blockQ rows and the keys [keyLo, keyHi) as register blocks of keyBlock
 /// keys x rowVecs vectors of rows, each accumulated over `trips` steps of
 /// `step` (given the block's key row offsets and first row of each vector),
 /// times `scale` (if given) when stored, or `fused`: with the softmax applied
-/// in registers (fusedSoftmaxBlock). The k rows of the next visited tile are
+/// in registers (fusedSoftmaxBlock), or `biased`: with the keep bias
+/// that S^T holds applied (FlashMask.cpp). The k rows of the next visited tile are
 /// prefetched once per key block. Keys past the sequence read its last row
 /// (in bounds); they are masked later.
 void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value scale,
-                                     ScoreStep step, bool fused) {
+                                     ScoreStep step, bool fused, bool biased) {
   int64_t w = cfg.vectorWidth;
   // The block must tile blockKv x blockQ exactly: take the largest sizes up
   // to the configured ones that divide it.
-  int64_t keyBlock = largestDivisorUpTo(blockKv, cfg.qkKeys);
+  int64_t keyBlock = scoreKeyBlock();
   int64_t rowVecs = largestDivisorUpTo(blockQ / w, cfg.qkRowVectors);
   Value lastKey = arith::SubIOp::create(b, cols, idx(1));
-  loop(0, blockKv, keyBlock, [&](Value j0) {
+  loop(keyLo, keyHi, keyBlock, [&](Value j0) {
     SmallVector<Value> keyRows, keyBases;
     for (int64_t r = 0; r < keyBlock; ++r) {
       keyRows.push_back(add(j0, idx(r)));
       keyBases.push_back(keyRowOffset(k0, lastKey, keyRows.back()));
     }
     prefetchKeyBlock(keyRows);
-    loop(0, blockQ, rowVecs * w, [&](Value i0) {
-      SmallVector<Value> rowCols;
-      for (int64_t c = 0; c < rowVecs; ++c)
-        rowCols.push_back(add(i0, idx(c * w)));
-      SmallVector<Value> init(keyBlock * rowVecs, zeroVector(b, b.getLoc()));
-      auto sums = scf::ForOp::create(b, idx(0), idx(trips), idx(1), init,
-                                     [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
-                                       scf::YieldOp::create(
-                                           nb, loc, step(nb, loc, t, keyBases, rowCols, acc));
-                                     });
-      if (fused) {
-        fusedSoftmaxBlock(keyRows, rowCols, sums.getResults());
-      } else {
-        for (int64_t r = 0; r < keyBlock; ++r)
-          for (int64_t c = 0; c < rowVecs; ++c) {
-            Value sum = sums.getResult(r * rowVecs + c);
-            if (scale)
-              sum = arith::MulFOp::create(b, sum, scale);
-            vector::StoreOp::create(b, sum, ST, ValueRange{keyRows[r], rowCols[c]});
-          }
-      }
-      unrollSteps(sums);
-    });
+    auto rowBlocks = [&](int64_t vecs, Value lo, Value hi) {
+      loop(lo, hi, vecs * w, [&](Value i0) {
+        SmallVector<Value> rowCols;
+        for (int64_t c = 0; c < vecs; ++c)
+          rowCols.push_back(add(i0, idx(c * w)));
+        SmallVector<Value> init(keyBlock * vecs, zeroVector(b, b.getLoc()));
+        auto sums = scf::ForOp::create(b, idx(0), idx(trips), idx(1), init,
+                                       [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
+                                         scf::YieldOp::create(
+                                             nb, loc, step(nb, loc, t, keyBases, rowCols, acc));
+                                       });
+        if (fused) {
+          fusedSoftmaxBlock(keyRows, rowCols, sums.getResults());
+        } else {
+          for (int64_t r = 0; r < keyBlock; ++r)
+            for (int64_t c = 0; c < vecs; ++c) {
+              Value sum = sums.getResult(r * vecs + c);
+              if (scale)
+                sum = arith::MulFOp::create(b, sum, scale);
+              if (biased) { // the mask's bias: 0 (kept) or -inf
+                Value bias = vector::LoadOp::create(b, vecType(), ST,
+                                                    ValueRange{keyRows[r], rowCols[c]});
+                Value kept = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, bias,
+                                                   zeroVector(b, b.getLoc()));
+                sum = arith::SelectOp::create(b, kept, sum, bias);
+              }
+              vector::StoreOp::create(b, sum, ST, ValueRange{keyRows[r], rowCols[c]});
+            }
+        }
+        unrollSteps(sums);
+      });
+    };
+    int64_t half = rowVecs < 2 ? rowVecs : largestDivisorUpTo(blockQ / w, rowVecs / 2);
+    if (!biased || half == rowVecs)
+      return rowBlocks(rowVecs, idx(0), idx(blockQ));
+    // A hull of fewer rows than the tile takes blocks half as tall over it
+    // (the rows around it get their bias, -inf). Half, not one vector: the
+    // accumulators must still cover the FMA latency (4 cycles x 2 ports on
+    // Intel cores).
+    int64_t halfRows = half * w;
+    Value lo = mul(arith::DivUIOp::create(b, rowLo, idx(halfRows)), idx(halfRows));
+    Value hi = mul(arith::CeilDivUIOp::create(b, rowHi, idx(halfRows)), idx(halfRows));
+    ifThenElse(
+        lt(arith::SubIOp::create(b, hi, lo), idx(blockQ)), [&] { rowBlocks(half, lo, hi); },
+        [&] { rowBlocks(rowVecs, idx(0), idx(blockQ)); });
   });
 }
 
@@ -160,7 +183,7 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
 /// step of d, rowVecs loads of Q^T and keyBlock scalar loads of k (in place,
 /// or widened in KF) feed keyBlock * rowVecs FMAs. `fused`: P^T instead of
 /// S^T (fusedScores).
-void FlashKernelBuilder::computeScores(Value k0, Value cols, bool fused) {
+void FlashKernelBuilder::computeScores(Value k0, Value cols, bool fused, bool biased) {
   scoreBlocks(k0, cols, dim, /*scale=*/Value(),
               [&](OpBuilder &nb, Location loc, Value d, ArrayRef<Value> keyBases,
                   ArrayRef<Value> rowCols, ValueRange acc) {
@@ -176,7 +199,7 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols, bool fused) {
                 }
                 return next;
               },
-              fused);
+              fused, biased);
 }
 
 /// A score_mod / mask_mod body inlined; a zero divisor sets the function's
@@ -201,36 +224,6 @@ Value FlashKernelBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
   return attn::inlineMod(b, b.getLoc(), region, args, onZero, load);
 }
 
-/// Partial or edge tiles of a window mask (causal, sliding windows and their
-/// compositions) without mods: the keep test is index arithmetic, so it runs
-/// on whole vectors of query rows (the lanes of S^T), 16 elements per compare
-/// instead of one scalar branch each. Rows past `rows` are never written out.
-void FlashKernelBuilder::applyMaskVectorized(Value k0, Value cols, Value full) {
-  int64_t w = cfg.vectorWidth;
-  auto indexVec = VectorType::get({w}, b.getIndexType());
-  SmallVector<int64_t> iota(w);
-  for (int64_t l = 0; l < w; ++l)
-    iota[l] = l;
-  Value lanes = arith::ConstantOp::create(b, b.getIndexVectorAttr(iota));
-  Value negInfVec = vector::BroadcastOp::create(b, vecType(), negInf());
-  auto boolVec = VectorType::get({w}, b.getI1Type());
-  loop(0, blockKv, 1, [&](Value j) {
-    Value kPos = vector::BroadcastOp::create(b, indexVec, add(k0, j));
-    // Keys past the sequence (an edge tile) are never kept.
-    Value inKv = vector::BroadcastOp::create(b, boolVec, lt(j, cols));
-    Value fullVec = vector::BroadcastOp::create(b, boolVec, full);
-    loop(0, blockQ, w, [&](Value i) {
-      Value qPos =
-          arith::AddIOp::create(b, vector::BroadcastOp::create(b, indexVec, add(q0, i)), lanes);
-      Value keep = emitMaskKeepsVector(b, b.getLoc(), op.getMask(), qPos, kPos, seqQ, seqKv);
-      keep = arith::AndIOp::create(b, arith::OrIOp::create(b, keep, fullVec), inKv);
-      Value s = vector::LoadOp::create(b, vecType(), ST, ValueRange{j, i});
-      vector::StoreOp::create(b, arith::SelectOp::create(b, keep, s, negInfVec), ST,
-                              ValueRange{j, i});
-    });
-  });
-}
-
 /// The function's status becomes `code` where `failed` (an i1) holds.
 void FlashKernelBuilder::setStatusIf(Value failed, int32_t code) {
   ifThen(failed, [&] {
@@ -239,106 +232,10 @@ void FlashKernelBuilder::setStatusIf(Value failed, int32_t code) {
   });
 }
 
-/// A partial or edge tile of a window mask and a mask_mod of integer ops and
-/// loads (no score_mod): the body runs on whole vectors of query rows (the
-/// lanes of S^T), in three stages, each where its operands change: the ops
-/// of the rows alone (document_id[b, q]) once per tile for each vector of
-/// rows, those of the key alone (document_id[b, kv]) once per key as
-/// scalars, and the rest per key and vector of rows, loads as gathers.
-/// Lanes past `rows` or `cols`, or of a full tile, are not evaluated: no
-/// error comes from them, as in the scalar pass.
-void FlashKernelBuilder::applyMaskModVectorized(Value k0, Value cols, Value full) {
-  int64_t w = cfg.vectorWidth, blocks = blockQ / w;
-  auto indexVec = VectorType::get({w}, b.getIndexType());
-  auto boolVec = VectorType::get({w}, b.getI1Type());
-  auto splat = [&](Value scalar) {
-    return vector::BroadcastOp::create(b, VectorType::get({w}, scalar.getType()), scalar)
-        .getResult();
-  };
-  SmallVector<int64_t> iota(w);
-  for (int64_t l = 0; l < w; ++l)
-    iota[l] = l;
-  Value lanes = arith::ConstantOp::create(b, b.getIndexVectorAttr(iota));
-  Value negInfVec = vector::BroadcastOp::create(b, vecType(), negInf());
-  Value fullVec = splat(full);
-  Region &maskMod = op.getMaskMod();
-  Block &body = maskMod.front();
-  llvm::DenseSet<Operation *> ofQ = attn::modOpsDependingOn(maskMod, 2);
-  llvm::DenseSet<Operation *> ofKv = attn::modOpsDependingOn(maskMod, 3);
-  auto gather = [&](Operation *load, ArrayRef<Value> indices, Value lanesValid) {
-    return modInputs.gather(b, b.getLoc(), cast<LoadOp>(load), indices, lanesValid,
-                            [&](Value failed, int32_t code) { setStatusIf(failed, code); });
-  };
-  // Rows: per vector of query rows, the ops that do not read kv.
-  SmallVector<IRMapping> rowMaps(blocks);
-  SmallVector<Value> qPos(blocks), rowValid(blocks);
-  Value notFull = splat(notI1(full));
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    Value row = arith::AddIOp::create(b, splat(idx(blk * w)), lanes);
-    qPos[blk] = arith::AddIOp::create(b, splat(q0), row);
-    rowValid[blk] = arith::AndIOp::create(
-        b, notFull, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, splat(rows)));
-    IRMapping &map = rowMaps[blk];
-    map.map(body.getArgument(0), splat(batch));
-    map.map(body.getArgument(1), splat(head));
-    map.map(body.getArgument(2), qPos[blk]);
-    attn::inlineModVectorOps(
-        b, b.getLoc(), body, map, rowValid[blk], [&](Operation &o) { return !ofKv.contains(&o); },
-        [&](Value zero) { setStatusIf(zero, 1); }, gather);
-  }
-  loop(0, blockKv, 1, [&](Value j) {
-    Value kPos = add(k0, j);
-    // Keys past the sequence (an edge tile) are never kept, nor evaluated.
-    Value keyInside = lt(j, cols);
-    Value evaluated = arith::AndIOp::create(b, keyInside, notI1(full));
-    // The key: the ops of kv alone, once, as scalars
-    IRMapping keyMap;
-    keyMap.map(body.getArgument(0), batch);
-    keyMap.map(body.getArgument(1), head);
-    keyMap.map(body.getArgument(3), kPos);
-    auto load = [&](Operation *l, ArrayRef<Value> indices) {
-      return modInputs.load(b, b.getLoc(), cast<LoadOp>(l), indices,
-                            [&](OpBuilder &, int32_t code) { setStatusIf(evaluated, code); });
-    };
-    // (with what they read that depends on neither, cheap scalars again here)
-    attn::inlineModOps(
-        b, b.getLoc(), body, keyMap, [&](Operation &o) { return !ofQ.contains(&o); },
-        [&](Value zero) { setStatusIf(arith::AndIOp::create(b, zero, evaluated), 1); }, load);
-    Value inKv = splat(keyInside);
-    Value evaluatedVec = splat(evaluated);
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      IRMapping map = rowMaps[blk];
-      map.map(body.getArgument(3), splat(kPos));
-      for (Operation &o : body.without_terminator())
-        if (ofKv.contains(&o) && !ofQ.contains(&o))
-          map.map(o.getResult(0), splat(keyMap.lookup(o.getResult(0))));
-      Value valid = arith::AndIOp::create(b, rowValid[blk], evaluatedVec);
-      attn::inlineModVectorOps(
-          b, b.getLoc(), body, map, valid, nullptr, [&](Value zero) { setStatusIf(zero, 1); },
-          gather);
-      Value kept = map.lookup(body.getTerminator()->getOperand(0));
-      Value keep = emitMaskKeepsVector(b, b.getLoc(), op.getMask(), qPos[blk], splat(kPos),
-                                       seqQ, seqKv);
-      keep = arith::AndIOp::create(
-          b, arith::OrIOp::create(b, arith::AndIOp::create(b, keep, kept), fullVec), inKv);
-      Value at = idx(blk * w);
-      Value sv = vector::LoadOp::create(b, vecType(), ST, ValueRange{j, at});
-      vector::StoreOp::create(b, arith::SelectOp::create(b, keep, sv, negInfVec), ST,
-                              ValueRange{j, at});
-    }
-  });
-}
-
-/// Per element of a partial or edge tile (or any tile with a score_mod):
-/// S = keep ? score_mod(S) : -inf.
+/// Per element of a partial or edge tile (or any tile with a score_mod),
+/// where the mask cannot run first (maskFirst): S = keep ? score_mod(S) : -inf.
 void FlashKernelBuilder::applyModsAndMask(Value q0v, Value k0, Value cols,
                                           Value full) {
-  if (op.getScoreMod().empty() && op.getMaskMod().empty() &&
-      canEmitMaskKeepsVector(op.getMask()))
-    return applyMaskVectorized(k0, cols, full);
-  if (op.getScoreMod().empty() && canEmitMaskKeepsVector(op.getMask()) &&
-      attn::canInlineModVector(op.getMaskMod()))
-    return applyMaskModVectorized(k0, cols, full);
   loop(0, rows, 1, [&](Value i) {
     Value qPos = add(q0v, i);
     loop(0, blockKv, 1, [&](Value j) {

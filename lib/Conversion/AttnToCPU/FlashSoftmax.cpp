@@ -37,7 +37,7 @@ template <typename Step>
 SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
   SmallVector<Value> inits(kSoftmaxChains, init);
   auto fold = scf::ForOp::create(
-      b, idx(0), idx(blockKv), idx(kSoftmaxChains), inits,
+      b, keyLo, keyHi, idx(kSoftmaxChains), inits,
       [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
         SmallVector<Value> next;
         for (int64_t u = 0; u < kSoftmaxChains; ++u)
@@ -75,7 +75,7 @@ void FlashKernelBuilder::onlineSoftmax() {
   // the max scales with it (scale > 0), and s * scale - m' is one FMA.
   Value scale =
       scaleInSoftmax ? vector::BroadcastOp::create(b, vecType(), f32(queryScale())) : Value();
-  loop(0, blockQ, w, [&](Value i) {
+  loop(rowLo, rowHi, w, [&](Value i) {
     SmallVector<Value> maxes = foldKeys(negInfVec, [&](OpBuilder &nb, Location l, Value j,
                                                        Value acc) {
       return plainMax(nb, l, acc, vector::LoadOp::create(nb, l, vecType(), ST, ValueRange{j, i}));

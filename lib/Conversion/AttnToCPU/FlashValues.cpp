@@ -50,12 +50,12 @@ Value FlashKernelBuilder::valueRowOffset(OpBuilder &nb, Location loc, Value k0, 
 /// after a fused tile that stood). The head_dim slices are the outer loop
 /// so one slice of V stays in L1 across all row blocks. Rows past `rows`
 /// (last query tile) are computed on zero queries and never written out.
-void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step, bool rescale) {
+void FlashKernelBuilder::valueBlocks(Value tripLo, Value tripHi, ValueStep step, bool rescale) {
   int64_t w = cfg.vectorWidth;
-  int64_t rowBlock = largestDivisorUpTo(blockQ, cfg.pvRows);
+  int64_t rowBlock = valueRowBlock();
   int64_t vecBlock = largestDivisorUpTo(dimPadded / w, cfg.pvVectors);
   for (int64_t d0 = 0; d0 < dimPadded; d0 += vecBlock * w) {
-    loop(0, blockQ, rowBlock, [&](Value i0) {
+    loop(rowLo, rowHi, rowBlock, [&](Value i0) {
       if (d0 == 0)
         prefetchValueRows(arith::DivUIOp::create(b, i0, idx(rowBlock)), blockQ / rowBlock);
       SmallVector<Value> rowIdx, init;
@@ -71,7 +71,7 @@ void FlashKernelBuilder::valueBlocks(Value trips, ValueStep step, bool rescale) 
           init.push_back(rescale ? arith::MulFOp::create(b, acc, alpha).getResult() : acc);
         }
       }
-      auto sums = scf::ForOp::create(b, idx(0), trips, idx(1), init,
+      auto sums = scf::ForOp::create(b, tripLo, tripHi, idx(1), init,
                                      [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
                                        scf::YieldOp::create(
                                            nb, loc, step(nb, loc, t, rowIdx, d0, vecBlock, acc));
@@ -105,5 +105,5 @@ void FlashKernelBuilder::accumulatePV(Value k0, Value cols, bool rescale) {
     }
     return next;
   };
-  valueBlocks(cols, step, rescale);
+  valueBlocks(keyLo, minIdx(keyHi, cols), step, rescale);
 }

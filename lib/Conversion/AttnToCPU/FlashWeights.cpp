@@ -66,12 +66,11 @@ void FlashKernelBuilder::writeWeights() {
         [&] {
           if (widen)
             widenKvTile(k0, cols);
-          computeScores(k0, cols);
           Value elementPass =
               arith::OrIOp::create(b, lt(cols, idx(blockKv)), notI1(full));
           elementPass = arith::OrIOp::create(
               b, elementPass, arith::ConstantIntOp::create(b, !op.getScoreMod().empty(), 1));
-          ifThen(elementPass, [&] { applyModsAndMask(q0, k0, cols, full); });
+          maskedScores(k0, cols, full, elementPass);
           loop(0, blockQ, w, [&](Value i0) {
             Value m = vector::LoadOp::create(b, vecType(), M, ValueRange{i0});
             Value l = vector::LoadOp::create(b, vecType(), L, ValueRange{i0});
