@@ -7,7 +7,8 @@ document-mask example with fixed lengths: the mask_mod reads no tensor), or with
 `--random-lengths` of random lengths, given to both as a document-id tensor (attnc: a spec
 input read by attn.load; FlexAttention: a tensor its mask_mod captures). q, k, v [1, heads,
 seq, head_dim] bhsd, GQA 16 / 4 heads, head_dim 128, bf16 by default; every call on
-`--threads` threads, median and best of `--repeats` timed calls after one warm-up.
+`--threads` threads, median and best of `--repeats` timed calls after one warm-up (attnc's two
+kernels in turn, one call of each per round).
 
 Rows: attnc (attnc.compile + the Python package; torch tensors in and out), attnc's dense
 kernel (mask full, no mask_mod) and attnc against the dense time scaled by the share of
@@ -63,6 +64,19 @@ def timed(fn, repeats):
     return statistics.median(times) * 1e3, min(times) * 1e3
 
 
+def timed_in_turn(calls, repeats):
+    """timed() for several calls, one round of all of them per repeat."""
+    for fn in calls.values():
+        fn()
+    times = {name: [] for name in calls}
+    for _ in range(repeats):
+        for name, fn in calls.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: (statistics.median(t) * 1e3, min(t) * 1e3) for name, t in times.items()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=8192)
@@ -102,12 +116,13 @@ def main():
     q = torch.randn(1, 16, args.seq, 128, generator=gen).to(dtype)
     k, v = (torch.randn(1, 4, args.seq, 128, generator=gen).to(dtype) for _ in range(2))
     out = torch.empty_like(q)
-    rows = {}
-    rows["attnc"] = timed(lambda: docs(q, k, v, out=out, num_threads=args.threads),
-                          args.repeats)
     dense = torch.empty_like(q)
-    rows["attnc dense"] = timed(lambda: module_dense.dense(q, k, v, out=dense,
-                                                     num_threads=args.threads), args.repeats)
+    # The two attnc kernels in turn, so that a drift of the machine's speed
+    # moves both sides of their ratio alike.
+    rows = timed_in_turn({
+        "attnc": lambda: docs(q, k, v, out=out, num_threads=args.threads),
+        "attnc dense": lambda: module_dense.dense(q, k, v, out=dense, num_threads=args.threads),
+    }, args.repeats)
     useful = sum(n * (n + 1) / 2 for n in lengths) / args.seq ** 2
 
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
