@@ -19,8 +19,11 @@
 //                                              block from the target)
 //     partial / edge tiles, or a score_mod:   per element score_mod, mask,
 //                                             mask_mod, invalid keys -> -inf
-//                                             (window masks without mods: on
-//                                             vectors of rows)
+//                                             (without a score_mod, on vectors
+//                                             of rows and before S^T: then
+//                                             S^T, softmax and P V keep to the
+//                                             hull of the kept elements,
+//                                             FlashMask.cpp)
 //     online softmax, per vector of rows:     m' = max(m, max_j S^T[j, :]),
 //                                             P^T = exp(S^T - m'),
 //                                             l = l e^(m - m') + sum_j P^T

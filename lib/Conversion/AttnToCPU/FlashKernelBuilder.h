@@ -8,6 +8,7 @@
 // The builder of one attn.flash's tile function, shared by the files that
 // emit its pieces: FlashKernel.cpp (the function, the KV-tile walk, prologue
 // and epilogue), FlashScores.cpp (Q^T, S^T = K Q^T, mods and masks),
+// FlashMask.cpp (a partial tile's mask before its scores, and its hull),
 // FlashSoftmax.cpp (the online softmax, as a pass over a tile's scores or
 // fused into Q K^T) and FlashValues.cpp (acc += P V).
 // Private to lib/Conversion/AttnToCPU.

@@ -50,7 +50,9 @@ SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
   return SmallVector<Value>(fold.getResults());
 }
 
-/// Per vector of rows: m' = max(m, max_j S^T[j, :]); P^T = exp(S^T - m') in
+/// Per vector of rows in [rowLo, rowHi), over the keys [keyLo, keyHi) (the
+/// tile's hull, FlashMask.cpp; the rows outside keep m, l and acc as they
+/// are): m' = max(m, max_j S^T[j, :]); P^T = exp(S^T - m') in
 /// place; l = l e^(m - m') + sum_j P^T; the factor e^(m - m') is kept in
 /// ALPHA for the accumulator. Lanes with nothing kept so far (m' = -inf) use 0
 /// as their shift, so their P is exp(-inf) = 0, never NaN. Every exponent is

@@ -43,10 +43,10 @@ Value FlashKernelBuilder::valueRowOffset(OpBuilder &nb, Location loc, Value k0, 
   return arith::AddIOp::create(nb, loc, vBatchHead, arith::MulIOp::create(nb, loc, key, vS.seq));
 }
 
-/// acc = acc * ALPHA + P V as register blocks of pvRows query rows x
-/// pvVectors vectors of head_dim that stay in registers over the `trips`
-/// steps of `step` (given the block's rows and first head_dim column), each
-/// accumulator rescaled once per tile (unless `rescale` is false: ALPHA is 1
+/// acc = acc * ALPHA + P V as register blocks of pvRows query rows (of
+/// [rowLo, rowHi)) x pvVectors vectors of head_dim that stay in registers
+/// over the steps [tripLo, tripHi) of `step` (given the block's rows and
+/// first head_dim column), each accumulator rescaled once per tile (unless `rescale` is false: ALPHA is 1
 /// after a fused tile that stood). The head_dim slices are the outer loop
 /// so one slice of V stays in L1 across all row blocks. Rows past `rows`
 /// (last query tile) are computed on zero queries and never written out.
