@@ -114,8 +114,8 @@ llvm::Expected<bool> EvalContext::keeps(int64_t b, int64_t h, int64_t i,
   return keep->i.isOne();
 }
 
-llvm::Expected<double> EvalContext::score(int64_t b, int64_t h, int64_t i,
-                                          int64_t j) {
+llvm::Expected<std::pair<double, double>>
+EvalContext::scoreAndSlope(int64_t b, int64_t h, int64_t i, int64_t j) {
   const double *qRow = &q.data[qIndex(b, h, i)];
   const double *kRow = &k.data[kvIndex(b, h / group, j)];
   double dot = 0;
@@ -123,13 +123,15 @@ llvm::Expected<double> EvalContext::score(int64_t b, int64_t h, int64_t i,
     dot += qRow[d] * kRow[d];
   double s = scale * dot;
   if (!scoreMod)
-    return s;
+    return std::pair{s, 1.0};
+  Scalar score = Scalar::ofFloat(s);
+  score.d = 1;
   llvm::Expected<Scalar> modded =
-      scoreMod->run({Scalar::ofFloat(s), Scalar::ofIndex(size.firstBatch + b), Scalar::ofIndex(h),
+      scoreMod->run({score, Scalar::ofIndex(size.firstBatch + b), Scalar::ofIndex(h),
                      Scalar::ofIndex(i), Scalar::ofIndex(j)});
   if (!modded)
     return modded.takeError();
-  return modded->f;
+  return std::pair{modded->f, modded->d};
 }
 
 void EvalContext::storeRow(ReferenceResult &result, int64_t b, int64_t h,

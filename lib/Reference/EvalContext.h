@@ -54,7 +54,26 @@ public:
   /// Whether the mask attribute and mask_mod keep (i, j) for head h of batch b.
   llvm::Expected<bool> keeps(int64_t b, int64_t h, int64_t i, int64_t j);
   /// score_mod(scale * q_i . k_j, b, h, i, j), in double.
-  llvm::Expected<double> score(int64_t b, int64_t h, int64_t i, int64_t j);
+  llvm::Expected<double> score(int64_t b, int64_t h, int64_t i, int64_t j) {
+    llvm::Expected<std::pair<double, double>> s = scoreAndSlope(b, h, i, j);
+    if (!s)
+      return s.takeError();
+    return s->first;
+  }
+  /// The score and its derivative with respect to scale * q_i . k_j (1
+  /// without a score_mod).
+  llvm::Expected<std::pair<double, double>> scoreAndSlope(int64_t b, int64_t h, int64_t i,
+                                                          int64_t j);
+  /// score_mod's float results unrounded (ModInterpreter::setExact).
+  void setExact() {
+    if (scoreMod)
+      scoreMod->setExact(true);
+  }
+  /// Where row (b, h, i) of q (and out) and row (b, kv head of h, j) of k (and
+  /// v) start in their tensors.
+  int64_t queryRow(int64_t b, int64_t h, int64_t i) const { return qIndex(b, h, i); }
+  int64_t keyRow(int64_t b, int64_t h, int64_t j) const { return kvIndex(b, h / group, j); }
+  double scoreScale() const { return scale; }
   /// Row j of v for query head h (its key/value head under GQA).
   const double *valueRow(int64_t b, int64_t h, int64_t j) const {
     return &v.data[kvIndex(b, h / group, j)];

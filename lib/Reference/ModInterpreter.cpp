@@ -122,12 +122,17 @@ double roundToType(double value, Type type) {
 
 llvm::Expected<Scalar> ModInterpreter::run(llvm::ArrayRef<Scalar> args) {
   values.clear();
+  // Derivatives only where an argument seeds one (the forward reference's
+  // calls do not pay for them).
+  bool derive = llvm::any_of(args, [](const Scalar &a) { return a.d != 0; });
   for (auto [arg, value] : llvm::zip(block.getArguments(), args))
     values.try_emplace(arg, value);
   for (Operation &op : block.without_terminator()) {
     llvm::Expected<Scalar> result = eval(op);
     if (!result)
       return result.takeError();
+    if (derive && result->isFloat)
+      result->d = slope(op, result->f);
     values.try_emplace(op.getResult(0), std::move(*result));
   }
   return get(block.getTerminator()->getOperand(0));
@@ -139,7 +144,7 @@ llvm::Expected<Scalar> ModInterpreter::eval(Operation &op) {
   Type resultType = op.getResult(0).getType();
   // Every float result is rounded to its type, as the kernels compute it: a long f32 chain
   // evaluated in double alone drifts from what f32 arithmetic gives (2,000 additions of 1e-7).
-  auto fl = [&](double v) { return Scalar::ofFloat(roundToType(v, resultType)); };
+  auto fl = [&](double v) { return Scalar::ofFloat(exact ? v : roundToType(v, resultType)); };
   auto in = [](APInt v) { return Scalar::ofInt(std::move(v)); };
   auto fail = [&](const char *what) -> llvm::Expected<Scalar> {
     std::string loc;
@@ -264,4 +269,44 @@ llvm::Expected<Scalar> ModInterpreter::eval(Operation &op) {
       .Default([&](Operation *) {
         return fail("not implemented by the reference interpreter");
       });
+}
+
+/// d(result) from the operands' values and derivatives (`r`: the result's
+/// value). Steps (floor, ceil, casts from integers, loads) have derivative 0
+/// where it exists; max / min and select take their chosen operand's.
+double ModInterpreter::slope(Operation &op, double r) {
+  auto f = [&](unsigned n) { return get(op.getOperand(n)).f; };
+  auto d = [&](unsigned n) { return get(op.getOperand(n)).d; };
+  auto pick = [&](bool first) { return first ? d(0) : d(1); };
+  return llvm::TypeSwitch<Operation *, double>(&op)
+      .Case([&](arith::AddFOp) { return d(0) + d(1); })
+      .Case([&](arith::SubFOp) { return d(0) - d(1); })
+      .Case([&](arith::MulFOp) { return d(0) * f(1) + f(0) * d(1); })
+      .Case([&](arith::DivFOp) { return (d(0) - r * d(1)) / f(1); })
+      .Case([&](arith::RemFOp) { return d(0) - std::trunc(f(0) / f(1)) * d(1); })
+      .Case([&](arith::NegFOp) { return -d(0); })
+      .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](auto) { return pick(f(0) >= f(1)); })
+      .Case<arith::MinimumFOp, arith::MinNumFOp>([&](auto) { return pick(f(0) <= f(1)); })
+      .Case([&](math::AbsFOp) { return f(0) < 0 ? -d(0) : d(0); })
+      .Case<math::ExpOp>([&](auto) { return r * d(0); })
+      .Case([&](math::Exp2Op) { return r * M_LN2 * d(0); })
+      .Case([&](math::ExpM1Op) { return (r + 1) * d(0); })
+      .Case([&](math::LogOp) { return d(0) / f(0); })
+      .Case([&](math::Log2Op) { return d(0) / (f(0) * M_LN2); })
+      .Case([&](math::Log1pOp) { return d(0) / (1 + f(0)); })
+      .Case([&](math::TanhOp) { return (1 - r * r) * d(0); })
+      .Case([&](math::SqrtOp) { return d(0) / (2 * r); })
+      .Case([&](math::RsqrtOp) { return -0.5 * r * r * r * d(0); })
+      .Case([&](math::SinOp) { return std::cos(f(0)) * d(0); })
+      .Case([&](math::CosOp) { return -std::sin(f(0)) * d(0); })
+      .Case([&](math::AtanOp) { return d(0) / (1 + f(0) * f(0)); })
+      .Case([&](math::ErfOp) { return M_2_SQRTPI * std::exp(-f(0) * f(0)) * d(0); })
+      .Case([&](math::PowFOp) {
+        double dx = f(1) * std::pow(f(0), f(1) - 1) * d(0);
+        return d(1) == 0 ? dx : dx + r * std::log(f(0)) * d(1);
+      })
+      .Case([&](math::FmaOp) { return d(0) * f(1) + f(0) * d(1) + d(2); })
+      .Case([&](arith::SelectOp) { return get(op.getOperand(get(op.getOperand(0)).i.isOne() ? 1 : 2)).d; })
+      .Case<arith::ExtFOp, arith::TruncFOp>([&](auto) { return d(0); })
+      .Default([&](Operation *) { return 0.0; });
 }

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backward.h"
 #include "BandwidthProbe.h"
 #include "Compiled.h"
 #include "PeakProbe.h"
@@ -102,6 +103,13 @@ static cl::list<std::string> inputFiles(
     cl::value_desc("NAME=FILE"), cl::cat(problemCat));
 static cl::opt<std::string> outDir("o", cl::desc("Directory for the .npy files"),
                                    cl::init("."), cl::cat(problemCat));
+static cl::opt<bool> backward(
+    "backward",
+    cl::desc("With --reference: also the gradients of out on q, k and v (in double) for a "
+             "d_out (--dout, else seeded), written with -o as d_out, dq, dk, dv .npy"),
+    cl::cat(referenceCat));
+static cl::opt<std::string> dOutFile("dout", cl::desc("With --backward: d_out as .npy"),
+                                     cl::cat(referenceCat));
 static cl::opt<std::string> tiled(
     "tiled", cl::desc("With --reference: evaluate the tiled form (attn.flash) "
                       "tile by tile, block_q x block_kv, e.g. 64x64"),
@@ -476,6 +484,9 @@ llvm::Error runReferenceMode(attn::AttentionSpecOpInterface op, const Inputs &in
   if (llvm::Error err =
           writeOutputs(in, *result, op.hasOutput(attn::OutputKind::weights)))
     return err;
+  if (backward)
+    if (llvm::Error err = runBackward(op, in.q, in.k, in.v, in.mods, dOutFile, seed, outDir))
+      return err;
   return wantSvg ? drawWeights(op, result->weights, "") : llvm::Error::success();
 }
 

@@ -7,8 +7,12 @@
 //
 // A direct interpreter for the scalar arith / math ops the attn verifier
 // allows in score_mod and mask_mod regions (mlir::attn::isModRegionOp).
-// Floats are evaluated in double (the reference's precision); truncf rounds
-// to its result type; integers keep their bit width (index is 64 bits).
+// Floats are evaluated in double (the reference's precision) and each float
+// result is rounded to its type, unless the interpreter is exact; integers
+// keep their bit width (index is 64 bits). Every float value also carries
+// its derivative with respect to the float arguments (forward mode: the
+// arguments' `d` seed it), which the reference backward takes for
+// d score_mod / d score.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +33,7 @@ struct Scalar {
   bool isFloat = false;
   double f = 0;
   llvm::APInt i;
+  double d = 0; // a float's derivative (see the file comment)
 
   static Scalar ofFloat(double value) { return {true, value, llvm::APInt()}; }
   static Scalar ofInt(llvm::APInt value) { return {false, 0, std::move(value)}; }
@@ -52,13 +57,18 @@ public:
       std::function<llvm::Expected<Scalar>(llvm::StringRef, llvm::ArrayRef<int64_t>)>;
   /// Without a loader, a body that loads fails.
   void setLoader(Loader fn) { loader = std::move(fn); }
+  /// Float results in double, not rounded to their types (the backward's
+  /// forward pass: exact derivatives of a function that has them).
+  void setExact(bool on) { exact = on; }
 
 private:
   llvm::Expected<Scalar> eval(mlir::Operation &op);
+  double slope(mlir::Operation &op, double result);
   const Scalar &get(mlir::Value value) { return values.find(value)->second; }
 
   mlir::Block &block;
   Loader loader;
+  bool exact = false;
   llvm::DenseMap<mlir::Value, Scalar> values;
 };
 
