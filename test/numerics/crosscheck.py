@@ -13,6 +13,12 @@ double and rounds once to the output type, so the bound is that rounding:
   f16  rtol 5e-4, atol 3e-8   (f16 unit roundoff 2^-11; half the subnormal spacing 2^-24)
   bf16 rtol 4e-3   (bf16 unit roundoff: 2^-8 = 3.9e-3)
 lse is f32 in every case; fully masked rows must give out = 0 and lse = -inf exactly.
+
+Gradients (`attnc-run --reference --backward` on the spec as written, its seeded d_out):
+dq, dk, dv against the float64 backward below (score_mods unrounded, as the reference's
+backward takes them), |got - want| <= 1e-6 |want| + 1e-7 max |want| + 1e-12 (the files
+hold the double gradients rounded to f32: 6e-8; a row of one key has gradient 0, which
+NumPy's sums may leave at 1e-17).
 """
 import argparse
 import os
@@ -134,6 +140,23 @@ def apply_score_mod(name, s, heads):
     raise ValueError(name)
 
 
+def score_mod_with_slope(name, t, heads):
+    """(score_mod(t), d score_mod / dt) in float64, unrounded (the backward's forward)."""
+    h = np.arange(heads)[None, :, None, None]
+    i = np.arange(t.shape[2])[None, None, :, None]
+    j = np.arange(t.shape[3])[None, None, None, :]
+    if name is None:
+        return t, np.ones_like(t)
+    if name == "softcap5":
+        c = np.tanh(t / 5.0)
+        return 5.0 * c, 1.0 - c * c
+    if name == "alibi":
+        return t + np.exp2((h + 1) * (-8.0 / heads)) * (j - i), np.ones_like(t)
+    if name == "relative_bias":
+        return t + np.sin((j - i) * 0.125) * 0.5, np.ones_like(t)
+    raise ValueError(name)
+
+
 # ----------------------------------------------------------------------------- the oracle
 
 def scaled_dot_product_attention(Q, K, V, mask, scale, score_mod=None):
@@ -155,6 +178,56 @@ def scaled_dot_product_attention(Q, K, V, mask, scale, score_mod=None):
     with np.errstate(divide="ignore"):
         lse = np.where(empty, -np.inf, row_max + np.log(np.where(empty, 1.0, total)))[..., 0]
     return out, weights, lse
+
+
+def attention_gradients(Q, K, V, mask, scale, score_mod, dO):
+    """dQ, dK, dV of softmax(score_mod(Q K^T scale) + mask) V for the loss gradient dO, in
+    float64 (K, V repeated per query head: their gradients are per query head here)."""
+    t = Q @ K.transpose(0, 1, 3, 2) * scale
+    s, slope = score_mod_with_slope(score_mod, t, Q.shape[1])
+    s = np.where(mask, s, -np.inf)
+    row_max = s.max(axis=-1, keepdims=True)
+    empty = np.isneginf(row_max)
+    p = np.exp(s - np.where(empty, 0.0, row_max))
+    p = np.where(empty, 0.0, p / np.where(empty, 1.0, p.sum(axis=-1, keepdims=True)))
+    out = p @ V
+    delta = (dO * out).sum(axis=-1, keepdims=True)
+    dt = p * (dO @ V.transpose(0, 1, 3, 2) - delta) * slope
+    return scale * dt @ K, scale * dt.transpose(0, 1, 3, 2) @ Q, p.transpose(0, 1, 3, 2) @ dO
+
+
+def expected_gradients(case, q, k, v, d_out):
+    """{"dq", "dk", "dv"} in the case's layout, dk and dv summed over each GQA group."""
+    bshd = case["layout"] == "bshd"
+    if bshd:
+        q, k, v, d_out = (t.transpose(0, 2, 1, 3) for t in (q, k, v, d_out))
+    group = case["heads"] // case["kv_heads"]
+    sq, skv = q.shape[2], k.shape[2]
+    keep = mask_keep(case["mask"], sq, skv)[None, None]
+    extra = mask_mod_keep(case.get("mask_mod"), case["heads"], sq, skv)
+    if extra is not None:
+        keep = keep & extra[None]
+    scale = case.get("scale", 1.0 / np.sqrt(case["head_dim"]))
+    dq, dk, dv = attention_gradients(q, np.repeat(k, group, axis=1), np.repeat(v, group, axis=1),
+                                     keep, scale, case.get("score_mod"), d_out)
+    b, kvh = k.shape[0], k.shape[1]
+    dk, dv = (g.reshape(b, kvh, group, skv, -1).sum(axis=2) for g in (dk, dv))
+    grads = {"dq": dq, "dk": dk, "dv": dv}
+    return {n: g.transpose(0, 2, 1, 3) for n, g in grads.items()} if bshd else grads
+
+
+def compare_gradient(name, got, want):
+    """Largest error over max |want|, or raises with the worst element."""
+    if got.shape != want.shape:
+        raise AssertionError("%s: shape %s, want %s" % (name, got.shape, want.shape))
+    top = float(np.abs(want).max()) if want.size else 0.0
+    err = np.abs(got - want)
+    bad = err > 1e-6 * np.abs(want) + 1e-7 * top + 1e-12  # 1e-12: a gradient of 0 (one key)
+    if bad.any():
+        k = np.argmax(err)
+        raise AssertionError("%s: %d elements off; worst got %.9g want %.9g"
+                             % (name, bad.sum(), got.flat[k], want.flat[k]))
+    return float(err.max() / top) if top else 0.0
 
 
 def expected_outputs(case, q, k, v):
@@ -234,7 +307,9 @@ def check_case(case, args):
     errors = {}
     for label, path in (("spec", spec), ("normalized", normalized)):
         out_dir = os.path.join(directory, label)
-        run([args.attnc_run, "--reference", path, "-o", out_dir] + (sizes if seeded else given))
+        backward = ["--backward"] if label == "spec" else []
+        run([args.attnc_run, "--reference", path, "-o", out_dir] + backward +
+            (sizes if seeded else given))
         if inputs is None:  # attnc-run generated them; read back what it used
             inputs = {n: from_storage(np.load(os.path.join(out_dir, n + ".npy")), case["dtype"])
                       for n in ("q", "k", "v")}
@@ -244,6 +319,11 @@ def check_case(case, args):
             dtype = case["dtype"] if output == "out" else "f32"
             errors[output] = max(errors.get(output, 0.0),
                                  compare("%s %s" % (label, output), got, want[output], dtype))
+        if backward:
+            load = lambda name: np.load(os.path.join(out_dir, name + ".npy")).astype(np.float64)
+            grads = expected_gradients(case, inputs["q"], inputs["k"], inputs["v"], load("d_out"))
+            for name, want_grad in grads.items():
+                errors[name] = compare_gradient(name, load(name), want_grad)
     return errors
 
 
