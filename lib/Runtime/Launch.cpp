@@ -36,6 +36,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #define ATTNC_RT_EXPORT __attribute__((visibility("default")))
@@ -71,8 +72,12 @@ struct Job {
   int64_t participants = 1;
   std::atomic<int64_t> next{0};    // the next unclaimed work item
   std::atomic<bool> failed{false}; // set once an item returned non-zero
-  std::atomic<int64_t> failedItem{-1};
-  int32_t failedCode = 0; // written by whoever set failedItem
+  // The lowest failed item and its code (under failureLock). Every claimed
+  // item runs, and claims go in order, so every item below it ran: the
+  // failure reported is the same for any number of threads.
+  std::mutex failureLock;
+  int64_t failedItem = -1;
+  int32_t failedCode = 0;
 };
 
 /// The view as item functions take it: one layout for every dtype, with
@@ -107,8 +112,8 @@ std::pair<int64_t, int64_t> claim(Job &job) {
   return {first, n};
 }
 
-/// Runs one work item; false if its function failed (recorded in job).
-bool runItem(Job &job, int64_t item) {
+/// Runs one work item; a failure is recorded in job.
+void runItem(Job &job, int64_t item) {
   // Item functions take non-const descriptors (MLIR's C interface); fresh
   // copies per item keep a misbehaving kernel from skewing others.
   attnc_memref m[kMaxArgs];
@@ -120,15 +125,19 @@ bool runItem(Job &job, int64_t item) {
   coordinates(*job.shape, item, index);
   int32_t rc = job.phase->item(m, &p, index);
   if (rc == 0)
-    return true;
-  int64_t none = -1;
-  if (job.failedItem.compare_exchange_strong(none, item))
-    job.failedCode = rc;
+    return;
+  {
+    std::lock_guard<std::mutex> lock(job.failureLock);
+    if (job.failedItem < 0 || item < job.failedItem) {
+      job.failedItem = item;
+      job.failedCode = rc;
+    }
+  }
   job.failed.store(true, std::memory_order_relaxed);
-  return false;
 }
 
-/// One participant: claims items until none are left or one failed. Items are
+/// One participant: claims items until none are left or one failed (its
+/// claimed items all run: see Job::failedItem). Items are
 /// numbered row-major over the phase's index space (for attention
 /// ((b * heads) + h) * tiles + q_tile), so neighbouring claims share a
 /// head's k and v in cache.
@@ -139,8 +148,7 @@ void runItems(void *ctx) {
     if (n == 0)
       return;
     for (int64_t item = first; item < first + n; ++item)
-      if (job.failed.load(std::memory_order_relaxed) || !runItem(job, item))
-        return;
+      runItem(job, item);
   }
 }
 
@@ -201,7 +209,7 @@ std::string kernelFailure(const Job &job) {
                   "shape [", input->legend, "]; nothing outside it was read")
             : failureCause(job.failedCode);
   return cat("kernel '", kernelName(*job.desc), "' failed with code ", job.failedCode,
-             " on work item ", itemText(job, job.failedItem.load()), " of phase '",
+             " on work item ", itemText(job, job.failedItem), " of phase '",
              job.phase->name, "': ", cause, "; its outputs are partly written");
 }
 
