@@ -306,7 +306,9 @@ double ModInterpreter::slope(Operation &op, double r) {
         return d(1) == 0 ? dx : dx + r * std::log(f(0)) * d(1);
       })
       .Case([&](math::FmaOp) { return d(0) * f(1) + f(0) * d(1) + d(2); })
-      .Case([&](arith::SelectOp) { return get(op.getOperand(get(op.getOperand(0)).i.isOne() ? 1 : 2)).d; })
+      .Case([&](arith::SelectOp) {
+        return get(op.getOperand(get(op.getOperand(0)).i.isOne() ? 1 : 2)).d;
+      })
       .Case<arith::ExtFOp, arith::TruncFOp>([&](auto) { return d(0); })
       .Default([&](Operation *) { return 0.0; });
 }

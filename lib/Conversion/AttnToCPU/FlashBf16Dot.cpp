@@ -191,8 +191,11 @@ void FlashKernelBuilder::storeProbabilityPair(OpBuilder &nb, Location loc, Value
 /// VP vectors against broadcast P pairs.
 void FlashKernelBuilder::accumulatePVDot(Value cols) {
   int64_t w = cfg.vectorWidth;
-  valueBlocks(arith::DivUIOp::create(b, keyLo, idx(2)),
-              arith::CeilDivUIOp::create(b, minIdx(keyHi, cols), idx(2)),
+  auto pairs = [&](Value lo, Value hi) {
+    return std::pair<Value, Value>{arith::DivUIOp::create(b, lo, idx(2)),
+                                   arith::CeilDivUIOp::create(b, minIdx(hi, cols), idx(2))};
+  };
+  valueBlocks(pairs,
               [&](OpBuilder &nb, Location loc, Value jp, ArrayRef<Value> rowIdx, int64_t d0,
                   int64_t vecBlock, ValueRange acc) {
                 Value two = arith::ConstantIndexOp::create(nb, loc, 2);

@@ -318,8 +318,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
     TSUM = stackBuffer({blockQ}, f32Type);
   status = stackBuffer({1}, b.getI32Type());
   HULL = stackBuffer({4}, b.getIndexType());
-  KEYHULL = stackBuffer({2}, b.getIndexType());
-  ROWANY = stackBuffer({blockQ / cfg.vectorWidth}, b.getI1Type());
+  ROWKEYS = stackBuffer({2 * blockQ / cfg.vectorWidth}, b.getIndexType());
+  KEPT = stackBuffer({2 * blockQ / cfg.vectorWidth}, b.getIndexType());
   if (widen) {
     KF = stackBuffer({blockKv * dimPadded}, f32Type);
     VF = stackBuffer({blockKv * dimPadded}, f32Type);

@@ -131,7 +131,13 @@ private:
   void computeScores(Value k0, Value cols, bool fused = false, bool biased = false);
   // Scores with the mask applied, and the tile's hull (FlashMaskFirst.cpp).
   bool maskFirst();
+  /// Whether the softmax and P V take each vector of rows' own keys
+  /// (ROWKEYS): P V's row blocks must not straddle two vectors.
+  bool staircase() const { return cfg.vectorWidth % valueRowBlock() == 0; }
   void wholeTile();
+  /// The keys [lo, hi) the softmax and P V take for the vector of rows
+  /// holding row `row`.
+  std::pair<Value, Value> vectorKeys(Value row);
   void maskedScores(Value k0, Value cols, Value full, Value elementPass);
   void storeKeepBias(Value j, ArrayRef<Value> keeps);
   void finishHull();
@@ -141,7 +147,8 @@ private:
   void setStatusIf(Value failed, int32_t code);
   Value inlineMod(Region &region, ArrayRef<Value> args);
   Value plainMax(OpBuilder &nb, Location loc, Value x, Value y);
-  template <typename Step> SmallVector<Value> foldKeys(Value init, Step step);
+  template <typename Step>
+  SmallVector<Value> foldKeys(Value lo, Value hi, Value init, Step step);
   void onlineSoftmax();
   // The fused softmax (FlashSoftmax.cpp).
   bool canFuseSoftmax() const { return cfg.fusedSoftmax && base2Scores && !dot; }
@@ -152,7 +159,9 @@ private:
   using ValueStep = llvm::function_ref<SmallVector<Value>(
       OpBuilder &, Location, Value step, ArrayRef<Value> rowIdx, int64_t d0, int64_t vecBlock,
       ValueRange acc)>;
-  void valueBlocks(Value tripLo, Value tripHi, ValueStep step, bool rescale = true);
+  /// The steps [lo, hi) of P V for a vector of rows' keys [lo, hi).
+  using TripRange = llvm::function_ref<std::pair<Value, Value>(Value keyLo, Value keyHi)>;
+  void valueBlocks(TripRange trips, ValueStep step, bool rescale = true);
   void accumulatePV(Value k0, Value cols, bool rescale = true);
   void writeOutputs();
   void writeWeights();
@@ -201,9 +210,10 @@ private:
   // The tile's keys [keyLo, keyHi) and rows [rowLo, rowHi) that the scores,
   // softmax and P V compute: the hull of its kept elements where the mask
   // ran first (maskFirst), else the whole tile. HULL holds them between the
-  // mask pass and the loops, KEYHULL and ROWANY while the pass folds them.
+  // mask pass and the loops, ROWKEYS each vector of rows' keys (lo, hi;
+  // staircase), KEPT each vector's kept keys while the pass folds them.
   Value keyLo, keyHi, rowLo, rowHi;
-  Value HULL, KEYHULL, ROWANY;
+  Value HULL, ROWKEYS, KEPT;
   // Per visited tile: whether another visited tile follows, its first key, and
   // where its v rows are prefetched (its k rows are, during the scores).
   Value hasNextTile, nextK0, valuesInScores, valuesInPV;

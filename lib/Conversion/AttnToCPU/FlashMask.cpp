@@ -10,11 +10,13 @@
 // before Q K^T: it writes S^T's keep bias (0 where kept, -inf where not),
 // which Q K^T applies as it stores each score, and the hull of the kept
 // elements: the keys [keyLo, keyHi) and rows [rowLo, rowHi) that hold any,
-// in the steps of the loops over them. Q K^T, the softmax and P V then
-// compute the hull only. Packed documents of random lengths visit tiles that
-// a boundary crosses, where one document keeps a few rows or keys: there the
-// hull is 9% less work than the tiles (16 documents in 8192 tokens: 1.21x
-// the useful pairs -> 1.12x; the rows outside it keep P = 0, ALPHA = 1).
+// in the steps of the loops over them, and for each vector of rows its own
+// keys. Q K^T computes the hull, the softmax and P V each vector's keys (a
+// causal diagonal tile: 16, 32, 48 and 64 keys for its four vectors).
+// Packed documents of random lengths visit tiles that a boundary crosses,
+// where one document keeps a few rows or keys: there the hull is 9% less
+// work than the tiles (16 documents in 8192 tokens: 1.21x the useful pairs
+// -> 1.12x; the rows outside it keep P = 0, ALPHA = 1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,12 +41,27 @@ void FlashKernelBuilder::wholeTile() {
   keyHi = idx(blockKv);
   rowLo = idx(0);
   rowHi = idx(blockQ);
+  if (!staircase())
+    return;
+  for (int64_t v = 0; v < blockQ / cfg.vectorWidth; ++v) {
+    memref::StoreOp::create(b, keyLo, ROWKEYS, ValueRange{idx(2 * v)});
+    memref::StoreOp::create(b, keyHi, ROWKEYS, ValueRange{idx(2 * v + 1)});
+  }
+}
+
+std::pair<Value, Value> FlashKernelBuilder::vectorKeys(Value row) {
+  if (!staircase())
+    return {keyLo, keyHi};
+  Value at = mul(arith::DivUIOp::create(b, row, idx(cfg.vectorWidth)), idx(2));
+  return {memref::LoadOp::create(b, ROWKEYS, ValueRange{at}),
+          memref::LoadOp::create(b, ROWKEYS, ValueRange{add(at, idx(1))})};
 }
 
 /// S^T of the tile with its mask applied (S^T = -inf where not kept), and
-/// its hull in keyLo, keyHi, rowLo, rowHi: the keep bias first where the
-/// mask runs first (a full tile's bias is 0), else the scores and then, on
-/// a partial or edge tile, the element pass over the whole tile.
+/// its hull in keyLo, keyHi, rowLo, rowHi (and ROWKEYS): the keep bias
+/// first where the mask runs first (a full tile's bias is 0), else the
+/// scores and then, on a partial or edge tile, the element pass over the
+/// whole tile.
 void FlashKernelBuilder::maskedScores(Value k0, Value cols, Value full, Value elementPass) {
   auto scores = [&](bool biased) {
     if (dot)
@@ -62,11 +79,10 @@ void FlashKernelBuilder::maskedScores(Value k0, Value cols, Value full, Value el
   ifThenElse(
       elementPass,
       [&] {
-        memref::StoreOp::create(b, idx(blockKv), KEYHULL, ValueRange{idx(0)});
-        memref::StoreOp::create(b, idx(0), KEYHULL, ValueRange{idx(1)});
-        Value no = arith::ConstantIntOp::create(b, 0, 1);
-        for (int64_t blk = 0; blk < blockQ / cfg.vectorWidth; ++blk)
-          memref::StoreOp::create(b, no, ROWANY, ValueRange{idx(blk)});
+        for (int64_t v = 0; v < blockQ / cfg.vectorWidth; ++v) {
+          memref::StoreOp::create(b, idx(blockKv), KEPT, ValueRange{idx(2 * v)});
+          memref::StoreOp::create(b, idx(0), KEPT, ValueRange{idx(2 * v + 1)});
+        }
         if (op.getMaskMod().empty())
           applyMaskVectorized(k0, cols, full);
         else
@@ -89,52 +105,52 @@ void FlashKernelBuilder::maskedScores(Value k0, Value cols, Value full, Value el
 }
 
 /// Key j's bias, one vector of rows per element of `keeps` (0 where kept,
-/// -inf where not), and its share of the hull: the key if any row keeps it,
-/// each vector of rows that keeps it.
+/// -inf where not), and its share of each vector's kept keys (KEPT: keys
+/// come in order, so the first kept one is the low end, the last the high).
 void FlashKernelBuilder::storeKeepBias(Value j, ArrayRef<Value> keeps) {
   int64_t w = cfg.vectorWidth;
   Value zeros = zeroVector(b, b.getLoc());
   Value negInfVec = vector::BroadcastOp::create(b, vecType(), negInf());
-  Value any = arith::ConstantIntOp::create(b, 0, 1);
-  for (auto [blk, keep] : llvm::enumerate(keeps)) {
-    Value at = idx(int64_t(blk) * w);
+  for (auto [v, keep] : llvm::enumerate(keeps)) {
     vector::StoreOp::create(b, arith::SelectOp::create(b, keep, zeros, negInfVec), ST,
-                            ValueRange{j, at});
+                            ValueRange{j, idx(int64_t(v) * w)});
     Value some = vector::ReductionOp::create(b, vector::CombiningKind::OR, keep);
-    any = arith::OrIOp::create(b, any, some);
-    Value rowAny = memref::LoadOp::create(b, ROWANY, ValueRange{idx(blk)});
-    memref::StoreOp::create(b, arith::OrIOp::create(b, rowAny, some), ROWANY,
-                            ValueRange{idx(blk)});
+    Value loAt = idx(2 * int64_t(v)), hiAt = idx(2 * int64_t(v) + 1);
+    Value lo = memref::LoadOp::create(b, KEPT, ValueRange{loAt});
+    Value hi = memref::LoadOp::create(b, KEPT, ValueRange{hiAt});
+    memref::StoreOp::create(b, arith::SelectOp::create(b, some, minIdx(lo, j), lo), KEPT,
+                            ValueRange{loAt});
+    memref::StoreOp::create(b, arith::SelectOp::create(b, some, add(j, idx(1)), hi), KEPT,
+                            ValueRange{hiAt});
   }
-  // Keys come in order: the first kept one is the low end, the last the high.
-  Value lo = memref::LoadOp::create(b, KEYHULL, ValueRange{idx(0)});
-  Value hi = memref::LoadOp::create(b, KEYHULL, ValueRange{idx(1)});
-  memref::StoreOp::create(b, arith::SelectOp::create(b, any, minIdx(lo, j), lo), KEYHULL,
-                          ValueRange{idx(0)});
-  memref::StoreOp::create(b, arith::SelectOp::create(b, any, add(j, idx(1)), hi), KEYHULL,
-                          ValueRange{idx(1)});
 }
 
-/// HULL = the kept keys and rows widened to the steps of the loops over
-/// them: key blocks of Q K^T and the softmax's chains (and so bf16 pairs);
-/// vectors of rows and P V's row blocks. No kept element: empty ranges.
+/// From each vector's kept keys (KEPT): HULL = the tile's kept keys and rows,
+/// and ROWKEYS = each vector's keys, widened to the steps of the loops over
+/// them (key blocks of Q K^T and the softmax's chains, and so bf16 pairs;
+/// vectors of rows and P V's row blocks). No kept element: empty ranges.
 void FlashKernelBuilder::finishHull() {
-  int64_t w = cfg.vectorWidth;
+  int64_t w = cfg.vectorWidth, vectors = blockQ / w;
   int64_t keyStep = std::lcm(scoreKeyBlock(), kSoftmaxChains);
   int64_t rowStep = std::lcm(w, valueRowBlock());
-  Value lo = memref::LoadOp::create(b, KEYHULL, ValueRange{idx(0)});
-  Value hi = memref::LoadOp::create(b, KEYHULL, ValueRange{idx(1)});
-  Value bounds[4] = {mul(arith::DivUIOp::create(b, lo, idx(keyStep)), idx(keyStep)),
-                     mul(arith::CeilDivUIOp::create(b, hi, idx(keyStep)), idx(keyStep)),
-                     idx(blockQ), idx(0)};
-  int64_t blocks = blockQ / w;
-  for (int64_t blk = blocks - 1; blk >= 0; --blk) {
-    Value some = memref::LoadOp::create(b, ROWANY, ValueRange{idx(blk)});
-    bounds[2] = arith::SelectOp::create(b, some, idx(blk * w / rowStep * rowStep), bounds[2]);
-  }
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    Value some = memref::LoadOp::create(b, ROWANY, ValueRange{idx(blk)});
-    int64_t end = llvm::divideCeil((blk + 1) * w, rowStep) * rowStep;
+  Value bounds[4] = {idx(blockKv), idx(0), idx(blockQ), idx(0)};
+  for (int64_t v = 0; v < vectors; ++v) {
+    Value lo = memref::LoadOp::create(b, KEPT, ValueRange{idx(2 * v)});
+    Value hi = memref::LoadOp::create(b, KEPT, ValueRange{idx(2 * v + 1)});
+    lo = mul(arith::DivUIOp::create(b, lo, idx(keyStep)), idx(keyStep));
+    hi = mul(arith::CeilDivUIOp::create(b, hi, idx(keyStep)), idx(keyStep));
+    if (staircase()) {
+      memref::StoreOp::create(b, lo, ROWKEYS, ValueRange{idx(2 * v)});
+      memref::StoreOp::create(b, hi, ROWKEYS, ValueRange{idx(2 * v + 1)});
+    }
+    Value some = lt(lo, hi);
+    bounds[0] = minIdx(bounds[0], lo);
+    bounds[1] = arith::MaxSIOp::create(b, bounds[1], hi);
+    // Vectors in order: the first with a kept key is the low end (rows from
+    // the end of the loop, so take the lowest), the last the high one.
+    bounds[2] = arith::SelectOp::create(b, some, minIdx(bounds[2], idx(v * w / rowStep * rowStep)),
+                                        bounds[2]);
+    int64_t end = llvm::divideCeil((v + 1) * w, rowStep) * rowStep;
     bounds[3] = arith::SelectOp::create(b, some, idx(end), bounds[3]);
   }
   for (auto [i, bound] : llvm::enumerate(bounds))

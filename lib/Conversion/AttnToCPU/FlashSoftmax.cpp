@@ -34,10 +34,10 @@ Value FlashKernelBuilder::plainMax(OpBuilder &nb, Location loc, Value x, Value y
 /// independent accumulators (j, j + 1, ... in turn), so a chain of dependent
 /// max / add latencies does not serialize the loop; returns the chains.
 template <typename Step>
-SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
+SmallVector<Value> FlashKernelBuilder::foldKeys(Value lo, Value hi, Value init, Step step) {
   SmallVector<Value> inits(kSoftmaxChains, init);
   auto fold = scf::ForOp::create(
-      b, keyLo, keyHi, idx(kSoftmaxChains), inits,
+      b, lo, hi, idx(kSoftmaxChains), inits,
       [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
         SmallVector<Value> next;
         for (int64_t u = 0; u < kSoftmaxChains; ++u)
@@ -50,7 +50,7 @@ SmallVector<Value> FlashKernelBuilder::foldKeys(Value init, Step step) {
   return SmallVector<Value>(fold.getResults());
 }
 
-/// Per vector of rows in [rowLo, rowHi), over the keys [keyLo, keyHi) (the
+/// Per vector of rows in [rowLo, rowHi), over its keys (vectorKeys: the
 /// tile's hull, FlashMask.cpp; the rows outside keep m, l and acc as they
 /// are): m' = max(m, max_j S^T[j, :]); P^T = exp(S^T - m') in
 /// place; l = l e^(m - m') + sum_j P^T; the factor e^(m - m') is kept in
@@ -78,7 +78,8 @@ void FlashKernelBuilder::onlineSoftmax() {
   Value scale =
       scaleInSoftmax ? vector::BroadcastOp::create(b, vecType(), f32(queryScale())) : Value();
   loop(rowLo, rowHi, w, [&](Value i) {
-    SmallVector<Value> maxes = foldKeys(negInfVec, [&](OpBuilder &nb, Location l, Value j,
+    auto [lo, hi] = vectorKeys(i);
+    SmallVector<Value> maxes = foldKeys(lo, hi, negInfVec, [&](OpBuilder &nb, Location l, Value j,
                                                        Value acc) {
       return plainMax(nb, l, acc, vector::LoadOp::create(nb, l, vecType(), ST, ValueRange{j, i}));
     });
@@ -94,7 +95,8 @@ void FlashKernelBuilder::onlineSoftmax() {
     Value negShift = arith::NegFOp::create(b, shift);
     Value alpha = expOf(b, loc, arith::SubFOp::create(b, mOld, shift), ExpAccuracy::f32);
     Value evenP; // dot: P of the even key of the pair being packed
-    SmallVector<Value> sums = foldKeys(zeros, [&](OpBuilder &nb, Location l, Value j, Value acc) {
+    SmallVector<Value> sums = foldKeys(lo, hi, zeros, [&](OpBuilder &nb, Location l, Value j,
+                                                          Value acc) {
       Value s = vector::LoadOp::create(nb, l, vecType(), ST, ValueRange{j, i});
       Value x = scale ? Value(math::FmaOp::create(nb, l, s, scale, negShift))
                       : Value(arith::SubFOp::create(nb, l, s, shift));

@@ -45,12 +45,13 @@ Value FlashKernelBuilder::valueRowOffset(OpBuilder &nb, Location loc, Value k0, 
 
 /// acc = acc * ALPHA + P V as register blocks of pvRows query rows (of
 /// [rowLo, rowHi)) x pvVectors vectors of head_dim that stay in registers
-/// over the steps [tripLo, tripHi) of `step` (given the block's rows and
-/// first head_dim column), each accumulator rescaled once per tile (unless `rescale` is false: ALPHA is 1
+/// over the steps of `step` that `trips` gives for their vector's keys
+/// (vectorKeys), given the block's rows and first head_dim column; each
+/// accumulator rescaled once per tile (unless `rescale` is false: ALPHA is 1
 /// after a fused tile that stood). The head_dim slices are the outer loop
 /// so one slice of V stays in L1 across all row blocks. Rows past `rows`
 /// (last query tile) are computed on zero queries and never written out.
-void FlashKernelBuilder::valueBlocks(Value tripLo, Value tripHi, ValueStep step, bool rescale) {
+void FlashKernelBuilder::valueBlocks(TripRange trips, ValueStep step, bool rescale) {
   int64_t w = cfg.vectorWidth;
   int64_t rowBlock = valueRowBlock();
   int64_t vecBlock = largestDivisorUpTo(dimPadded / w, cfg.pvVectors);
@@ -71,6 +72,8 @@ void FlashKernelBuilder::valueBlocks(Value tripLo, Value tripHi, ValueStep step,
           init.push_back(rescale ? arith::MulFOp::create(b, acc, alpha).getResult() : acc);
         }
       }
+      auto [keysLo, keysHi] = vectorKeys(i0);
+      auto [tripLo, tripHi] = trips(keysLo, keysHi);
       auto sums = scf::ForOp::create(b, tripLo, tripHi, idx(1), init,
                                      [&](OpBuilder &nb, Location loc, Value t, ValueRange acc) {
                                        scf::YieldOp::create(
@@ -105,5 +108,6 @@ void FlashKernelBuilder::accumulatePV(Value k0, Value cols, bool rescale) {
     }
     return next;
   };
-  valueBlocks(keyLo, minIdx(keyHi, cols), step, rescale);
+  auto trips = [&](Value lo, Value hi) { return std::pair{lo, minIdx(hi, cols)}; };
+  valueBlocks(trips, step, rescale);
 }
