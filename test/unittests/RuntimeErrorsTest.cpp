@@ -217,9 +217,24 @@ TEST_F(Runtime, ErrorKernelFailure) {
                "(b=1, h=2, q_tile=1: seq_q 2..3) of phase 'attention': a score_mod or "
                "mask_mod failed, e.g. an integer division by zero; its outputs are partly "
                "written");
-  // One thread claims items in order and stops at the failing one.
+  // One thread claims items in order and stops at the failing one (the
+  // claims there are single items).
   EXPECT_EQ(int64_t(gVisits.size()), (1 * 4 + 2) * 3 + 1 + 1);
   EXPECT_EQ(p.run(0), ATTNC_ERR_KERNEL);
+}
+
+// The lower of two failed items is reported though it fails last (other
+// threads fail the higher one meanwhile).
+TEST_F(Runtime, ErrorNamesTheLowestFailedItemForAnyThreads) {
+  Problem p;
+  gFailAt = {1, 2, 1};
+  gFailAlso = {0, 3, 2};
+  for (int threads : {1, 2, 3, 8}) {
+    EXPECT_EQ(p.run(threads), ATTNC_ERR_KERNEL);
+    EXPECT_NE(std::string(attnc_last_error()).find("on work item (b=0, h=3, q_tile=2"),
+              std::string::npos)
+        << threads << " threads: " << attnc_last_error();
+  }
 }
 
 TEST_F(Runtime, GridKernelFailure) {

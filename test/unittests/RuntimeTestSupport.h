@@ -39,6 +39,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <chrono>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -70,6 +71,7 @@ inline attnc_memref gViews[5];
 inline std::atomic<int> gBad{0};                        // broken memref invariants
 inline std::atomic<const AttentionFacts *> gFacts{nullptr}; // the running Problem's
 inline std::array<int64_t, 3> gFailAt = {-1, -1, -1};   // this item returns 7
+inline std::array<int64_t, 3> gFailAlso = {-1, -1, -1}; // and this one, 50 ms late
 
 /// The flat index of element (i0, i1, i2, d) of `m`, given the element strides
 /// of i0..i2 (head_dim is contiguous); flags indices outside the view.
@@ -100,6 +102,10 @@ inline int32_t fakeTile(attnc_memref *q, attnc_memref *k, attnc_memref *v,
   }
   if (std::array<int64_t, 3>{b, h, tile} == gFailAt)
     return 7;
+  if (std::array<int64_t, 3>{b, h, tile} == gFailAlso) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return 7;
+  }
   const int64_t *p = params->aligned + params->offset;
   int64_t sq = p[ATTNC_P_SEQ_Q], skv = p[ATTNC_P_SEQ_KV];
   int64_t g = h / (d.heads / d.kvHeads);
@@ -366,7 +372,7 @@ protected:
     gVisits.clear();
     gThreads.clear();
     gBad = 0;
-    gFailAt = {-1, -1, -1};
+    gFailAt = gFailAlso = {-1, -1, -1};
   }
   /// A failed launch returns `status`, says `text`, and touches nothing.
   void expectError(Problem &p, int status, const std::string &text) {
