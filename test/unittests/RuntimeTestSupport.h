@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <iterator>
 #include <limits>
@@ -39,7 +40,6 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <chrono>
 #include <thread>
 #include <tuple>
 #include <vector>
