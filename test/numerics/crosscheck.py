@@ -196,6 +196,15 @@ def attention_gradients(Q, K, V, mask, scale, score_mod, dO):
     return scale * dt @ K, scale * dt.transpose(0, 1, 3, 2) @ Q, p.transpose(0, 1, 3, 2) @ dO
 
 
+def keep_and_scale(case, sq, skv):
+    """The case's kept pairs (broadcastable to [B, H, sq, skv]) and its scale."""
+    keep = mask_keep(case["mask"], sq, skv)[None, None]
+    extra = mask_mod_keep(case.get("mask_mod"), case["heads"], sq, skv)
+    if extra is not None:
+        keep = keep & extra[None]
+    return keep, case.get("scale", 1.0 / np.sqrt(case["head_dim"]))
+
+
 def expected_gradients(case, q, k, v, d_out):
     """{"dq", "dk", "dv"} in the case's layout, dk and dv summed over each GQA group."""
     bshd = case["layout"] == "bshd"
@@ -203,11 +212,7 @@ def expected_gradients(case, q, k, v, d_out):
         q, k, v, d_out = (t.transpose(0, 2, 1, 3) for t in (q, k, v, d_out))
     group = case["heads"] // case["kv_heads"]
     sq, skv = q.shape[2], k.shape[2]
-    keep = mask_keep(case["mask"], sq, skv)[None, None]
-    extra = mask_mod_keep(case.get("mask_mod"), case["heads"], sq, skv)
-    if extra is not None:
-        keep = keep & extra[None]
-    scale = case.get("scale", 1.0 / np.sqrt(case["head_dim"]))
+    keep, scale = keep_and_scale(case, sq, skv)
     dq, dk, dv = attention_gradients(q, np.repeat(k, group, axis=1), np.repeat(v, group, axis=1),
                                      keep, scale, case.get("score_mod"), d_out)
     b, kvh = k.shape[0], k.shape[1]
@@ -237,11 +242,7 @@ def expected_outputs(case, q, k, v):
     group = case["heads"] // case["kv_heads"]
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     sq, skv = q.shape[2], k.shape[2]
-    keep = mask_keep(case["mask"], sq, skv)[None, None]
-    extra = mask_mod_keep(case.get("mask_mod"), case["heads"], sq, skv)
-    if extra is not None:
-        keep = keep & extra[None]
-    scale = case.get("scale", 1.0 / np.sqrt(case["head_dim"]))
+    keep, scale = keep_and_scale(case, sq, skv)
     out, weights, lse = scaled_dot_product_attention(q, k, v, keep, scale, case.get("score_mod"))
     if bshd:
         out = out.transpose(0, 2, 1, 3)
