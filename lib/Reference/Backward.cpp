@@ -65,16 +65,11 @@ llvm::Error BackwardRun::softmaxRow(int64_t b, int64_t h, int64_t i) {
   std::vector<double> scores;
   double max = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < ctx.size.seqKv; ++j) {
-    llvm::Expected<bool> keep = ctx.keeps(b, h, i, j);
-    if (!keep)
-      return keep.takeError();
-    if (!*keep)
-      continue;
-    llvm::Expected<std::pair<double, double>> s = ctx.scoreAndSlope(b, h, i, j);
+    llvm::Expected<std::pair<double, double>> s = ctx.keptScore(b, h, i, j);
     if (!s)
       return s.takeError();
     if (s->first == -std::numeric_limits<double>::infinity())
-      continue; // a score_mod's -inf masks as the mask does
+      continue; // masked, or a score_mod's -inf, which masks as the mask does
     kept.push_back(j);
     scores.push_back(s->first);
     slope.push_back(s->second);

@@ -20,6 +20,7 @@
 #include "attnc/Reference/Evaluator.h"
 #include "attnc/Reference/ModInterpreter.h"
 
+#include <limits>
 #include <optional>
 
 namespace attnc::detail {
@@ -64,6 +65,16 @@ public:
   /// without a score_mod).
   llvm::Expected<std::pair<double, double>> scoreAndSlope(int64_t b, int64_t h, int64_t i,
                                                           int64_t j);
+  /// scoreAndSlope where the masks keep (i, j), else (-inf, 0).
+  llvm::Expected<std::pair<double, double>> keptScore(int64_t b, int64_t h, int64_t i,
+                                                      int64_t j) {
+    llvm::Expected<bool> kept = keeps(b, h, i, j);
+    if (!kept)
+      return kept.takeError();
+    if (!*kept)
+      return std::pair{-std::numeric_limits<double>::infinity(), 0.0};
+    return scoreAndSlope(b, h, i, j);
+  }
   /// score_mod's float results unrounded (ModInterpreter::setExact).
   void setExact() {
     if (scoreMod)

@@ -101,15 +101,10 @@ private:
 llvm::Error ReferenceRun::scoreRow(int64_t b, int64_t h, int64_t i) {
   scores.assign(ctx.size.seqKv, kNegInf);
   for (int64_t j = 0; j < ctx.size.seqKv; ++j) {
-    llvm::Expected<bool> kept = ctx.keeps(b, h, i, j);
-    if (!kept)
-      return kept.takeError();
-    if (!*kept)
-      continue;
-    llvm::Expected<double> s = ctx.score(b, h, i, j);
+    llvm::Expected<std::pair<double, double>> s = ctx.keptScore(b, h, i, j);
     if (!s)
       return s.takeError();
-    scores[j] = *s;
+    scores[j] = s->first;
   }
   return llvm::Error::success();
 }

@@ -108,13 +108,14 @@ Value FlashKernelBuilder::keyRowOffset(Value k0, Value lastKey, Value j) {
   return offset(kS, batch, kvHead, add(k0, minIdx(j, lastKey)));
 }
 
-/// S^T for all blockQ rows and the keys [keyLo, keyHi) as register blocks of keyBlock
-/// keys x rowVecs vectors of rows, each accumulated over `trips` steps of
+/// S^T for the keys [keyLo, keyHi) and all blockQ rows (`biased`: the rows
+/// around [rowLo, rowHi)) as register blocks of keyBlock keys x rowVecs
+/// vectors of rows, each accumulated over `trips` steps of
 /// `step` (given the block's key row offsets and first row of each vector),
 /// times `scale` (if given) when stored, or `fused`: with the softmax applied
-/// in registers (fusedSoftmaxBlock), or `biased`: with the keep bias
-/// that S^T holds applied (FlashMask.cpp). The k rows of the next visited tile are
-/// prefetched once per key block. Keys past the sequence read its last row
+/// in registers (fusedSoftmaxBlock), or `biased`: with the keep bias that
+/// S^T holds applied (FlashMask.cpp). The k rows of the next visited tile
+/// are prefetched once per key block. Keys past the sequence read its last row
 /// (in bounds); they are masked later.
 void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value scale,
                                      ScoreStep step, bool fused, bool biased) {
