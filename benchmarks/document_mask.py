@@ -22,12 +22,11 @@ atol 8e-3, matrix.json's tolerance, against each other).
     benchmarks/.venv/bin/python benchmarks/document_mask.py --random-lengths   # issue 39's row
 """
 import argparse
-import statistics
-import time
 
 import torch
 
 import attnc
+from timing import timed, timed_in_turn
 
 SPEC = """
 attn.kernel @{name} {{
@@ -54,29 +53,6 @@ MOD = """    mask_mod {{
 """
 
 
-def timed(fn, repeats):
-    fn()  # warm-up (and, for flex, the compile)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3, min(times) * 1e3
-
-
-def timed_in_turn(calls, repeats):
-    """timed() for several calls, one round of all of them per repeat."""
-    for fn in calls.values():
-        fn()
-    times = {name: [] for name in calls}
-    for _ in range(repeats):
-        for name, fn in calls.items():
-            start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
-    return {name: (statistics.median(t) * 1e3, min(t) * 1e3) for name, t in times.items()}
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, default=8192)
@@ -87,6 +63,7 @@ def main():
     parser.add_argument("--schedule", help="attnc --schedule for the document kernel "
                         "(block_kv=32: finer tiles at random boundaries); the dense one keeps "
                         "its default")
+    parser.add_argument("--target", help="attnc target (default: host, this machine's CPU)")
     parser.add_argument("--random-lengths", action="store_true",
                         help="documents of random lengths (seeded), from a document-id tensor")
     args = parser.parse_args()
@@ -106,9 +83,9 @@ def main():
     if args.random_lengths:
         spec = spec.replace("outputs = [out]}", "outputs = [out],\n"
                             "                  inputs = [document_id: i32 [batch, seq_kv]]}", 1)
-    module = attnc.compile(spec, schedule=args.schedule)
+    module = attnc.compile(spec, target=args.target, schedule=args.schedule)
     module_dense = attnc.compile(SPEC.format(name="dense", dtype=args.dtype, mask="#attn.full",
-                                             mod=""))
+                                             mod=""), target=args.target)
     docs = module.docs
     if args.random_lengths:
         batch_ids = ids[None].contiguous()

@@ -72,12 +72,15 @@ def _spec_text(spec):
 def compile(spec: str | os.PathLike, target: str | None = None, schedule: str | None = None,
             tuning_db: str | os.PathLike | None = None, backend: str | None = None,
             cache: str | os.PathLike | None = None, attnc: str | None = None) -> Module:
-    """Compiles `spec` (its text or a path) for `target` (attnc's default: this machine;
+    """Compiles `spec` (its text or a path) for `target` (default: host, this machine's CPU;
     several, comma-separated, for one object that picks at run time) with an optional
     schedule ("name=value,..."), tuning DB (a path) and backend ("mlir", "halide") into a
     shared object, cached in `cache` ($ATTNC_PYTHON_CACHE, else ~/.cache/attnc/python), and
     loads it. Raises CompileError with attnc's diagnostics."""
     text = _spec_text(spec)
+    # attnc's own default is x86-64-avx512 (objects for deployment); a module compiled here
+    # is loaded here, so it is built for this machine.
+    target = target or "host"
     directory = cache_dir(cache)
     compiler = find_attnc(attnc)
     key = hashlib.sha256()
