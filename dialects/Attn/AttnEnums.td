@@ -40,7 +40,10 @@ def Attn_OutputKind : I32BitEnumAttr<"OutputKind", "outputs a kernel writes", [
     I32BitEnumAttrCaseNone<"none">,
     I32BitEnumAttrCaseBit<"out", 0>,
     I32BitEnumAttrCaseBit<"lse", 1>,
-    I32BitEnumAttrCaseBit<"weights", 2>
+    I32BitEnumAttrCaseBit<"weights", 2>,
+    I32BitEnumAttrCaseBit<"dq", 3>,
+    I32BitEnumAttrCaseBit<"dk", 4>,
+    I32BitEnumAttrCaseBit<"dv", 5>
   ]> {
   let cppNamespace = "::mlir::attn";
   let separator = ", ";
@@ -49,6 +52,8 @@ def Attn_OutputKind : I32BitEnumAttr<"OutputKind", "outputs a kernel writes", [
     `lse`: f32 log-sum-exp per query row, `[batch, heads, seq_q]`.
     `weights`: the softmax probabilities, f32 `[batch, heads, seq_q, seq_kv]`; quadratic in
     size, so only allowed on kernels that bound their sequence lengths (`max_seq`).
+    `dq`, `dk`, `dv` (all three, alone): a backward kernel, the gradients of q, k and v from
+    q, k, v, the forward's out and lse, and d_out; layout and dtype as q, k and v.
   }];
 }
 

@@ -341,7 +341,40 @@ def Attn_FlashOp : Attn_SpecOp<"flash",
   }];
 }
 
-def Attn_LoadOp : Attn_Op<"load", [ParentOneOf<["AttentionOp", "FlashOp"]>]> {
+def Attn_FlashBackwardOp : Attn_SpecOp<"flash_backward",
+    [DeclareOpInterfaceMethods<Attn_KernelFamilyOpInterface>]> {
+  let summary = "the tiled backward of one attention: dq, dk, dv (FlashAttention-2 style)";
+  let description = [{
+    What `attn-tile-flash` makes of a spec with `outputs = [dq, dk, dv]`: the normalized spec
+    plus tile sizes `block_q`, `block_kv` and `kv_chunks`, meaning, for every batch `b` and
+    KV head `g`, with `P = exp(s - lse)` recomputed from the forward's `lse` (0 where masked
+    or where the row keeps nothing) and `s` the masked, score_mod'ed scaled score:
+
+    ```
+    D_i = sum_d d_out_id * out_id                        (per query row)
+    for chunk c in [0, kv_chunks), for KV tiles u = c, c + kv_chunks, ... :
+      for each query head h of g, each query tile Q_t not empty for K_u:
+        dP_ij = d_out_i . v_j
+        dS_ij = P_ij (dP_ij - D_i) * score_mod'(scale q_i . k_j) * scale
+        dv_j += sum_i P_ij d_out_i ;  dk_j += sum_i dS_ij q_i
+        dq_part[c]_i += sum_j dS_ij k_j
+    dq_i = sum_c dq_part[c]_i                            (in chunk order)
+    ```
+
+    Each chunk's dq partial is its own, and they are added in chunk order, so the result
+    does not depend on the thread count; `kv_chunks` bounds the work items per (batch, KV
+    head) and the f32 scratch (kv_chunks x dq).
+  }];
+  let arguments = !con(Attn_SpecArguments,
+                       (ins I64Attr:$block_q, I64Attr:$block_kv, I64Attr:$kv_chunks));
+  let extraClassDeclaration = specClassDeclaration # [{
+    int64_t getTileQ() { return getBlockQAttr().getInt(); }
+    int64_t getTileKv() { return getBlockKvAttr().getInt(); }
+    int64_t getChunks() { return getKvChunksAttr().getInt(); }
+  }];
+}
+
+def Attn_LoadOp : Attn_Op<"load", [ParentOneOf<["AttentionOp", "FlashOp", "FlashBackwardOp"]>]> {
   let summary = "reads one element of a spec's input tensor in a score_mod or mask_mod body";
   let description = [{
     `%d = attn.load @document_id[%b, %q] : i32` reads element (b, q) of the input the spec
@@ -360,7 +393,7 @@ def Attn_LoadOp : Attn_Op<"load", [ParentOneOf<["AttentionOp", "FlashOp"]>]> {
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [
-    Pure, ReturnLike, Terminator, ParentOneOf<["AttentionOp", "FlashOp"]>]> {
+    Pure, ReturnLike, Terminator, ParentOneOf<["AttentionOp", "FlashOp", "FlashBackwardOp"]>]> {
   let summary = "returns the value of a score_mod or mask_mod region";
   let description = [{
     Example: `attn.yield %keep : i1`

@@ -40,6 +40,9 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
     left automatic follow a rule given as numbers (block_q by head_dim, block_kv by element
     size), which the registry fills in per target (lib/Target/Registry.cpp).
 
+    A spec with `outputs = [dq, dk, dv]` becomes an `attn.flash_backward` instead, with the
+    same tile sizes and `kv_chunks` (the KV ranges whose dq partials it sums in order).
+
     Preconditions: `attn-normalize` has run.
   }];
   let options = [
@@ -59,7 +62,9 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
     Option<"autoBlockKvF32", "auto-block-kv-f32", "int64_t",
            /*default=*/"::mlir::attn::kDefaultBlockKv",
            "The automatic block_kv for f32 (the CUDA tensor-core kernels: 32, as TF32 scores "
-           "and P take twice the registers of 16-bit ones)">
+           "and P take twice the registers of 16-bit ones)">,
+    Option<"kvChunks", "kv-chunks", "int64_t", /*default=*/"0",
+           "A backward kernel's KV chunks, the dq partials it sums in order (0: automatic, 4)">
   ];
 }
 

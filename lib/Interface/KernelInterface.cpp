@@ -292,6 +292,46 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
   return in;
 }
 
+KernelInterface attnc::backwardInterface(const AttentionFacts &facts, int64_t chunks) {
+  AttentionFacts forward = facts;
+  forward.outputs = 3;
+  KernelInterface in = attentionInterface(forward);
+  // The forward's out and lse are read here; every row's lse is needed.
+  for (TensorSpec &t : in.tensors) {
+    t.flags &= ~ATTNC_TENSOR_OUTPUT;
+    if (t.name == "lse")
+      t.about = "the forward's log-sum-exp (float32), -inf for a row that keeps no key";
+  }
+  // seq_kv sizes dk and dv, so an empty KV still runs the items.
+  for (SymbolSpec &s : in.symbols)
+    if (s.name == "seq_kv")
+      s.flags &= ~ATTNC_SYMBOL_REDUCED;
+  auto like = [&](const char *name, const char *from, int32_t arg, int32_t flags,
+                  int32_t param) {
+    TensorSpec t = *std::find_if(in.tensors.begin(), in.tensors.end(),
+                                 [&](const TensorSpec &x) { return x.name == from; });
+    t.name = name;
+    t.arg = arg;
+    t.flags = flags | ATTNC_TENSOR_UNIT_INNER;
+    t.strideParam = param;
+    return t;
+  };
+  in.tensors.push_back(like("d_out", "out", 5, 0, ATTNC_P_DOUT_STRIDES));
+  in.tensors.push_back(like("dq", "q", 6, ATTNC_TENSOR_OUTPUT, ATTNC_P_DQ_STRIDES));
+  in.tensors.push_back(like("dk", "k", 7, ATTNC_TENSOR_OUTPUT, ATTNC_P_DK_STRIDES));
+  in.tensors.push_back(like("dv", "v", 8, ATTNC_TENSOR_OUTPUT, ATTNC_P_DV_STRIDES));
+  in.symbols.push_back({"chunks", chunks});
+  in.tensors.push_back(tensorSpec("dq_part", "batch,heads,chunks,seq_q,head_dim",
+                                  "batch, heads, chunks, seq_q, head_dim",
+                                  "batch,heads,chunks,seq_q", 9, ATTNC_TENSOR_SCRATCH, kDLFloat,
+                                  32, ATTNC_P_DQ_PART_STRIDES));
+  in.numArgs = 9;
+  in.numParams = ATTNC_P_BACKWARD_COUNT;
+  in.phases = {{"dkdv", "batch,kv_heads,chunks", "b,g,chunk", false},
+               {"dq", "batch,heads,seq_q/block_q", "b,h,q_tile", false}};
+  return in;
+}
+
 int32_t KernelInterface::numViews() const {
   int32_t views = numArgs;
   for (const TensorSpec &t : tensors)

@@ -34,6 +34,7 @@ public:
     result.dk = HostTensor(k.type, k.shape);
     result.dv = HostTensor(v.type, v.shape);
     result.out = HostTensor(q.type, q.shape);
+    result.lse = HostTensor(ElementType::f32, {size.batch, ctx.heads, size.seqQ});
   }
 
   llvm::Expected<BackwardResult> run() {
@@ -80,6 +81,8 @@ llvm::Error BackwardRun::softmaxRow(int64_t b, int64_t h, int64_t i) {
     sum += std::exp(s - max);
   for (double s : scores)
     p.push_back(std::exp(s - max) / sum);
+  result.lse.data[(b * ctx.heads + h) * ctx.size.seqQ + i] = max + std::log(sum);
+  result.keptPairs += int64_t(kept.size());
   return llvm::Error::success();
 }
 

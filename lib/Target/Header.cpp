@@ -19,8 +19,42 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// A backward kernel (outputs = [dq, dk, dv]): the forward's tensors in,
+/// the gradients out.
+static void describeBackwardKernel(KernelOp kernel, AttentionSpecOpInterface op,
+                                   llvm::raw_ostream &os) {
+  std::string dim = std::to_string(op.getDim());
+  auto shape = [&](int64_t heads, StringRef seq) {
+    std::string h = std::to_string(heads);
+    return op.getLayout() == Layout::bhsd ? "[batch, " + h + ", " + seq.str() + ", " + dim + "]"
+                                          : "[batch, " + seq.str() + ", " + h + ", " + dim + "]";
+  };
+  Type dtype = op.getDtype();
+  StringRef dlName = dtype.isF32() ? "float32" : dtype.isF16() ? "float16" : "bfloat16";
+  std::string mask;
+  llvm::raw_string_ostream(mask) << op.getMask();
+  os << "/* " << kernel.getSymName() << ": the backward of " << op.getHeads() << " heads ("
+     << op.getKvHeads() << " kv), head_dim " << dim << ", " << stringifyLayout(op.getLayout())
+     << ", scale " << op.getScaleOrDefault() << "\n *   mask " << mask
+     << (op.getScoreMod().empty() ? "" : ", score_mod")
+     << (op.getMaskMod().empty() ? "" : ", mask_mod") << "\n"
+     << " *   q, out, d_out, dq: " << dlName << " " << shape(op.getHeads(), "seq_q") << "\n"
+     << " *   k, v, dk, dv:      " << dlName << " " << shape(op.getKvHeads(), "seq_kv") << "\n"
+     << " *   lse: float32 [batch, " << op.getHeads() << ", seq_q], the forward's\n"
+     << " *   out and lse from the forward kernel of the same spec (outputs = [out, lse]);\n"
+     << " *   d_out the loss's gradient on out; writes dq, dk, dv (bit-identical for any\n"
+     << " *   thread count); each call allocates kv_chunks x dq in float32 as working memory\n"
+     << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
+     << "int " << kernel.getSymName()
+     << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"
+     << "    const DLTensor *out, const DLTensor *lse, const DLTensor *d_out,\n"
+     << "    DLTensor *dq, DLTensor *dk, DLTensor *dv, const attnc_options *opt);\n\n";
+}
+
 static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   AttentionSpecOpInterface op = kernel.getSpec(); // attn.attention or attn.flash
+  if (op.hasOutput(OutputKind::dq))
+    return describeBackwardKernel(kernel, op, os);
   bool bhsd = op.getLayout() == Layout::bhsd;
   bool varlen = op.getVarlen();
   // Pages of `page` keys: token-major [num_pages, page, kv_heads, dim], or head-major.

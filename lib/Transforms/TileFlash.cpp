@@ -26,23 +26,33 @@ using namespace mlir::attn;
 
 namespace {
 
-/// attn.flash with `op`'s parameters, tile sizes, and its regions moved over.
-LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, const TileRule &rule) {
+/// `OpT` (attn.flash or attn.flash_backward) with `op`'s parameters, then
+/// `tiles`, and its regions moved over.
+template <typename OpT, typename... Tiles>
+void replaceWith(AttentionOp op, Tiles... tiles) {
+  OpBuilder b(op);
+  auto tiled =
+      OpT::create(b, op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
+                  op.getHeadDimAttr(), op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(),
+                  op.getScaleAttr(), op.getMaxSeqAttr(), op.getOutputsAttr(),
+                  op.getNumSplitsAttr(), op.getPageSizeAttr(), op.getPagesHeadMajorAttr(),
+                  op.getVarlenAttr(), op.getInputsAttr(), b.getI64IntegerAttr(tiles)...);
+  tiled.getScoreMod().takeBody(op.getScoreMod());
+  tiled.getMaskMod().takeBody(op.getMaskMod());
+  op.erase();
+}
+
+/// The tiled form of `op`: attn.flash, or for gradients attn.flash_backward.
+LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, int64_t chunks,
+                   const TileRule &rule) {
   if (!op.getScaleAttr() || !op.getNumKvHeadsAttr() || isa<CausalMaskAttr>(op.getMask()))
     return op.emitOpError("expects a normalized spec; run attn-normalize first");
-  OpBuilder b(op);
-  auto flash =
-      FlashOp::create(b, op.getLoc(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
-                      op.getHeadDimAttr(), op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(),
-                      op.getScaleAttr(), op.getMaxSeqAttr(), op.getOutputsAttr(),
-                      op.getNumSplitsAttr(), op.getPageSizeAttr(), op.getPagesHeadMajorAttr(),
-                      op.getVarlenAttr(), op.getInputsAttr(),
-                      b.getI64IntegerAttr(resolveBlockQ(blockQ, op.getDim(), rule)),
-                      b.getI64IntegerAttr(resolveBlockKv(
-                          blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, rule)));
-  flash.getScoreMod().takeBody(op.getScoreMod());
-  flash.getMaskMod().takeBody(op.getMaskMod());
-  op.erase();
+  int64_t q = resolveBlockQ(blockQ, op.getDim(), rule);
+  int64_t kv = resolveBlockKv(blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, rule);
+  if (op.hasOutput(OutputKind::dq))
+    replaceWith<FlashBackwardOp>(op, q, kv, chunks ? chunks : kDefaultKvChunks);
+  else
+    replaceWith<FlashOp>(op, q, kv);
   return success();
 }
 
@@ -55,16 +65,17 @@ struct AttnTileFlashPass
     TileRule rule{autoBlockQ, autoBlockQLargeHead, blockQMultiple, autoBlockKv, autoBlockKvF32};
     int64_t leastRule = std::min({rule.blockQ, rule.blockQLargeHead, rule.blockQMultiple,
                                   rule.blockKv, rule.blockKvF32});
-    if (blockQ < 0 || blockKv < 0 || leastRule < 1) {
-      module.emitError("attn-tile-flash: block-q and block-kv must be >= 0 (0: automatic), "
-                       "the automatic sizes and block-q-multiple >= 1; got block-q ")
-          << int64_t(blockQ) << ", block-kv " << int64_t(blockKv) << " and a rule value of "
-          << leastRule;
+    if (blockQ < 0 || blockKv < 0 || kvChunks < 0 || leastRule < 1) {
+      module.emitError("attn-tile-flash: block-q, block-kv and kv-chunks must be >= 0 (0: "
+                       "automatic), the automatic sizes and block-q-multiple >= 1; got "
+                       "block-q ")
+          << int64_t(blockQ) << ", block-kv " << int64_t(blockKv) << ", kv-chunks "
+          << int64_t(kvChunks) << " and a rule value of " << leastRule;
       return signalPassFailure();
     }
     for (KernelOp kernel : module.getOps<KernelOp>())
       if (AttentionOp op = kernel.getAttention())
-        if (failed(tile(op, blockQ, blockKv, rule)))
+        if (failed(tile(op, blockQ, blockKv, kvChunks, rule)))
           return signalPassFailure();
   }
 };

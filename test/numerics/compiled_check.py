@@ -13,6 +13,9 @@ compiled by the mlir backend for one target, run through attnc-run (whose compar
 it, with lse's tolerance); elsewhere it is left out of the compiled spec. With --weights, every case outputs
 weights too (bounded by max_seq = its lengths where it gives none).
 
+With --backward, every case becomes a backward kernel (outputs = [dq, dk, dv]) whose
+gradients attnc-run compares with the reference's under matrix.json's "backward_tolerances".
+
 With --compile-only (a target this machine cannot run), the spec is compiled to an object and
 each case reported BUILT, nothing is run, and the closing line says so: what such a machine can check.
 
@@ -90,7 +93,8 @@ def run_one(args, case, directory, spec, so, tol):
         size += ["--seq-lens", case["seq_lens"]]
     for name, path in attnc_matrix.write_inputs(case, directory):
         size += ["--input", "%s=%s" % (name, path)]
-    tolerance = ["--rtol", str(tol["rtol"]), "--atol", str(tol["atol"])]
+    tolerance = ["--rtol", str(tol["rtol"])] + (["--atol", str(tol["atol"])] if "atol" in tol
+                                                else [])
     if args.runner in ("cross", "device"):
         # attnc-run writes the inputs and the reference; the kernel runs in another process.
         rc, out = write_reference(args, case, spec, size, directory)
@@ -206,6 +210,9 @@ def main():
     parser.add_argument("--matrix", default=attnc_matrix.MATRIX,
                         help="the matrix of cases (default: matrix.json; decode.json: the "
                              "split-KV decode kernels)")
+    parser.add_argument("--backward", action="store_true",
+                        help="every case as a backward kernel (outputs = [dq, dk, dv]; mlir "
+                             "backend, run by attnc-run)")
     parser.add_argument("--weights", action="store_true",
                         help="every case also outputs the attention weights (mlir backend, "
                              "run by attnc-run)")
@@ -219,6 +226,10 @@ def main():
                     and not args.compile_only and "," not in args.target)
     if args.weights and not keep_weights:
         parser.error("--weights needs --backend mlir run by attnc-run")
+    if args.backward and (args.weights or args.python_replay or args.backend != "mlir"
+                          or args.runner != "attnc-run" or "," in args.target):
+        parser.error("--backward needs --backend mlir for one target, run by attnc-run, "
+                     "without --weights and --python-replay")
     emit = "obj" if args.runner == "cross" or args.compile_only else "so"
     selected = []
     for case in cases(matrix, args.also_dtypes):
@@ -226,7 +237,9 @@ def main():
             continue
         if case["dtype"] not in args.dtypes:
             continue
-        if not keep_weights:
+        if args.backward:
+            case["outputs"] = ["dq", "dk", "dv"]
+        elif not keep_weights:
             case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         elif args.weights and "weights" not in case["outputs"]:
             case["outputs"].append("weights")
@@ -250,7 +263,7 @@ def main():
     ready = []
     for case in selected:
         directory = os.path.join(args.references or args.work, case["name"], "reference")
-        tol = matrix["tolerances"][case["dtype"]]
+        tol = matrix["backward_tolerances" if args.backward else "tolerances"][case["dtype"]]
         if args.compile_only:
             print("BUILT %s" % case["name"])
             passed += 1

@@ -8,6 +8,8 @@
 - a packed varlen kernel with its int32 offsets and kv_lens passed by name;
 - a kernel whose mods read input tensors (document ids, a bias table of 2 * seq_kv - 1
   columns) after q, k, v, against NumPy, and a table of the wrong shape;
+- a backward kernel (outputs = [dq, dk, dv]) on the forward's out and lse, against NumPy's
+  float64 gradients (rtol 1e-4 of each gradient's largest), and its tensors' errors;
 - every error as an exception: AttncError with the runtime's code and message (shape, dtype,
   offsets, aliasing outputs, a tensor on another device), TypeError for Python-side mistakes, CompileError with attnc's diagnostic;
 - help(): the signature and the tensors from the kernel's descriptor;
@@ -34,6 +36,10 @@ SPEC = """
 attn.kernel @gqa {
   attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 32, dtype = f32, layout = bhsd,
                   mask = #attn.causal<bottom_right>, outputs = [out, lse]}
+}
+attn.kernel @gqa_bwd {
+  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 32, dtype = f32, layout = bhsd,
+                  mask = #attn.causal<bottom_right>, outputs = [dq, dk, dv]}
 }
 attn.kernel @packed {
   attn.attention {num_heads = 2, num_kv_heads = 1, head_dim = 32, dtype = f32, layout = bshd,
@@ -93,6 +99,49 @@ def reference(q, k, v):
     p = np.exp(s - m)
     total = p.sum(-1, keepdims=True)
     return p @ v / total, (m + np.log(total))[..., 0]
+
+
+def reference_gradients(q, k, v, d_out):
+    """The gradients of reference()'s out on q, k and v for d_out, in float64: (dq, dk, dv),
+    dk and dv summed over each KV head's query heads."""
+    q, k, v, d_out = (x.astype(np.float64) for x in (q, k, v, d_out))
+    group = q.shape[1] // k.shape[1]
+    kk, vv = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    scale = 1 / np.sqrt(q.shape[-1])
+    s = q @ kk.transpose(0, 1, 3, 2) * scale
+    sq, skv = q.shape[2], k.shape[2]
+    s = np.where(np.arange(skv)[None, :] <= np.arange(sq)[:, None] + (skv - sq), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    dp = d_out @ vv.transpose(0, 1, 3, 2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    fold = lambda x: x.reshape(x.shape[0], -1, group, *x.shape[2:]).sum(2)
+    return (ds @ kk * scale, fold(ds.transpose(0, 1, 3, 2) @ q * scale),
+            fold(p.transpose(0, 1, 3, 2) @ d_out))
+
+
+def check_backward(module, rng):
+    """The backward kernel: the forward's out and lse in, dq, dk and dv out, against NumPy's
+    float64 gradients (rtol 1e-4 of each gradient's largest: matrix.json's f32 backward
+    tolerance), and its tensors checked like the forward's."""
+    q = rng.standard_normal((2, 4, 40, 32), np.float32)
+    k, v = (rng.standard_normal((2, 2, 70, 32), np.float32) for _ in range(2))
+    d_out = rng.standard_normal((2, 4, 40, 32), np.float32)
+    out, lse = module.gqa(q, k, v)
+    grads = module.gqa_bwd(q, k, v, out, lse, d_out)
+    want = reference_gradients(q, k, v, d_out)
+    errors = [np.abs(g - w).max() / np.abs(w).max() for g, w in zip(grads, want)]
+    check("backward: dq, dk, dv = NumPy's float64 gradients", max(errors) <= 1e-4,
+          "max |err| / max |want| %s" % ", ".join("%.1e" % e for e in errors))
+    bwd = module.gqa_bwd
+    raises("backward, d_out of the wrong shape: AttncError ATTNC_ERR_SHAPE",
+           lambda: bwd(q, k, v, out, lse, d_out[:, :, :39]), attnc.AttncError,
+           "ATTNC_ERR_SHAPE", "d_out has shape [2, 4, 39, 32]")
+    raises("backward, dq= q: AttncError ATTNC_ERR_ALIAS",
+           lambda: bwd(q, k, v, out, lse, d_out, dq=q), attnc.AttncError, "ATTNC_ERR_ALIAS",
+           "dq overlaps q")
+    raises("backward, no lse: TypeError", lambda: bwd(q, k, v, out), TypeError,
+           "missing input lse")
 
 
 def close(got, want):
@@ -292,6 +341,7 @@ def main():
     check_calls(module, rng)
     check_varlen(module, rng)
     check_mod_inputs(module, rng)
+    check_backward(module, rng)
     check_help(module)
     check_cache(args, args.work)
     check_load(args, args.work, rng)

@@ -1,4 +1,4 @@
-//===- Backward.cpp - attnc-run --reference --backward --------------------===//
+//===- Backward.cpp - attnc-run's gradients -------------------------------===//
 //
 // Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -7,7 +7,9 @@
 
 #include "Backward.h"
 
+#include "PeakProbe.h"
 #include "attnc/Reference/Backward.h"
+#include "attnc/Reference/KernelCall.h"
 #include "attnc/Reference/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -15,34 +17,34 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 using namespace attnc;
+using mlir::attn::AttentionSpecOpInterface;
 
-llvm::Error attnc::runBackward(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
-                               const HostTensor &k, const HostTensor &v, const ModInputs &mods,
-                               llvm::StringRef dOutFile, uint64_t seed, llvm::StringRef dir) {
-  HostTensor dOut;
-  if (dOutFile.empty()) {
-    dOut = randomTensor(q.type, q.shape, seed + 3 * (1ULL << 40)); // as q, k and v are
-  } else {
-    llvm::Expected<HostTensor> read = readNpy(dOutFile, q.type);
-    if (!read)
-      return read.takeError();
-    dOut = std::move(*read);
-  }
-  auto start = std::chrono::steady_clock::now();
-  llvm::Expected<BackwardResult> grads = evaluateBackward(op, q, k, v, dOut, &mods);
-  if (!grads)
-    return grads.takeError();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  llvm::outs() << llvm::formatv("backward (reference, double): {0:f3} s\n", seconds);
+namespace {
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// d_out from `file`, or seeded from `seed` as q, k and v are.
+llvm::Expected<HostTensor> gradientOfOut(const HostTensor &q, llvm::StringRef file,
+                                         uint64_t seed) {
+  if (file.empty())
+    return randomTensor(q.type, q.shape, seed + 3 * (1ULL << 40));
+  return readNpy(file, q.type);
+}
+
+/// `tensors` written to `dir` as <name>.npy in f32.
+llvm::Error writeGradients(llvm::StringRef dir,
+                           llvm::ArrayRef<std::pair<const char *, const HostTensor *>> tensors) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return llvm::createStringError(ec, "cannot create %s", dir.str().c_str());
-  for (auto [name, tensor] : {std::pair{"d_out", &dOut}, {"dq", &grads->dq},
-                              {"dk", &grads->dk}, {"dv", &grads->dv}}) {
+  for (auto [name, tensor] : tensors) {
     double largest = 0;
     for (double x : tensor->data)
       largest = std::max(largest, std::fabs(x));
@@ -56,4 +58,126 @@ llvm::Error attnc::runBackward(mlir::attn::AttentionSpecOpInterface op, const Ho
                                   file.shapeString(), largest);
   }
   return llvm::Error::success();
+}
+
+double largestMagnitude(const HostTensor &t) {
+  double m = 0;
+  for (double x : t.data)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
+/// The reference's gradients with the forward's out and lse, or for
+/// timing only a random out and lse = log(seq_kv).
+llvm::Expected<BackwardResult> forwardFor(AttentionSpecOpInterface op, const HostTensor &q,
+                                          const HostTensor &k, const HostTensor &v,
+                                          const HostTensor &dOut,
+                                          const CompiledBackwardOptions &o) {
+  if (!o.noReference)
+    return evaluateBackward(op, q, k, v, dOut, nullptr);
+  BackwardResult r;
+  r.out = randomTensor(q.type, q.shape, o.seed + 4 * (1ULL << 40));
+  int64_t seqQ = op.getLayout() == mlir::attn::Layout::bhsd ? q.shape[2] : q.shape[1];
+  int64_t seqKv = op.getLayout() == mlir::attn::Layout::bhsd ? k.shape[2] : k.shape[1];
+  r.lse = HostTensor(ElementType::f32, {q.shape[0], op.getHeads(), seqQ});
+  std::fill(r.lse.data.begin(), r.lse.data.end(), std::log(double(std::max<int64_t>(seqKv, 1))));
+  return std::move(r);
+}
+
+} // namespace
+
+llvm::Error attnc::runBackward(AttentionSpecOpInterface op, const HostTensor &q,
+                               const HostTensor &k, const HostTensor &v, const ModInputs &mods,
+                               llvm::StringRef dOutFile, uint64_t seed, llvm::StringRef dir) {
+  llvm::Expected<HostTensor> dOut = gradientOfOut(q, dOutFile, seed);
+  if (!dOut)
+    return dOut.takeError();
+  auto start = std::chrono::steady_clock::now();
+  llvm::Expected<BackwardResult> grads = evaluateBackward(op, q, k, v, *dOut, &mods);
+  if (!grads)
+    return grads.takeError();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  llvm::outs() << llvm::formatv("backward (reference, double): {0:f3} s\n", seconds);
+  return writeGradients(dir, {{"d_out", &*dOut}, {"dq", &grads->dq}, {"dk", &grads->dk},
+                              {"dv", &grads->dv}});
+}
+
+llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTensor &q,
+                                       const HostTensor &k, const HostTensor &v,
+                                       const CompiledBackwardOptions &o) {
+  llvm::Expected<HostTensor> dOut = gradientOfOut(q, o.dOutFile, o.seed);
+  if (!dOut)
+    return dOut.takeError();
+  llvm::Expected<BackwardResult> ref = forwardFor(op, q, k, v, *dOut, o);
+  if (!ref)
+    return ref.takeError();
+  std::string name = op->getParentOfType<mlir::attn::KernelOp>().getSymName().str();
+  llvm::Expected<LoadedKernel> kernel = loadKernel(o.soPath, name, /*global=*/false);
+  if (!kernel)
+    return kernel.takeError();
+  if (!kernel->desc || !kernel->run)
+    return error("the kernel object lacks attnc_describe_" + name + " or attnc_rt_run");
+  // The kernel reads the forward's out as the spec's dtype stores it.
+  std::unique_ptr<DeviceTensor> inputs[] = {
+      DeviceTensor::from(q.type, q),          DeviceTensor::from(q.type, k),
+      DeviceTensor::from(q.type, v),          DeviceTensor::from(q.type, ref->out),
+      DeviceTensor::from(ElementType::f32, ref->lse), DeviceTensor::from(q.type, *dOut)};
+  DeviceTensor dq(q.type, q.shape), dk(q.type, k.shape), dv(q.type, v.shape);
+  std::vector<const DLTensor *> args;
+  for (const auto &t : inputs)
+    args.push_back(&t->dl);
+  for (DeviceTensor *t : {&dq, &dk, &dv})
+    args.push_back(&t->dl);
+  attnc_options options{o.threads};
+  std::vector<double> times;
+  for (int r = 0; r <= o.repeat; ++r) { // run 0 warms up
+    auto start = std::chrono::steady_clock::now();
+    if (int status = kernel->run(kernel->desc, args.data(), &options))
+      return error("kernel returned " + llvm::Twine(status) + ": " +
+                   (kernel->lastError ? kernel->lastError() : "(no attnc_last_error)"));
+    if (r)
+      times.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  double median = times[times.size() / 2];
+  int threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  double pairs = o.noReference ? o.keptPairs : double(ref->keptPairs);
+  double gflops = 2.5 * 4.0 * op.getDim() * pairs / median * 1e-9;
+  llvm::outs() << llvm::formatv("compiled backward kernel @{0} ({1}), {2} threads: median "
+                                "{3:f3} ms, best {4:f3} ms over {5} runs\n",
+                                name, o.soPath, threads, median * 1e3, times.front() * 1e3,
+                                times.size());
+  llvm::outs() << llvm::formatv("GFLOPS (2.5 x the forward's 4 * head_dim per kept pair, "
+                                "median): {0:f1}",
+                                gflops);
+  if (o.measurePeak) {
+    double peak = measureFmaPeakGflops(threads);
+    llvm::outs() << llvm::formatv("; FMA peak {0:f1} GFLOPS on {1} threads: {2:f1}% of peak",
+                                  peak, threads, 100 * gflops / peak);
+  }
+  llvm::outs() << "\n";
+  if (o.noReference)
+    return o.dir.empty() ? llvm::Error::success() : writeGradients(o.dir, {{"d_out", &*dOut}});
+  double rtol = o.rtol >= 0 ? o.rtol
+                : q.type == ElementType::f32 ? 1e-4
+                : q.type == ElementType::f16 ? 4e-3
+                                             : 2e-2;
+  bool ok = true;
+  HostTensor got[] = {dq.toHost(), dk.toHost(), dv.toHost()};
+  const HostTensor *want[] = {&ref->dq, &ref->dk, &ref->dv};
+  const char *names[] = {"dq", "dk", "dv"};
+  // Relative to the tensor's largest gradient, or to d_out's largest where
+  // that is smaller (one kept key: dq and dk are 0 up to rounding).
+  double floor = largestMagnitude(*dOut);
+  for (int i = 0; i < 3; ++i)
+    ok &= compareOutputs(names[i], got[i], *want[i], rtol,
+                         rtol * std::max(largestMagnitude(*want[i]), floor));
+  if (!o.dir.empty())
+    if (llvm::Error err = writeGradients(
+            o.dir, {{"d_out", &*dOut}, {"dq", &got[0]}, {"dk", &got[1]}, {"dv", &got[2]}}))
+      return err;
+  return ok ? llvm::Error::success()
+            : error("the compiled backward kernel does not match the reference");
 }

@@ -1,4 +1,4 @@
-//===- Backward.h - attnc-run --reference --backward ------------*- C++ -*-===//
+//===- Backward.h - attnc-run's gradients -----------------------*- C++ -*-===//
 //
 // Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
@@ -19,6 +19,28 @@ namespace attnc {
 llvm::Error runBackward(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
                         const HostTensor &k, const HostTensor &v, const ModInputs &mods,
                         llvm::StringRef dOutFile, uint64_t seed, llvm::StringRef dir);
+
+struct CompiledBackwardOptions {
+  std::string soPath, dOutFile, dir;
+  uint64_t seed = 0;
+  int threads = 0, repeat = 5;
+  bool measurePeak = true;
+  double rtol = -1; // < 0: the dtype's (f32 1e-4, f16 4e-3, bf16 2e-2)
+  /// No reference (timing only): out is random and lse log(seq_kv), so P is
+  /// about 1 / seq_kv; GFLOPS count `keptPairs` pairs.
+  bool noReference = false;
+  double keptPairs = 0;
+};
+
+/// A backward kernel (outputs = [dq, dk, dv]) of `op` called through its
+/// descriptor with the reference's forward out and lse: timed (median and
+/// best of `repeat` runs, GFLOPS at 2.5 times the forward's FLOPs), its
+/// gradients compared with the reference's (|got - ref| <= rtol (|ref| +
+/// max |ref|) per tensor) and written to `dir` as d_out, dq, dk and dv .npy
+/// (f32).
+llvm::Error runCompiledBackward(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
+                                const HostTensor &k, const HostTensor &v,
+                                const CompiledBackwardOptions &options);
 
 } // namespace attnc
 

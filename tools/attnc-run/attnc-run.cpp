@@ -108,7 +108,8 @@ static cl::opt<bool> backward(
     cl::desc("With --reference: also the gradients of out on q, k and v (in double) for a "
              "d_out (--dout, else seeded), written with -o as d_out, dq, dk, dv .npy"),
     cl::cat(referenceCat));
-static cl::opt<std::string> dOutFile("dout", cl::desc("With --backward: d_out as .npy"),
+static cl::opt<std::string> dOutFile("dout", cl::desc("With --backward or a backward spec "
+                                                     "(outputs = [dq, dk, dv]): d_out as .npy"),
                                      cl::cat(referenceCat));
 static cl::opt<std::string> tiled(
     "tiled", cl::desc("With --reference: evaluate the tiled form (attn.flash) "
@@ -556,6 +557,28 @@ llvm::Error runTiledReferenceMode(ModuleOp module, attn::AttentionSpecOpInterfac
   return writeOutputs(in, *result, /*keepWeights=*/false);
 }
 
+/// A backward spec (outputs = [dq, dk, dv]): its reference gradients, or
+/// with --so its compiled kernel against them.
+llvm::Error runBackwardKernel(attn::AttentionSpecOpInterface op, const Inputs &in) {
+  if (in.cache.pageSize >= 0 || in.varlen.active() || !in.mods.empty() || !tiled.empty())
+    return error("a backward kernel takes no --kv-lens, --seq-lens, --input or --tiled");
+  if (soFile.empty())
+    return runBackward(op, in.q, in.k, in.v, in.mods, dOutFile, seed, outDir);
+  CompiledBackwardOptions options;
+  options.soPath = soFile;
+  options.dOutFile = dOutFile;
+  options.dir = outDir.getNumOccurrences() ? std::string(outDir) : std::string();
+  options.seed = seed;
+  options.threads = threads;
+  options.repeat = repeat;
+  options.measurePeak = !noPeak;
+  if (relTol.getNumOccurrences())
+    options.rtol = relTol;
+  options.noReference = noReference;
+  options.keptPairs = keptPairsOfMask(op, in);
+  return runCompiledBackward(op, in.q, in.k, in.v, options);
+}
+
 llvm::Error run(ModuleOp module) {
   std::optional<TileShape> tile;
   if (!tiled.empty()) {
@@ -571,6 +594,8 @@ llvm::Error run(ModuleOp module) {
   llvm::Expected<Inputs> in = loadInputs(*op, type);
   if (!in)
     return in.takeError();
+  if (op->hasOutput(attn::OutputKind::dq))
+    return runBackwardKernel(*op, *in);
   if (!soFile.empty())
     return runCompiledMode(*op, *in);
   if (tile)

@@ -278,7 +278,9 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
         llvm::formatv("batch {0} x {1} heads x {2} x {3} tiles is more than a 64-bit count",
                       o.batch, op.getHeads(), map.qTiles, map.kvTiles)
             .str());
-  double flopPerPair = 4.0 * op.getDim();
+  // A backward kernel's five products against the forward's two (FlashAttention's 2.5x).
+  bool backward = op.hasOutput(OutputKind::dq);
+  double flopPerPair = (backward ? 10.0 : 4.0) * op.getDim();
   double dense = flopPerPair * perHead * o.seqQ * o.seqKv;
   double computed = flopPerPair * perHead * map.visitedPairs;
   os << "kernel @" << kernel.getSymName() << ": " << op.getHeads() << " heads ("
@@ -314,8 +316,8 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   os << llvm::formatv("tiles in total: visited {0} of {1}\n",
                       (map.full + map.partial) * perHead,
                       totalTiles);
-  os << llvm::formatv("FLOPs: dense {0:e3}; computed in visited tiles {1:e3}", dense,
-                      computed);
+  os << llvm::formatv("FLOPs{0}: dense {1:e3}; computed in visited tiles {2:e3}",
+                      backward ? " (backward: 2.5 x the forward's)" : "", dense, computed);
   os << llvm::formatv("; useful (kept by the mask attribute{0}) {1:e3}",
                       op.getMaskMod().empty() ? "" : ", before mask_mod",
                       flopPerPair * perHead *
@@ -332,6 +334,16 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                                 : "batch x kv_heads / " + std::to_string(perItem) +
                                       " (KV heads per item, token-major cache) x splits, then a "
                                       "merge over batch x heads",
+                            os);
+  } else if (backward) {
+    auto tiled = dyn_cast_or_null<FlashBackwardOp>(kernel.getCompute().getOperation());
+    int64_t chunks = tiled ? tiled.getChunks() : kDefaultKvChunks;
+    attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
+                            op.getDtype().getIntOrFloatBitWidth() / 8,
+                            o.batch * op.getKvHeads() * chunks,
+                            "batch x kv_heads x " + std::to_string(chunks) +
+                                " KV chunks (dk, dv, dq partials), then batch x heads x query "
+                                "tiles (dq)",
                             os);
   } else {
     attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),

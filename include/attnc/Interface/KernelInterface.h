@@ -105,6 +105,17 @@ int32_t modInputBatchParam(int32_t outputs, bool varlen = false, bool decode = f
 /// strides are passed (modInputBatchParam).
 KernelInterface attentionInterface(const AttentionFacts &facts);
 
+/// The attention backward family's interface (attn.flash_backward; `facts`
+/// as of its forward, `chunks` its kv_chunks): q, k, v, out (the forward's),
+/// lse (f32, the forward's), d_out (out's gradient) as arguments 0-5, dq,
+/// dk and dv (written) as 6-8, in the forward's layout and dtype; the
+/// scratch dq_part [batch, heads, chunks, seq_q, head_dim] (f32) after them.
+/// Two phases: "dkdv" over (batch, kv_heads, chunks), each item the KV tiles
+/// chunk, chunk + chunks, ... (dk and dv rows, and its chunk's dq partial),
+/// then "dq" over (batch, heads, seq_q / block_q), which sums the partials
+/// in chunk order: the result does not depend on the thread count.
+KernelInterface backwardInterface(const AttentionFacts &facts, int64_t chunks);
+
 /// An interface laid out as the C structs the runtime reads, valid while
 /// this object lives (and is not moved from).
 class InterfaceTables {

@@ -33,6 +33,8 @@ namespace attnc {
 struct BackwardResult {
   HostTensor dq, dk, dv; // the shapes and layout of q, k, v; in double, not rounded
   HostTensor out;        // the forward's out, in double, not rounded
+  HostTensor lse;        // the forward's lse [batch, heads, seq_q], -inf where nothing is kept
+  int64_t keptPairs = 0; // (b, h, i, j) entries the masks keep
 };
 
 /// The gradients of `op`'s out on q, k, v (its dtype and layout) for the

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Replaces each attn.kernel holding an attn.flash by its x86-64 tile function
-// (FlashKernel.cpp) and records the facts the runtime descriptor needs in the
+// (FlashKernel.cpp; an attn.flash_backward by its two, BackwardKernel.cpp) and records the facts the runtime descriptor needs in the
 // module attribute `attn.cpu_kernels`. Expects attn-tile-flash to have run;
 // the vector width and register block come from the CPU target description.
 //
@@ -67,6 +67,13 @@ struct AttnLowerFlashToCPUPass
     config.countTiles = countTiles;
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
+      if (auto backward = dyn_cast_or_null<FlashBackwardOp>(kernel.getCompute().getOperation())) {
+        if (failed(buildCpuBackwardKernel(backward, config)))
+          return signalPassFailure();
+        kernels.push_back(backward.describeEntry(kernel.getSymName(), kDLCPU));
+        kernel.erase();
+        continue;
+      }
       FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target);
       if (failed(flash) || failed(lowerFlash(*flash, config)))
         return signalPassFailure();

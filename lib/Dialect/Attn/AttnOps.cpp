@@ -79,6 +79,9 @@ constexpr StringLiteral kParameterNames =
 constexpr StringLiteral kFlashParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
     "outputs, num_splits, kv_cache, varlen, inputs, block_q, block_kv";
+constexpr StringLiteral kBackwardParameterNames =
+    "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
+    "outputs, num_splits, kv_cache, varlen, inputs, block_q, block_kv, kv_chunks";
 
 /// The tile sizes only attn.flash has; a no-op for attn.attention.
 template <typename Props>
@@ -96,12 +99,26 @@ ParseResult parseTileSize(FlashOp::Properties &props, StringRef name,
     return success();
   return parseI64(name == "block_q" ? props.block_q : props.block_kv);
 }
+template <>
+ParseResult parseTileSize(FlashBackwardOp::Properties &props, StringRef name,
+                          function_ref<ParseResult(IntegerAttr &)> parseI64,
+                          bool &handled) {
+  handled = name == "block_q" || name == "block_kv" || name == "kv_chunks";
+  if (!handled)
+    return success();
+  return parseI64(name == "block_q"    ? props.block_q
+                  : name == "block_kv" ? props.block_kv
+                                       : props.kv_chunks);
+}
 
 /// Parses one `name = value` parameter into the op's properties (those of
 /// attn.attention or attn.flash).
 template <typename OpT> class ParameterParser {
-  static constexpr bool isFlash = std::is_same_v<OpT, FlashOp>;
-  static constexpr StringLiteral names = isFlash ? kFlashParameterNames : kParameterNames;
+  static constexpr bool isBackward = std::is_same_v<OpT, FlashBackwardOp>;
+  static constexpr bool isFlash = std::is_same_v<OpT, FlashOp> || isBackward;
+  static constexpr StringLiteral names = isBackward ? kBackwardParameterNames
+                                         : isFlash  ? kFlashParameterNames
+                                                    : kParameterNames;
 
 public:
   ParameterParser(OpAsmParser &parser, typename OpT::Properties &props)
@@ -159,6 +176,8 @@ public:
                                     "outputs"};
     if (isFlash)
       required.append({"block_q", "block_kv"});
+    if (isBackward)
+      required.push_back("kv_chunks");
     for (StringRef name : required)
       if (!seen.contains(name))
         return parser.emitError(loc, "attention parameter '")
@@ -289,7 +308,7 @@ private:
       std::optional<OutputKind> kind = symbolizeOutputKind(keyword);
       if (!kind || *kind == OutputKind::none)
         return parser.emitError(loc, "unknown output '")
-               << keyword << "'; expected out, lse or weights";
+               << keyword << "'; expected out, lse, weights or the gradients dq, dk, dv";
       if (bitEnumContainsAny(kinds, *kind))
         return parser.emitError(loc, "output '") << keyword << "' listed twice";
       kinds = kinds | *kind;
@@ -380,6 +399,18 @@ ParseResult FlashOp::parse(OpAsmParser &parser, OperationState &result) {
   return parseSpecOp<FlashOp>(parser, result);
 }
 
+ParseResult FlashBackwardOp::parse(OpAsmParser &parser, OperationState &result) {
+  return parseSpecOp<FlashBackwardOp>(parser, result);
+}
+
+void FlashBackwardOp::print(OpAsmPrinter &p) {
+  printSpecParameters(p, *this, getNumKvHeadsAttr());
+  p << ", block_q = " << getTileQ() << ", block_kv = " << getTileKv()
+    << ", kv_chunks = " << getChunks() << "}";
+  printModRegions(p, *this);
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), getAttributeNames());
+}
+
 void AttentionOp::print(OpAsmPrinter &p) {
   printSpecParameters(p, *this, getNumKvHeadsAttr());
   p << "}";
@@ -454,7 +485,32 @@ template <typename OpT> LogicalResult verifyVarlen(OpT op) {
   return success();
 }
 
-/// Checks shared by attn.attention and attn.flash.
+/// outputs = [dq, dk, dv]: a backward kernel (BackwardKernel.cpp), for the
+/// batched prefill form so far.
+template <typename OpT> LogicalResult verifyBackward(OpT op) {
+  OutputKind grads = OutputKind::dq | OutputKind::dk | OutputKind::dv;
+  bool backward = bitEnumContainsAny(op.getOutputs(), grads);
+  if (std::is_same_v<OpT, FlashOp> && backward)
+    return op.emitOpError("computes the forward; a spec with outputs = [dq, dk, dv] tiles "
+                          "to attn.flash_backward");
+  if (std::is_same_v<OpT, FlashBackwardOp> && !backward)
+    return op.emitOpError("computes gradients: outputs must be [dq, dk, dv]");
+  if (!backward)
+    return success();
+  if (op.getOutputs() != grads)
+    return op.emitOpError("a backward kernel writes the gradients dq, dk and dv together and "
+                          "nothing else (its out and lse are inputs); got outputs = [")
+           << stringifyOutputKind(op.getOutputs()) << "]";
+  if (op.getNumSplits() || op.getPageSize() || op.getVarlen())
+    return op.emitOpError("a backward kernel (outputs = [dq, dk, dv]) is built for batched "
+                          "q, k, v of one length each; drop num_splits, kv_cache and varlen");
+  if (op.getInputsAttr())
+    return op.emitOpError("a backward kernel does not take mod inputs yet (their gradients "
+                          "are not computed); drop inputs");
+  return success();
+}
+
+/// Checks shared by attn.attention, attn.flash and attn.flash_backward.
 template <typename OpT> LogicalResult verifySpec(OpT op) {
   int64_t heads = op.getHeads(), kvHeads = op.getKvHeads(), dim = op.getDim();
   if (heads <= 0)
@@ -484,7 +540,7 @@ template <typename OpT> LogicalResult verifySpec(OpT op) {
     return op.emitOpError("outputs must name at least one of out, lse, weights");
   if (failed(op.verifySequenceBounds()))
     return failure();
-  if (failed(verifyDecode(op)) || failed(verifyVarlen(op)))
+  if (failed(verifyBackward(op)) || failed(verifyDecode(op)) || failed(verifyVarlen(op)))
     return failure();
   return verifyModInputs(op);
 }
@@ -519,20 +575,31 @@ template <typename OpT> LogicalResult verifyBounds(OpT op) {
 LogicalResult AttentionOp::verify() { return verifySpec(*this); }
 LogicalResult AttentionOp::verifySequenceBounds() { return verifyBounds(*this); }
 LogicalResult FlashOp::verifySequenceBounds() { return verifyBounds(*this); }
+LogicalResult FlashBackwardOp::verifySequenceBounds() { return verifyBounds(*this); }
 
-/// The tiled form holds a normalized spec.
-LogicalResult FlashOp::verify() {
-  if (getTileQ() <= 0 || getTileKv() <= 0)
-    return emitOpError("block_q and block_kv must be positive, got ")
-           << getTileQ() << " and " << getTileKv();
-  if (!getNumKvHeadsAttr() || !getScaleAttr())
-    return emitOpError("holds a normalized spec: num_kv_heads and scale must be "
-                       "given (attn-normalize fills them in)");
-  if (isa<CausalMaskAttr>(getMask()))
-    return emitOpError("holds a normalized spec: write #attn.causal<a> as "
-                       "#attn.sliding_window<left = inf, right = 0, align = a> "
-                       "(attn-normalize does)");
-  return verifySpec(*this);
+namespace {
+/// A tiled form (attn.flash, attn.flash_backward) holds a normalized spec.
+template <typename OpT> LogicalResult verifyTiled(OpT op) {
+  if (op.getTileQ() <= 0 || op.getTileKv() <= 0)
+    return op.emitOpError("block_q and block_kv must be positive, got ")
+           << op.getTileQ() << " and " << op.getTileKv();
+  if (!op.getNumKvHeadsAttr() || !op.getScaleAttr())
+    return op.emitOpError("holds a normalized spec: num_kv_heads and scale must be "
+                          "given (attn-normalize fills them in)");
+  if (isa<CausalMaskAttr>(op.getMask()))
+    return op.emitOpError("holds a normalized spec: write #attn.causal<a> as "
+                          "#attn.sliding_window<left = inf, right = 0, align = a> "
+                          "(attn-normalize does)");
+  return verifySpec(op);
+}
+} // namespace
+
+LogicalResult FlashOp::verify() { return verifyTiled(*this); }
+
+LogicalResult FlashBackwardOp::verify() {
+  if (getChunks() < 1 || getChunks() > kMaxKvChunks)
+    return emitOpError("kv_chunks must be 1 to ") << kMaxKvChunks << ", got " << getChunks();
+  return verifyTiled(*this);
 }
 
 bool mlir::attn::isModRegionOp(Operation *op) {
@@ -622,3 +689,5 @@ static LogicalResult verifyModRegions(AttentionSpecOpInterface spec) {
 
 LogicalResult AttentionOp::verifyRegions() { return verifyModRegions(*this); }
 LogicalResult FlashOp::verifyRegions() { return verifyModRegions(*this); }
+LogicalResult FlashBackwardOp::verifyRegions() { return verifyModRegions(*this); }
+

@@ -216,7 +216,7 @@ module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f64, head_di
 
 // -----
 
-// expected-error @below {{attn-emit-cpu-entry: kernel 'k': 'layout' is 4294967296, which does not fit int32}}
+// expected-error @below {{attn-emit-cpu-entry: kernel 'k': 'layout' is 4294967296, neither bhsd (0) nor bshd (1)}}
 module attributes {attn.cpu_kernels = [{block_q = 32 : i64, dtype = f32, head_dim = 128 : i64, layout = 4294967296 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "k", num_heads = 8 : i64, num_kv_heads = 2 : i64, op = "attn.flash", outputs = 3 : i64}]} {
   llvm.func @_mlir_ciface_k_tile(%q: !llvm.ptr, %k: !llvm.ptr, %v: !llvm.ptr, %o: !llvm.ptr, %l: !llvm.ptr, %p: !llvm.ptr, %b: i64, %h: i64, %t: i64) -> i32 {
     %c = llvm.mlir.constant(0 : i32) : i32

@@ -115,7 +115,7 @@ attn.kernel @not_a_mask {
 // -----
 
 attn.kernel @unknown_output {
-  // expected-error @below {{unknown output 'probs'; expected out, lse or weights}}
+  // expected-error @below {{unknown output 'probs'; expected out, lse, weights or the gradients dq, dk, dv}}
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out, probs]}
 }
 
@@ -402,7 +402,7 @@ attn.kernel @dup {
 attn.kernel @yield_outside {
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
 }
-// expected-error @below {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.flash'}}
+// expected-error @below {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.flash, attn.flash_backward'}}
 attn.yield
 
 // -----

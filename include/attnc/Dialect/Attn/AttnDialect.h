@@ -24,6 +24,10 @@ namespace mlir::attn {
 inline constexpr int64_t kUnbounded = ::attnc::mask::kUnbounded;
 /// Largest seq_q * seq_kv for which a kernel may return the attention weights.
 inline constexpr int64_t kMaxWeightsElements = int64_t(1) << 24;
+/// A backward kernel's KV chunks (attn.flash_backward's kv_chunks): each is
+/// a work item per (batch, KV head) and an f32 dq partial as large as dq.
+inline constexpr int64_t kMaxKvChunks = 64;
+inline constexpr int64_t kDefaultKvChunks = 4;
 
 /// A split-KV decode kernel (num_splits): at most this many KV ranges, and
 /// query rows (query heads of a group x seq_q) and rows x head_dim computed

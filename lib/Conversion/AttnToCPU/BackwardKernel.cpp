@@ -1,0 +1,562 @@
+//===- BackwardKernel.cpp - attn.flash_backward to CPU tile functions -----===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The gradients of one attention, FlashAttention-2 style, in two phases
+// (KernelInterface.h, backwardInterface):
+//
+//   dkdv, item (b, g, chunk): for the KV tiles chunk, chunk + chunks, ... of
+//     KV head g, the tile's k and v (f32: KF rows, KT and VT columns), then for
+//     every query head of g and every query tile the mask does not empty, the
+//     tile pair: P = exp(s - lse) recomputed, dP = d_out V^T, dS = P (dP - D)
+//     (times score_mod'), dV += P^T d_out, dK += dS^T Q, and the chunk's own
+//     dq partial += dS K. dk and dv rows are written once per KV tile.
+//   dq, item (b, h, q_tile): dq = scale * sum of the chunks' partials, added
+//     in chunk order; so the result does not depend on the thread count.
+//
+// Within a tile pair the scores run along the vector lanes by key (S is
+// rows x keys): the five products are outer products of a broadcast operand
+// and a row of vectors, each register-blocked (rows or keys x vectors of
+// keys or head_dim) over its reduction (head_dim, rows or keys). The query
+// tile's q and d_out are read once per pair into f32 rows (QF, DOF; rows
+// past seq_q are 0), with D = rowsum(d_out * out) beside them, so every
+// loop runs over whole tiles. Full tiles without a score_mod take P in the
+// score block (2^(s log2 e - lse log2 e)); the others take an element pass
+// that applies the mask, the score_mod and its derivative (InlineModSlope).
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+
+#include "FlashKernelBuilder.h"
+#include "LoopBuilder.h"
+#include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
+#include "attnc/Conversion/Common/InlineMod.h"
+#include "attnc/Conversion/Common/KernelEntry.h"
+#include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Transforms/MaskModIntervals.h"
+#include "attnc/Transforms/TileClassifier.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+constexpr double kLog2e = 1.44269504088896341;
+
+class BackwardKernelBuilder : LoopBuilder {
+public:
+  BackwardKernelBuilder(FlashBackwardOp op, const CpuKernelConfig &config,
+                        ImplicitLocOpBuilder &b)
+      : LoopBuilder(b), op(op), cfg(config), w(config.vectorWidth), dim(op.getDim()),
+        dimPadded((dim + w - 1) / w * w), blockQ(op.getTileQ()), blockKv(op.getTileKv()),
+        group(op.getHeads() / op.getKvHeads()), chunks(op.getChunks()),
+        elemType(op.getDtype()), scoreMod(!op.getScoreMod().empty()),
+        // The P V register block of the forward kernel (RegisterBlocks.h): 6
+        // rows x 2 vectors on 16 registers, 4 x 4 on 32.
+        blockRows(config.pvRows), blockVectors(config.pvVectors) {}
+
+  void buildKeyValue(func::FuncOp func);
+  void buildQuery(func::FuncOp func);
+
+private:
+  VectorType vecType() { return VectorType::get({w}, b.getF32Type()); }
+  Value splat(Value x) { return vector::BroadcastOp::create(b, vecType(), x); }
+  Value zeroVec() {
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
+  }
+  Value load(Value buf, ValueRange at) { return memref::LoadOp::create(b, buf, at); }
+  void store(Value x, Value buf, ValueRange at) { memref::StoreOp::create(b, x, buf, at); }
+  Value loadVec(Value buf, ValueRange at) { return vector::LoadOp::create(b, vecType(), buf, at); }
+  void storeVec(Value x, Value buf, ValueRange at) { vector::StoreOp::create(b, x, buf, at); }
+  Value fma(Value x, Value y, Value acc) { return vector::FMAOp::create(b, x, y, acc); }
+  Value stackBuffer(ArrayRef<int64_t> shape) {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, b.getF32Type()),
+                                    b.getI64IntegerAttr(kLineBytes));
+  }
+  /// dq_part's row (head, pos) of this item's chunk.
+  Value partRow(Value head, Value chunk, Value pos) {
+    return add(add(add(mul(batch, partS[0]), mul(head, partS[1])), mul(chunk, partS[2])),
+               mul(pos, partS[3]));
+  }
+
+  void readCommon(ArrayRef<BlockArgument> args, unsigned coords);
+  Value loadRow(Value buf, Value base, int64_t d);
+  void storeScalars(Value x, Value buf, Value base, int64_t d, Value factor);
+  /// init[a][c] + the sum over l in [0, extent) of x(a, l) * y(c, l), a <
+  /// rowsIn, c < vecsIn: one register block, its accumulators in registers.
+  using Broadcast = llvm::function_ref<Value(int64_t a, Value l)>;
+  using Lanes = llvm::function_ref<Value(int64_t c, Value l)>;
+  template <typename Fn> void registerBlocks(int64_t extent, int64_t vectors, Fn fn);
+  using KeyVector = llvm::function_ref<void(Value row, ArrayRef<Value> at, Value sum)>;
+  void keyProducts(Value rowsOf, Value columns, KeyVector done);
+  SmallVector<Value> outerProducts(int64_t rowsIn, int64_t vecsIn, int64_t extent,
+                                   Broadcast x, Lanes y, SmallVector<Value> init);
+  void zeroPartials(Value chunk);
+  void loadKvTile(Value k0, Value cols);
+  void loadQueryTile(Value head, Value q0, Value rows);
+  void scoreBlocks(Value fused);
+  void elementPass(Value head, Value q0, Value rows, Value k0, Value cols, Value full);
+  void gradientScores();
+  void keyGradients(Value acc, Value weights, Value rowsOf);
+  void queryGradients(Value head, Value chunk, Value q0, Value rows);
+  void visitPair(Value head, Value chunk, Value q0, Value k0, Value cols);
+  void writeKeyRows(Value k0, Value cols);
+
+  FlashBackwardOp op;
+  CpuKernelConfig cfg;
+  int64_t w, dim, dimPadded, blockQ, blockKv, group, chunks;
+  Type elemType;
+  bool scoreMod;
+  int64_t blockRows, blockVectors;
+  ModuleOp module;
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, doBuf, dqBuf, dkBuf, dvBuf, partBuf;
+  Value batch, kvHead, status;
+  Strides doS, dqS, dkS, dvS;
+  Value partS[4];
+  /// Per KV tile (f32, zero past seq_kv and head_dim): KF k's rows, KT and
+  /// VT k's and v's columns; DK and DV the tile's gradient rows.
+  Value KF, KT, VT, DK, DV;
+  /// Per tile pair: QF, DOF q's and d_out's rows (zero past seq_q), D the
+  /// rows' rowsum(d_out * out), LS their lse in log2 units (+inf where the
+  /// row is past seq_q or keeps nothing: P = 0), PS P then (in the element
+  /// pass) raw scores, DS dS, SL score_mod's derivative.
+  Value QF, DOF, D, LS, PS, DS, SL;
+};
+
+} // namespace
+
+void BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument> args, unsigned coords) {
+  module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
+  doBuf = args[5], dqBuf = args[6], dkBuf = args[7], dvBuf = args[8], partBuf = args[9];
+  params = args[10];
+  batch = args[coords];
+  readAttentionParams();
+  doS = readStrides(ATTNC_P_DOUT_STRIDES);
+  dqS = readStrides(ATTNC_P_DQ_STRIDES);
+  dkS = readStrides(ATTNC_P_DK_STRIDES);
+  dvS = readStrides(ATTNC_P_DV_STRIDES);
+  for (int i = 0; i < 4; ++i)
+    partS[i] = readParam(ATTNC_P_DQ_PART_STRIDES + i);
+  status = memref::AllocaOp::create(b, MemRefType::get({1}, b.getI32Type()));
+  store(arith::ConstantIntOp::create(b, 0, 32), status, {idx(0)});
+}
+
+/// Lanes [d, d + w) of the row at `base` of a tensor as f32; lanes past
+/// head_dim are 0 and not read (the row may end the tensor).
+Value BackwardKernelBuilder::loadRow(Value buf, Value base, int64_t d) {
+  Type elem = cast<MemRefType>(buf.getType()).getElementType();
+  auto type = VectorType::get({w}, elem);
+  Value at = add(base, idx(d));
+  Value x;
+  if (d + w <= dim) {
+    x = vector::LoadOp::create(b, type, buf, ValueRange{at});
+  } else {
+    Value mask = vector::CreateMaskOp::create(b, VectorType::get({w}, b.getI1Type()),
+                                              ValueRange{idx(dim - d)});
+    Value pass = arith::ConstantOp::create(b, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
+    x = vector::MaskedLoadOp::create(b, type, buf, ValueRange{at}, mask, pass);
+  }
+  return elem.isF32() ? x : arith::ExtFOp::create(b, vecType(), x).getResult();
+}
+
+/// Stores lanes [d, min(d + w, head_dim)) of x times `factor` at `base` of an
+/// output, rounded to its element type.
+void BackwardKernelBuilder::storeScalars(Value x, Value buf, Value base, int64_t d,
+                                         Value factor) {
+  for (int64_t lane = 0; lane < w && d + lane < dim; ++lane) {
+    Value e = vector::ExtractOp::create(b, x, ArrayRef<int64_t>{lane});
+    e = arith::MulFOp::create(b, e, factor);
+    store(roundFromF32(b, b.getLoc(), e, elemType, cfg.bf16Dot), buf, {add(base, idx(d + lane))});
+  }
+}
+
+SmallVector<Value> BackwardKernelBuilder::outerProducts(int64_t rowsIn, int64_t vecsIn,
+                                                        int64_t extent, Broadcast x, Lanes y,
+                                                        SmallVector<Value> init) {
+  auto loop = scf::ForOp::create(
+      b, idx(0), idx(extent), idx(1), init,
+      [&](OpBuilder &nested, Location, Value l, ValueRange acc) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+        SmallVector<Value> lanes, next;
+        for (int64_t c = 0; c < vecsIn; ++c)
+          lanes.push_back(y(c, l));
+        for (int64_t a = 0; a < rowsIn; ++a) {
+          Value s = splat(x(a, l));
+          for (int64_t c = 0; c < vecsIn; ++c)
+            next.push_back(fma(s, lanes[c], acc[a * vecsIn + c]));
+        }
+        scf::YieldOp::create(b, next);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+/// The chunk's dq partial rows of every query head of the group: 0.
+void BackwardKernelBuilder::zeroPartials(Value chunk) {
+  loop(0, group, 1, [&](Value h) {
+    Value head = add(mul(kvHead, idx(group)), h);
+    loop(0, seqQ, 1, [&](Value pos) {
+      Value row = partRow(head, chunk, pos);
+      loop(0, dim, 1, [&](Value d) { store(f32(0), partBuf, {add(row, d)}); });
+    });
+  });
+}
+
+/// KF, KT, VT for keys [k0, k0 + cols); DK = DV = 0.
+void BackwardKernelBuilder::loadKvTile(Value k0, Value cols) {
+  Value zero = zeroVec();
+  loop(0, blockKv, 1, [&](Value j) {
+    ifThenElse(
+        lt(j, cols),
+        [&] {
+          Value kRow = offset(kS, batch, kvHead, add(k0, j));
+          Value vRow = offset(vS, batch, kvHead, add(k0, j));
+          for (int64_t d = 0; d < dimPadded; d += w) {
+            Value kx = loadRow(kBuf, kRow, d), vx = loadRow(vBuf, vRow, d);
+            storeVec(kx, KF, {j, idx(d)});
+            for (int64_t lane = 0; lane < w && d + lane < dim; ++lane) {
+              store(vector::ExtractOp::create(b, kx, ArrayRef<int64_t>{lane}), KT,
+                    {idx(d + lane), j});
+              store(vector::ExtractOp::create(b, vx, ArrayRef<int64_t>{lane}), VT,
+                    {idx(d + lane), j});
+            }
+          }
+        },
+        [&] {
+          for (int64_t d = 0; d < dimPadded; d += w)
+            storeVec(zero, KF, {j, idx(d)});
+          loop(0, dim, 1, [&](Value d) {
+            store(f32(0), KT, {d, j});
+            store(f32(0), VT, {d, j});
+          });
+        });
+    for (int64_t d = 0; d < dimPadded; d += w) {
+      storeVec(zero, DK, {j, idx(d)});
+      storeVec(zero, DV, {j, idx(d)});
+    }
+  });
+}
+
+/// QF, DOF, D and LS for the query rows [q0, q0 + rows) of `head`.
+void BackwardKernelBuilder::loadQueryTile(Value head, Value q0, Value rows) {
+  Value zero = zeroVec();
+  Value inf = f32(std::numeric_limits<double>::infinity());
+  loop(0, blockQ, 1, [&](Value i) {
+    ifThenElse(
+        lt(i, rows),
+        [&] {
+          Value pos = add(q0, i);
+          Value qRow = offset(qS, batch, head, pos), oRow = offset(outS, batch, head, pos);
+          Value gRow = offset(doS, batch, head, pos);
+          Value dot = zero;
+          for (int64_t d = 0; d < dimPadded; d += w) {
+            storeVec(loadRow(qBuf, qRow, d), QF, {i, idx(d)});
+            Value g = loadRow(doBuf, gRow, d);
+            storeVec(g, DOF, {i, idx(d)});
+            dot = fma(g, loadRow(outBuf, oRow, d), dot);
+          }
+          store(vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot), D, {i});
+          Value lse = load(lseBuf, {offset(lseS, batch, head, pos)});
+          Value dead = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, lse, negInf());
+          Value scaled = arith::MulFOp::create(b, lse, f32(kLog2e));
+          store(arith::SelectOp::create(b, dead, inf, scaled), LS, {i});
+        },
+        [&] {
+          for (int64_t d = 0; d < dimPadded; d += w) {
+            storeVec(zero, QF, {i, idx(d)});
+            storeVec(zero, DOF, {i, idx(d)});
+          }
+          store(f32(0), D, {i});
+          store(inf, LS, {i});
+        });
+  });
+}
+
+/// fn(i0, rows, c0, vecs) for every register block of `extent` broadcast
+/// rows (blockRows at a time, the last block what remains) x `vectors`
+/// vectors (blockVectors at a time, the last group what remains).
+template <typename Fn>
+void BackwardKernelBuilder::registerBlocks(int64_t extent, int64_t vectors, Fn fn) {
+  int64_t whole = extent / blockRows * blockRows;
+  auto groups = [&](Value i0, int64_t rows) {
+    for (int64_t c0 = 0; c0 < vectors; c0 += blockVectors)
+      fn(i0, rows, c0, std::min(blockVectors, vectors - c0));
+  };
+  if (whole)
+    loop(0, whole, blockRows, [&](Value i0) { groups(i0, blockRows); });
+  if (extent > whole)
+    groups(idx(whole), extent - whole);
+}
+
+/// For each register block of the pair's rows x vectors of keys: the dot
+/// products of rows `rowsOf` (QF or DOF) with the tile's columns `columns`
+/// (KT or VT) over head_dim, handed to `done` per vector with the row and
+/// where the vector is in PS / DS.
+void BackwardKernelBuilder::keyProducts(Value rowsOf, Value columns, KeyVector done) {
+  registerBlocks(blockQ, blockKv / w, [&](Value i0, int64_t rows, int64_t c0, int64_t vecs) {
+    SmallVector<Value> acc = outerProducts(
+        rows, vecs, dim, [&](int64_t a, Value d) { return load(rowsOf, {add(i0, idx(a)), d}); },
+        [&](int64_t c, Value d) { return loadVec(columns, {d, idx((c0 + c) * w)}); },
+        SmallVector<Value>(rows * vecs, zeroVec()));
+    for (int64_t a = 0; a < rows; ++a)
+      for (int64_t c = 0; c < vecs; ++c)
+        done(add(i0, idx(a)), {add(i0, idx(a)), idx((c0 + c) * w)}, acc[a * vecs + c]);
+  });
+}
+
+/// PS = q . k for every row and key of the pair; where `fused` (a full tile
+/// without score_mod), P = 2^(q . k scale log2 e - LS) instead.
+void BackwardKernelBuilder::scoreBlocks(Value fused) {
+  Value factor = splat(f32(op.getScaleOrDefault() * kLog2e));
+  keyProducts(QF, KT, [&](Value i, ArrayRef<Value> at, Value s) {
+    Value p = select(
+        fused, vecType(),
+        [&] {
+          Value t = arith::SubFOp::create(b, arith::MulFOp::create(b, s, factor),
+                                          splat(load(LS, {i})));
+          return emitExp2NonPositive(b, b.getLoc(), t, ExpAccuracy::f32, cfg.avx512Scalef);
+        },
+        [&] { return s; });
+    storeVec(p, PS, at);
+  });
+}
+
+/// PS (raw scores) -> P per element: 0 outside [rows) x [cols) and where the
+/// mask (unless `full`) or the mask_mod drops it, else exp(score_mod(s) -
+/// lse); SL = score_mod'(s) where P is kept (0 elsewhere, so dS is 0 there).
+void BackwardKernelBuilder::elementPass(Value head, Value q0, Value rows, Value k0, Value cols,
+                                        Value full) {
+  double scale = op.getScaleOrDefault();
+  auto onZero = [&](Value isZero) {
+    ifThen(isZero, [&] { store(arith::ConstantIntOp::create(b, 1, 32), status, {idx(0)}); });
+  };
+  Type f32Type = b.getF32Type();
+  loop(0, blockQ, 1, [&](Value i) {
+    loop(0, blockKv, 1, [&](Value j) {
+      Value qPos = add(q0, i), kPos = add(k0, j);
+      Value inside = arith::AndIOp::create(b, lt(i, rows), lt(j, cols));
+      auto ifOp = scf::IfOp::create(b, TypeRange{f32Type, f32Type}, inside, true, true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value s = arith::MulFOp::create(b, load(PS, {i, j}), f32(scale));
+        Value slope = f32(1);
+        if (scoreMod)
+          std::tie(s, slope) = inlineModWithSlope(b, b.getLoc(), op.getScoreMod(),
+                                                  {s, batch, head, qPos, kPos}, onZero);
+        Value keep = select(full, b.getI1Type(),
+                            [&] { return arith::ConstantIntOp::create(b, 1, 1).getResult(); },
+                            [&] {
+                              Value k = emitMaskKeeps(b, b.getLoc(), module, op.getMask(), qPos,
+                                                      kPos, seqQ, seqKv);
+                              if (!op.getMaskMod().empty())
+                                k = arith::AndIOp::create(
+                                    b, k,
+                                    inlineMod(b, b.getLoc(), op.getMaskMod(),
+                                              {batch, head, qPos, kPos}, onZero));
+                              return k;
+                            });
+        Value t = arith::SubFOp::create(b, arith::MulFOp::create(b, s, f32(kLog2e)),
+                                        load(LS, {i}));
+        Value p = math::Exp2Op::create(b, t);
+        scf::YieldOp::create(b, ValueRange{arith::SelectOp::create(b, keep, p, f32(0)),
+                                           arith::SelectOp::create(b, keep, slope, f32(0))});
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, ValueRange{f32(0), f32(0)});
+      }
+      store(ifOp.getResult(0), PS, {i, j});
+      if (scoreMod)
+        store(ifOp.getResult(1), SL, {i, j});
+    });
+  });
+}
+
+/// DS = P (d_out . v - D) (times SL with a score_mod), over the pair.
+void BackwardKernelBuilder::gradientScores() {
+  keyProducts(DOF, VT, [&](Value i, ArrayRef<Value> at, Value dp) {
+    Value ds = arith::MulFOp::create(
+        b, loadVec(PS, at), arith::SubFOp::create(b, dp, splat(load(D, {i}))));
+    if (scoreMod)
+      ds = arith::MulFOp::create(b, ds, loadVec(SL, at));
+    storeVec(ds, DS, at);
+  });
+}
+
+/// acc[k] += sum over the pair's rows i of weights[i][k] * rowsOf[i] (DV
+/// from P and d_out, DK from dS and q).
+void BackwardKernelBuilder::keyGradients(Value acc, Value weights, Value rowsOf) {
+  registerBlocks(blockKv, dimPadded / w, [&](Value k0, int64_t keys, int64_t c0, int64_t vecs) {
+    auto at = [&](int64_t a, int64_t c) {
+      return SmallVector<Value>{add(k0, idx(a)), idx((c0 + c) * w)};
+    };
+    SmallVector<Value> init;
+    for (int64_t a = 0; a < keys; ++a)
+      for (int64_t c = 0; c < vecs; ++c)
+        init.push_back(loadVec(acc, at(a, c)));
+    SmallVector<Value> sums = outerProducts(
+        keys, vecs, blockQ, [&](int64_t a, Value i) { return load(weights, {i, add(k0, idx(a))}); },
+        [&](int64_t c, Value i) { return loadVec(rowsOf, {i, idx((c0 + c) * w)}); }, init);
+    for (int64_t a = 0; a < keys; ++a)
+      for (int64_t c = 0; c < vecs; ++c)
+        storeVec(sums[a * vecs + c], acc, at(a, c));
+  });
+}
+
+/// The chunk's dq partial rows [q0, q0 + rows) += dS K.
+void BackwardKernelBuilder::queryGradients(Value head, Value chunk, Value q0, Value rows) {
+  registerBlocks(blockQ, dimPadded / w, [&](Value i0, int64_t block, int64_t c0, int64_t vecs) {
+    SmallVector<Value> sums = outerProducts(
+        block, vecs, blockKv, [&](int64_t a, Value k) { return load(DS, {add(i0, idx(a)), k}); },
+        [&](int64_t c, Value k) { return loadVec(KF, {k, idx((c0 + c) * w)}); },
+        SmallVector<Value>(block * vecs, zeroVec()));
+    for (int64_t a = 0; a < block; ++a) {
+      Value i = add(i0, idx(a));
+      ifThen(lt(i, rows), [&] {
+        Value row = partRow(head, chunk, add(q0, i));
+        for (int64_t c = 0; c < vecs; ++c) {
+          int64_t d = (c0 + c) * w;
+          Value sum = arith::AddFOp::create(b, loadRow(partBuf, row, d), sums[a * vecs + c]);
+          if (d + w <= dim) {
+            storeVec(sum, partBuf, {add(row, idx(d))});
+            continue;
+          }
+          Value mask = vector::CreateMaskOp::create(b, VectorType::get({w}, b.getI1Type()),
+                                                    ValueRange{idx(dim - d)});
+          vector::MaskedStoreOp::create(b, partBuf, ValueRange{add(row, idx(d))}, mask, sum);
+        }
+      });
+    }
+  });
+}
+
+/// One (query tile, KV tile) pair of query head `head`, unless the mask
+/// empties it.
+void BackwardKernelBuilder::visitPair(Value head, Value chunk, Value q0, Value k0, Value cols) {
+  Value rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
+  TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
+  auto [full, empty] = attnc::emitTileClassWithMaskMod(
+      b, b.getLoc(), module, op.getMask(), op.getMaskMod(), bounds, batch, head, head);
+  ifThen(notI1(empty), [&] {
+    loadQueryTile(head, q0, rows);
+    Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, cols, idx(blockKv));
+    Value fused = scoreMod ? arith::ConstantIntOp::create(b, 0, 1).getResult()
+                           : arith::AndIOp::create(b, full, whole).getResult();
+    scoreBlocks(fused);
+    ifThen(notI1(fused), [&] { elementPass(head, q0, rows, k0, cols, full); });
+    gradientScores();
+    keyGradients(DV, PS, DOF);
+    keyGradients(DK, DS, QF);
+    queryGradients(head, chunk, q0, rows);
+  });
+}
+
+/// dk = scale * DK and dv = DV for the tile's keys [k0, k0 + cols).
+void BackwardKernelBuilder::writeKeyRows(Value k0, Value cols) {
+  Value scale = f32(op.getScaleOrDefault()), one = f32(1);
+  loop(0, cols, 1, [&](Value j) {
+    Value kRow = offset(dkS, batch, kvHead, add(k0, j));
+    Value vRow = offset(dvS, batch, kvHead, add(k0, j));
+    for (int64_t d = 0; d < dimPadded; d += w) {
+      storeScalars(loadVec(DK, {j, idx(d)}), dkBuf, kRow, d, scale);
+      storeScalars(loadVec(DV, {j, idx(d)}), dvBuf, vRow, d, one);
+    }
+  });
+}
+
+void BackwardKernelBuilder::buildKeyValue(func::FuncOp func) {
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  auto args = entry->getArguments();
+  readCommon(args, 11);
+  kvHead = args[12];
+  Value chunk = args[13];
+  KF = stackBuffer({blockKv, dimPadded});
+  KT = stackBuffer({dim, blockKv});
+  VT = stackBuffer({dim, blockKv});
+  DK = stackBuffer({blockKv, dimPadded});
+  DV = stackBuffer({blockKv, dimPadded});
+  QF = stackBuffer({blockQ, dimPadded});
+  DOF = stackBuffer({blockQ, dimPadded});
+  D = stackBuffer({blockQ});
+  LS = stackBuffer({blockQ});
+  PS = stackBuffer({blockQ, blockKv});
+  DS = stackBuffer({blockQ, blockKv});
+  if (scoreMod)
+    SL = stackBuffer({blockQ, blockKv});
+  zeroPartials(chunk);
+  Value kvTiles = arith::CeilDivSIOp::create(b, seqKv, idx(blockKv));
+  Value qTiles = arith::CeilDivSIOp::create(b, seqQ, idx(blockQ));
+  loop(chunk, kvTiles, chunks, [&](Value tile) {
+    Value k0 = mul(tile, idx(blockKv));
+    Value cols = minIdx(idx(blockKv), arith::SubIOp::create(b, seqKv, k0));
+    loadKvTile(k0, cols);
+    loop(0, group, 1, [&](Value h) {
+      Value head = add(mul(kvHead, idx(group)), h);
+      loop(0, qTiles, 1, [&](Value t) {
+        visitPair(head, chunk, mul(t, idx(blockQ)), k0, cols);
+      });
+    });
+    writeKeyRows(k0, cols);
+  });
+  func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
+}
+
+/// dq rows of query tile (b, h, t): scale * the chunks' partials, in order.
+void BackwardKernelBuilder::buildQuery(func::FuncOp func) {
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  auto args = entry->getArguments();
+  readCommon(args, 11);
+  Value head = args[12];
+  Value q0 = mul(args[13], idx(blockQ));
+  Value rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
+  Value scale = f32(op.getScaleOrDefault());
+  loop(0, rows, 1, [&](Value i) {
+    Value pos = add(q0, i);
+    Value out = offset(dqS, batch, head, pos);
+    for (int64_t d = 0; d < dimPadded; d += w) {
+      Value sum = zeroVec();
+      for (int64_t c = 0; c < chunks; ++c)
+        sum = arith::AddFOp::create(b, sum, loadRow(partBuf, partRow(head, idx(c), pos), d));
+      storeScalars(sum, dqBuf, out, d, scale);
+    }
+  });
+  func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
+}
+
+LogicalResult mlir::attn::buildCpuBackwardKernel(FlashBackwardOp op,
+                                                 const CpuKernelConfig &config) {
+  auto kernel = cast<KernelOp>(op->getParentOp());
+  MLIRContext *ctx = kernel.getContext();
+  if (op.getTileKv() % config.vectorWidth != 0)
+    return op.emitOpError() << "block_kv (" << op.getTileKv()
+                            << ") must be a multiple of the CPU target's vector width ("
+                            << config.vectorWidth << " f32 lanes)";
+  ImplicitLocOpBuilder b(kernel.getLoc(), ctx);
+  b.setInsertionPoint(kernel);
+  Type elemBuf = MemRefType::get({ShapedType::kDynamic}, op.getDtype());
+  Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
+  Type i64Buf = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
+  SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf, elemBuf,
+                            elemBuf, elemBuf, elemBuf, f32Buf,  i64Buf};
+  args.append(3, b.getIndexType());
+  for (StringRef phase : {"", "dq"}) {
+    std::string name = phaseFunctionName(kernel.getSymName(), "tile", phase);
+    auto func = func::FuncOp::create(b, name, FunctionType::get(ctx, args, {b.getI32Type()}));
+    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    ImplicitLocOpBuilder body(op.getLoc(), ctx);
+    BackwardKernelBuilder builder(op, config, body);
+    if (phase.empty())
+      builder.buildKeyValue(func);
+    else
+      builder.buildQuery(func);
+  }
+  return success();
+}
