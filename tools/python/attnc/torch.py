@@ -8,6 +8,10 @@ lets `dynamic=True` graphs take any sequence length without recompiling.
     op = attnc.torch.register(module.causal_gqa, "attnc::causal_gqa")
     out, lse = torch.ops.attnc.causal_gqa(q, k, v)       # or op(q, k, v)
 
+attnc.torch.register_autograd(module.fwd, module.bwd, "attnc::attention") does the same for a
+forward kernel (outputs = [out, lse]) and makes torch.autograd run the backward kernel of the
+same spec (outputs = [dq, dk, dv]) for it.
+
 attnc.torch.use_intra_op_pool() runs the kernels' helper threads on PyTorch's intra-op pool
 (at::parallel_for) instead of the runtime's own, so that kernels and torch share threads.
 """
@@ -105,4 +109,37 @@ def register(kernel: Callable[..., Any] | Kernel, name: str) -> Any:
 
     op.register_fake(fake)
     op.__doc__ = found.doc()
+    return op
+
+
+def register_autograd(forward: Callable[..., Any] | Kernel, backward: Callable[..., Any] | Kernel,
+                      name: str) -> Any:
+    """Defines the custom operator `name` as register() does for `forward` (a kernel of a spec
+    with outputs = [out, lse]) and makes torch.autograd run `backward` (the same spec with
+    outputs = [dq, dk, dv]) for it: gradients reach q, k and v. Also registers the backward
+    kernel as `name` + "_backward". The gradient of a loss through lse is not propagated: a
+    backward call whose lse gradient is not zero raises NotImplementedError."""
+    fwd, bwd = _kernel_of(forward), _kernel_of(backward)
+    names = [t.name for t in fwd.outputs]
+    if names != ["out", "lse"] or [t.name for t in fwd.inputs] != ["q", "k", "v"]:
+        raise TypeError("attnc.torch.register_autograd takes a forward kernel of q, k, v with "
+                        "outputs = [out, lse]; %s has inputs %s and outputs %s"
+                        % (fwd.name, [t.name for t in fwd.inputs], names))
+    if [t.name for t in bwd.outputs] != ["dq", "dk", "dv"]:
+        raise TypeError("attnc.torch.register_autograd takes a backward kernel with outputs "
+                        "= [dq, dk, dv]; %s has %s" % (bwd.name, [t.name for t in bwd.outputs]))
+    op = register(fwd, name)
+    backward_op = register(bwd, name + "_backward")
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs, *output)
+
+    def gradients(ctx, d_out, d_lse):
+        if d_lse is not None and bool((d_lse != 0).any()):
+            raise NotImplementedError("attnc: the gradient of a loss through lse is not "
+                                      "propagated by the backward kernel; use out only")
+        q, k, v, out, lse = ctx.saved_tensors
+        return backward_op(q, k, v, out, lse, d_out.contiguous())
+
+    op.register_autograd(gradients, setup_context=setup_context)
     return op
