@@ -170,7 +170,8 @@ void addVarlenLengths(KernelInterface &in) {
 /// passed), and batch passed too, so that a kernel can check every index
 /// against its dim's extent.
 void addModInputs(KernelInterface &in, const AttentionFacts &f) {
-  int32_t batch = modInputBatchParam(f.outputs, f.varlen, f.splits > 0, f.pageSize);
+  int32_t batch =
+      modInputBatchParam(f.outputs, f.varlen, f.splits > 0, f.pageSize, f.backward);
   in.symbols.front().param = batch;
   in.numParams = batch + 1;
   for (const ModInputFact &m : f.inputs) {
@@ -201,7 +202,9 @@ void addModInputs(KernelInterface &in, const AttentionFacts &f) {
 } // namespace
 
 int32_t attnc::modInputBatchParam(int32_t outputs, bool varlen, bool decode,
-                                  int64_t pageSize) {
+                                  int64_t pageSize, bool backward) {
+  if (backward)
+    return ATTNC_P_BACKWARD_COUNT;
   // pageSize >= 0: a kv_lens tensor (and with pages > 0 a block table).
   if (varlen)
     return pageSize >= 0 ? ATTNC_P_VARLEN_LENGTHS_COUNT : ATTNC_P_VARLEN_COUNT;
@@ -295,6 +298,7 @@ KernelInterface attnc::attentionInterface(const AttentionFacts &f) {
 KernelInterface attnc::backwardInterface(const AttentionFacts &facts, int64_t chunks) {
   AttentionFacts forward = facts;
   forward.outputs = 3;
+  forward.inputs.clear(); // after the gradients, below
   KernelInterface in = attentionInterface(forward);
   // The forward's out and lse are read here; every row's lse is needed.
   for (TensorSpec &t : in.tensors) {
@@ -320,13 +324,18 @@ KernelInterface attnc::backwardInterface(const AttentionFacts &facts, int64_t ch
   in.tensors.push_back(like("dq", "q", 6, ATTNC_TENSOR_OUTPUT, ATTNC_P_DQ_STRIDES));
   in.tensors.push_back(like("dk", "k", 7, ATTNC_TENSOR_OUTPUT, ATTNC_P_DK_STRIDES));
   in.tensors.push_back(like("dv", "v", 8, ATTNC_TENSOR_OUTPUT, ATTNC_P_DV_STRIDES));
+  in.numArgs = 9;
+  in.numParams = ATTNC_P_BACKWARD_COUNT;
+  if (!facts.inputs.empty()) {
+    AttentionFacts mods = facts;
+    mods.backward = true;
+    addModInputs(in, mods);
+  }
   in.symbols.push_back({"chunks", chunks});
   in.tensors.push_back(tensorSpec("dq_part", "batch,heads,chunks,seq_q,head_dim",
                                   "batch, heads, chunks, seq_q, head_dim",
-                                  "batch,heads,chunks,seq_q", 9, ATTNC_TENSOR_SCRATCH, kDLFloat,
-                                  32, ATTNC_P_DQ_PART_STRIDES));
-  in.numArgs = 9;
-  in.numParams = ATTNC_P_BACKWARD_COUNT;
+                                  "batch,heads,chunks,seq_q", in.numArgs, ATTNC_TENSOR_SCRATCH,
+                                  kDLFloat, 32, ATTNC_P_DQ_PART_STRIDES));
   in.phases = {{"dkdv", "batch,kv_heads,chunks", "b,g,chunk", false},
                {"dq", "batch,heads,seq_q/block_q", "b,h,q_tile", false}};
   return in;

@@ -6,6 +6,8 @@
   sum(out * w) on q, k and v against torch autograd through a float64 math attention with the
   same mask and score_mod, |got - want| <= rtol (|want| + max(max |want|, max |d_out|)) with
   rtol 1e-4 in f32 and 2e-2 in bf16 (matrix.json's backward tolerances);
+- packed documents of random lengths, the mask_mod reading a document-id tensor (int32, passed
+  to the op after q, k, v; it gets no gradient);
 - the backward kernel's dq, dk and dv bit-identical on 1, 2 and 8 threads;
 - a loss through lse: NotImplementedError (the kernel propagates out's gradient only).
 
@@ -131,6 +133,50 @@ def check_variant(args, name, dtype, n):
     return module, (q.detach(), k.detach(), v.detach(), w)
 
 
+DOCUMENTS = """
+attn.kernel @fwd {
+  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 32, dtype = f32, layout = bhsd,
+                  mask = #attn.causal<top_left>, outputs = [out, lse],
+                  inputs = [document_id: i32 [batch, seq_kv]]}
+%(mod)s}
+attn.kernel @bwd {
+  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 32, dtype = f32, layout = bhsd,
+                  mask = #attn.causal<top_left>, outputs = [dq, dk, dv],
+                  inputs = [document_id: i32 [batch, seq_kv]]}
+%(mod)s}
+""" % {"mod": """  mask_mod {
+  ^bb0(%b: index, %h: index, %q: index, %kv: index):
+    %dq = attn.load @document_id[%b, %q] : i32
+    %dk = attn.load @document_id[%b, %kv] : i32
+    %keep = arith.cmpi eq, %dq, %dk : i32
+    attn.yield %keep : i1
+  }
+"""}
+
+
+def check_documents(args, n=300):
+    """Packed documents of random lengths (a document-id tensor the mask_mod reads): the
+    gradients of q, k and v; the ids get none."""
+    module = attnc.compile(DOCUMENTS, cache=args.work, attnc=args.attnc)
+    op = attnc.torch.register_autograd(module.fwd, module.bwd, "attnc_grad::documents")
+    gen = torch.Generator().manual_seed(5)
+    cuts = torch.randperm(n - 1, generator=gen)[:5].sort().values + 1
+    ids = torch.searchsorted(cuts, torch.arange(n), right=True).to(torch.int32)[None]
+    shapes = [(1, 4, n, 32), (1, 2, n, 32), (1, 2, n, 32)]
+    q, k, v = (torch.randn(*s, generator=gen).requires_grad_() for s in shapes)
+    w = torch.randn(1, 4, n, 32, generator=gen)
+    out, _ = op(q, k, v, ids)
+    (out * w).sum().backward()
+    keep = lambda i, j: (j <= i) & (ids[0][i] == ids[0][j])
+    q64, k64, v64 = (x.detach().double().requires_grad_() for x in (q, k, v))
+    (math_attention(q64, k64, v64, keep, None) * w.double()).sum().backward()
+    floor = w.abs().max().item()
+    results = [within(x.grad, x64.grad, 1e-4, floor) for x, x64 in ((q, q64), (k, k64), (v, v64))]
+    check("documents (mask_mod reads ids) f32 N=%d: = float64 autograd" % n,
+          all(ok for ok, _ in results),
+          "max |err| %s (rtol 0.0001)" % ", ".join("%.1e" % e for _, e in results))
+
+
 def check_threads(module, tensors):
     q, k, v, d_out = tensors
     out, lse = module.fwd(q, k, v)
@@ -162,6 +208,7 @@ def main():
             check_variant(args, name, "f32", n)
     for name in ("causal", "gqa_causal", "softcap"):
         module, tensors = check_variant(args, name, "bf16", 128)
+    check_documents(args)
     module, tensors = check_variant(args, "gqa_causal", "f32", 300)
     check_threads(module, tensors)
     check_lse_gradient(module, *tensors[:3])

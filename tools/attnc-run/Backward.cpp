@@ -71,10 +71,10 @@ double largestMagnitude(const HostTensor &t) {
 /// timing only a random out and lse = log(seq_kv).
 llvm::Expected<BackwardResult> forwardFor(AttentionSpecOpInterface op, const HostTensor &q,
                                           const HostTensor &k, const HostTensor &v,
-                                          const HostTensor &dOut,
+                                          const HostTensor &dOut, const ModInputs &mods,
                                           const CompiledBackwardOptions &o) {
   if (!o.noReference)
-    return evaluateBackward(op, q, k, v, dOut, nullptr);
+    return evaluateBackward(op, q, k, v, dOut, &mods);
   BackwardResult r;
   r.out = randomTensor(q.type, q.shape, o.seed + 4 * (1ULL << 40));
   int64_t seqQ = op.getLayout() == mlir::attn::Layout::bhsd ? q.shape[2] : q.shape[1];
@@ -105,11 +105,12 @@ llvm::Error attnc::runBackward(AttentionSpecOpInterface op, const HostTensor &q,
 
 llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTensor &q,
                                        const HostTensor &k, const HostTensor &v,
+                                       const ModInputs &mods,
                                        const CompiledBackwardOptions &o) {
   llvm::Expected<HostTensor> dOut = gradientOfOut(q, o.dOutFile, o.seed);
   if (!dOut)
     return dOut.takeError();
-  llvm::Expected<BackwardResult> ref = forwardFor(op, q, k, v, *dOut, o);
+  llvm::Expected<BackwardResult> ref = forwardFor(op, q, k, v, *dOut, mods, o);
   if (!ref)
     return ref.takeError();
   std::string name = op->getParentOfType<mlir::attn::KernelOp>().getSymName().str();
@@ -119,16 +120,24 @@ llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTe
   if (!kernel->desc || !kernel->run)
     return error("the kernel object lacks attnc_describe_" + name + " or attnc_rt_run");
   // The kernel reads the forward's out as the spec's dtype stores it.
-  std::unique_ptr<DeviceTensor> inputs[] = {
+  std::unique_ptr<DeviceTensor> forward[] = {
       DeviceTensor::from(q.type, q),          DeviceTensor::from(q.type, k),
       DeviceTensor::from(q.type, v),          DeviceTensor::from(q.type, ref->out),
       DeviceTensor::from(ElementType::f32, ref->lse), DeviceTensor::from(q.type, *dOut)};
   DeviceTensor dq(q.type, q.shape), dk(q.type, k.shape), dv(q.type, v.shape);
   std::vector<const DLTensor *> args;
-  for (const auto &t : inputs)
+  for (const auto &t : forward)
     args.push_back(&t->dl);
   for (DeviceTensor *t : {&dq, &dk, &dv})
     args.push_back(&t->dl);
+  // The mods' inputs follow every other argument, in the spec's order.
+  std::vector<std::unique_ptr<DeviceTensor>> inputs;
+  if (mlir::ArrayAttr decls = op.getInputsAttr())
+    for (auto decl : decls.getAsRange<mlir::attn::ModInputAttr>()) {
+      const HostTensor &t = mods.find(decl.getName().getValue())->second;
+      inputs.push_back(DeviceTensor::from(t.type, t));
+      args.push_back(&inputs.back()->dl);
+    }
   attnc_options options{o.threads};
   std::vector<double> times;
   for (int r = 0; r <= o.repeat; ++r) { // run 0 warms up

@@ -33,13 +33,14 @@ struct CompiledBackwardOptions {
 };
 
 /// A backward kernel (outputs = [dq, dk, dv]) of `op` called through its
-/// descriptor with the reference's forward out and lse: timed (median and
+/// descriptor with the reference's forward out and lse (and the mods'
+/// inputs `mods` after the gradients): timed (median and
 /// best of `repeat` runs, GFLOPS at 2.5 times the forward's FLOPs), its
 /// gradients compared with the reference's (|got - ref| <= rtol (|ref| +
 /// max |ref|) per tensor) and written to `dir` as d_out, dq, dk and dv .npy
 /// (f32).
 llvm::Error runCompiledBackward(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
-                                const HostTensor &k, const HostTensor &v,
+                                const HostTensor &k, const HostTensor &v, const ModInputs &mods,
                                 const CompiledBackwardOptions &options);
 
 } // namespace attnc

@@ -560,8 +560,8 @@ llvm::Error runTiledReferenceMode(ModuleOp module, attn::AttentionSpecOpInterfac
 /// A backward spec (outputs = [dq, dk, dv]): its reference gradients, or
 /// with --so its compiled kernel against them.
 llvm::Error runBackwardKernel(attn::AttentionSpecOpInterface op, const Inputs &in) {
-  if (in.cache.pageSize >= 0 || in.varlen.active() || !in.mods.empty() || !tiled.empty())
-    return error("a backward kernel takes no --kv-lens, --seq-lens, --input or --tiled");
+  if (in.cache.pageSize >= 0 || in.varlen.active() || !tiled.empty())
+    return error("a backward kernel takes no --kv-lens, --seq-lens or --tiled");
   if (soFile.empty())
     return runBackward(op, in.q, in.k, in.v, in.mods, dOutFile, seed, outDir);
   CompiledBackwardOptions options;
@@ -576,7 +576,7 @@ llvm::Error runBackwardKernel(attn::AttentionSpecOpInterface op, const Inputs &i
     options.rtol = relTol;
   options.noReference = noReference;
   options.keptPairs = keptPairsOfMask(op, in);
-  return runCompiledBackward(op, in.q, in.k, in.v, options);
+  return runCompiledBackward(op, in.q, in.k, in.v, in.mods, options);
 }
 
 llvm::Error run(ModuleOp module) {

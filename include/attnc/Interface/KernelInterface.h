@@ -75,14 +75,16 @@ struct AttentionFacts {
   int64_t kvHeadsPerItem = 1;        // decode: KV heads one work item computes
   bool varlen = false;               // packed sequences delimited by cu_seqlens
   std::vector<ModInputFact> inputs;  // tensors the mods read (prefill kernels)
+  bool backward = false;             // the backward of this attention (backwardInterface)
 };
 
 /// Where a kernel with mod inputs finds batch in params (`outputs`,
-/// `varlen` and `pageSize` as in AttentionFacts; `decode`: splits > 0):
-/// after the params it has without inputs. Each input's strides, one per
-/// dim, follow it in the inputs' order.
+/// `varlen` and `pageSize` as in AttentionFacts; `decode`: splits > 0; a
+/// `backward` kernel: after its gradients' strides): after the params it has
+/// without inputs. Each input's strides, one per dim, follow it in the
+/// inputs' order.
 int32_t modInputBatchParam(int32_t outputs, bool varlen = false, bool decode = false,
-                           int64_t pageSize = -1);
+                           int64_t pageSize = -1, bool backward = false);
 
 /// The attention family's interface: tensors q, k, v, out, (with outputs
 /// bit 1) lse and (bit 2) weights as arguments 0-5 (5 arguments without
@@ -108,8 +110,9 @@ KernelInterface attentionInterface(const AttentionFacts &facts);
 /// The attention backward family's interface (attn.flash_backward; `facts`
 /// as of its forward, `chunks` its kv_chunks): q, k, v, out (the forward's),
 /// lse (f32, the forward's), d_out (out's gradient) as arguments 0-5, dq,
-/// dk and dv (written) as 6-8, in the forward's layout and dtype; the
-/// scratch dq_part [batch, heads, chunks, seq_q, head_dim] (f32) after them.
+/// dk and dv (written) as 6-8, in the forward's layout and dtype; the mods'
+/// inputs after them, then the scratch dq_part [batch, heads, chunks,
+/// seq_q, head_dim] (f32).
 /// Two phases: "dkdv" over (batch, kv_heads, chunks), each item the KV tiles
 /// chunk, chunk + chunks, ... (dk and dv rows, and its chunk's dq partial),
 /// then "dq" over (batch, heads, seq_q / block_q), which sums the partials

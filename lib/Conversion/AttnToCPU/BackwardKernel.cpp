@@ -33,6 +33,7 @@
 
 #include "FlashKernelBuilder.h"
 #include "LoopBuilder.h"
+#include "ModInputLoad.h"
 #include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
 #include "attnc/Conversion/Common/InlineMod.h"
 #include "attnc/Conversion/Common/KernelEntry.h"
@@ -85,7 +86,9 @@ private:
                mul(pos, partS[3]));
   }
 
-  void readCommon(ArrayRef<BlockArgument> args, unsigned coords);
+  ArrayRef<BlockArgument> readCommon(ArrayRef<BlockArgument> args);
+  void fail(OpBuilder &nb, int32_t code);
+  Value loadInput(Operation *load, ArrayRef<Value> indices);
   Value loadRow(Value buf, Value base, int64_t d);
   void storeScalars(Value x, Value buf, Value base, int64_t d, Value factor);
   /// init[a][c] + the sum over l in [0, extent) of x(a, l) * y(c, l), a <
@@ -117,6 +120,7 @@ private:
   ModuleOp module;
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, doBuf, dqBuf, dkBuf, dvBuf, partBuf;
   Value batch, kvHead, status;
+  ModInputViews modInputs; // the tensors the mods read
   Strides doS, dqS, dkS, dvS;
   Value partS[4];
   /// Per KV tile (f32, zero past seq_kv and head_dim): KF k's rows, KT and
@@ -131,13 +135,19 @@ private:
 
 } // namespace
 
-void BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument> args, unsigned coords) {
+/// The function's arguments (q ... dv, the mods' inputs, dq_part, params,
+/// the item's coordinates); returns the coordinates.
+ArrayRef<BlockArgument> BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument> args) {
   module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
-  doBuf = args[5], dqBuf = args[6], dkBuf = args[7], dvBuf = args[8], partBuf = args[9];
-  params = args[10];
-  batch = args[coords];
+  doBuf = args[5], dqBuf = args[6], dkBuf = args[7], dvBuf = args[8];
+  unsigned inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
+  partBuf = args[9 + inputs];
+  params = args[10 + inputs];
+  ArrayRef<BlockArgument> coords = args.drop_front(11 + inputs);
+  batch = coords[0];
   readAttentionParams();
+  modInputs = ModInputViews(b, b.getLoc(), op, ValueRange(args.slice(9, inputs)), params, 9);
   doS = readStrides(ATTNC_P_DOUT_STRIDES);
   dqS = readStrides(ATTNC_P_DQ_STRIDES);
   dkS = readStrides(ATTNC_P_DK_STRIDES);
@@ -146,6 +156,21 @@ void BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument> args, unsigned co
     partS[i] = readParam(ATTNC_P_DQ_PART_STRIDES + i);
   status = memref::AllocaOp::create(b, MemRefType::get({1}, b.getI32Type()));
   store(arith::ConstantIntOp::create(b, 0, 32), status, {idx(0)});
+  return coords;
+}
+
+/// The function's status becomes `code` (the zero divisor's 1, or a load's
+/// index failure naming its input).
+void BackwardKernelBuilder::fail(OpBuilder &nb, int32_t code) {
+  memref::StoreOp::create(nb, b.getLoc(), arith::ConstantIntOp::create(nb, b.getLoc(), code, 32),
+                          status, ValueRange{idx(0)});
+}
+
+/// An attn.load of a mod's body: the element, or 0 and the status naming
+/// the input where an index is outside it.
+Value BackwardKernelBuilder::loadInput(Operation *load, ArrayRef<Value> indices) {
+  return modInputs.load(b, b.getLoc(), cast<LoadOp>(load), indices,
+                        [&](OpBuilder &nb, int32_t code) { fail(nb, code); });
 }
 
 /// Lanes [d, d + w) of the row at `base` of a tensor as f32; lanes past
@@ -334,8 +359,9 @@ void BackwardKernelBuilder::scoreBlocks(Value fused) {
 void BackwardKernelBuilder::elementPass(Value head, Value q0, Value rows, Value k0, Value cols,
                                         Value full) {
   double scale = op.getScaleOrDefault();
-  auto onZero = [&](Value isZero) {
-    ifThen(isZero, [&] { store(arith::ConstantIntOp::create(b, 1, 32), status, {idx(0)}); });
+  auto onZero = [&](Value isZero) { ifThen(isZero, [&] { fail(b, 1); }); };
+  auto readInput = [&](Operation *load, ArrayRef<Value> indices) {
+    return loadInput(load, indices);
   };
   Type f32Type = b.getF32Type();
   loop(0, blockQ, 1, [&](Value i) {
@@ -350,7 +376,7 @@ void BackwardKernelBuilder::elementPass(Value head, Value q0, Value rows, Value 
         Value slope = f32(1);
         if (scoreMod)
           std::tie(s, slope) = inlineModWithSlope(b, b.getLoc(), op.getScoreMod(),
-                                                  {s, batch, head, qPos, kPos}, onZero);
+                                                  {s, batch, head, qPos, kPos}, onZero, readInput);
         Value keep = select(full, b.getI1Type(),
                             [&] { return arith::ConstantIntOp::create(b, 1, 1).getResult(); },
                             [&] {
@@ -360,7 +386,7 @@ void BackwardKernelBuilder::elementPass(Value head, Value q0, Value rows, Value 
                                 k = arith::AndIOp::create(
                                     b, k,
                                     inlineMod(b, b.getLoc(), op.getMaskMod(),
-                                              {batch, head, qPos, kPos}, onZero));
+                                              {batch, head, qPos, kPos}, onZero, readInput));
                               return k;
                             });
         Value t = arith::SubFOp::create(b, arith::MulFOp::create(b, s, f32(kLog2e)),
@@ -441,8 +467,12 @@ void BackwardKernelBuilder::queryGradients(Value head, Value chunk, Value q0, Va
 void BackwardKernelBuilder::visitPair(Value head, Value chunk, Value q0, Value k0, Value cols) {
   Value rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
   TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
-  auto [full, empty] = attnc::emitTileClassWithMaskMod(
-      b, b.getLoc(), module, op.getMask(), op.getMaskMod(), bounds, batch, head, head);
+  auto loadRange = [&](Operation *load, ArrayRef<std::pair<Value, Value>> box) {
+    return modInputs.range(b, b.getLoc(), cast<LoadOp>(load), box);
+  };
+  Value full, empty;
+  std::tie(full, empty) = attnc::emitTileClassWithMaskMod(
+      b, b.getLoc(), module, op.getMask(), op.getMaskMod(), bounds, batch, head, head, loadRange);
   ifThen(notI1(empty), [&] {
     loadQueryTile(head, q0, rows);
     Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, cols, idx(blockKv));
@@ -474,9 +504,9 @@ void BackwardKernelBuilder::buildKeyValue(func::FuncOp func) {
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   auto args = entry->getArguments();
-  readCommon(args, 11);
-  kvHead = args[12];
-  Value chunk = args[13];
+  ArrayRef<BlockArgument> coords = readCommon(args);
+  kvHead = coords[1];
+  Value chunk = coords[2];
   KF = stackBuffer({blockKv, dimPadded});
   KT = stackBuffer({dim, blockKv});
   VT = stackBuffer({dim, blockKv});
@@ -513,9 +543,9 @@ void BackwardKernelBuilder::buildQuery(func::FuncOp func) {
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   auto args = entry->getArguments();
-  readCommon(args, 11);
-  Value head = args[12];
-  Value q0 = mul(args[13], idx(blockQ));
+  ArrayRef<BlockArgument> coords = readCommon(args);
+  Value head = coords[1];
+  Value q0 = mul(coords[2], idx(blockQ));
   Value rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
   Value scale = f32(op.getScaleOrDefault());
   loop(0, rows, 1, [&](Value i) {
@@ -544,8 +574,12 @@ LogicalResult mlir::attn::buildCpuBackwardKernel(FlashBackwardOp op,
   Type elemBuf = MemRefType::get({ShapedType::kDynamic}, op.getDtype());
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   Type i64Buf = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
-  SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf, elemBuf,
-                            elemBuf, elemBuf, elemBuf, f32Buf,  i64Buf};
+  SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf,
+                            elemBuf, elemBuf, elemBuf, elemBuf};
+  if (ArrayAttr inputs = op.getInputsAttr())
+    for (auto decl : inputs.getAsRange<ModInputAttr>())
+      args.push_back(MemRefType::get({ShapedType::kDynamic}, decl.getElementType()));
+  args.append({f32Buf, i64Buf});
   args.append(3, b.getIndexType());
   for (StringRef phase : {"", "dq"}) {
     std::string name = phaseFunctionName(kernel.getSymName(), "tile", phase);

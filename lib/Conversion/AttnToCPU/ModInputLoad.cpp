@@ -35,7 +35,8 @@ ModInputViews::ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterfac
   std::optional<uint64_t> page = spec.getPageSize();
   int32_t batchAt = attnc::modInputBatchParam(outputs, spec.getVarlen(),
                                               spec.getNumSplits().has_value(),
-                                              page ? int64_t(*page) : -1);
+                                              page ? int64_t(*page) : -1,
+                                              spec.hasOutput(OutputKind::dq));
   int32_t next = batchAt + 1;
   Value batch = param(b, loc, params, batchAt);
   Value seqQ = param(b, loc, params, ATTNC_P_SEQ_Q), seqKv = param(b, loc, params, ATTNC_P_SEQ_KV);

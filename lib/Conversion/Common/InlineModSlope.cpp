@@ -154,7 +154,8 @@ Value SlopeEmitter::slopeOf(Operation &op) {
 
 std::pair<Value, Value> mlir::attn::inlineModWithSlope(OpBuilder &b, Location loc, Region &region,
                                                       ArrayRef<Value> args,
-                                                      llvm::function_ref<void(Value)> onZeroDivisor) {
+                                                      llvm::function_ref<void(Value)> onZeroDivisor,
+                                                      ModLoadFn load) {
   IRMapping map;
   Block &block = region.front();
   for (auto [arg, value] : llvm::zip(block.getArguments(), args))
@@ -164,7 +165,7 @@ std::pair<Value, Value> mlir::attn::inlineModWithSlope(OpBuilder &b, Location lo
       b, loc, b.getFloatAttr(args[0].getType(), 1.0));
   for (Operation &op : block.without_terminator()) {
     inlineModOps(b, loc, block, map, [&](Operation &o) { return &o == &op; }, onZeroDivisor,
-                 nullptr);
+                 load);
     if (Value slope = emitter.slopeOf(op))
       emitter.slopes[op.getResult(0)] = slope;
   }

@@ -24,7 +24,7 @@ NamedAttrList mlir::attn::commonEntryFacts(AttentionSpecOpInterface op, StringRe
     int64_t b = c == attnc::mask::kUnbounded ? 0 : c;
     return given > 0 && b > 0 ? std::min(given, b) : std::max(given, b);
   };
-  return NamedAttrList({
+  NamedAttrList facts({
       b.getNamedAttr("name", b.getStringAttr(name)),
       b.getNamedAttr("op", b.getStringAttr(op->getName().getStringRef())),
       b.getNamedAttr("num_heads", i64(op.getHeads())),
@@ -36,6 +36,9 @@ NamedAttrList mlir::attn::commonEntryFacts(AttentionSpecOpInterface op, StringRe
       b.getNamedAttr("max_seq_q", i64(bound(maxSeq ? (*maxSeq)[0] : 0, cover.q))),
       b.getNamedAttr("max_seq_kv", i64(bound(maxSeq ? (*maxSeq)[1] : 0, cover.kv))),
   });
+  if (ArrayAttr inputs = op.getInputsAttr())
+    facts.set("inputs", inputs);
+  return facts;
 }
 
 InFlightDiagnostic mlir::attn::entryError(Location loc, DictionaryAttr entry) {
@@ -81,5 +84,17 @@ LogicalResult mlir::attn::readCommonEntry(DictionaryAttr entry, EntryError fail,
     return fail() << "dtype " << type << " has no DLPack spelling here; expected f32, f16 or bf16";
   f.dtypeCode = type.isBF16() ? kDLBfloat : kDLFloat;
   f.dtypeBits = int32_t(type.getIntOrFloatBitWidth());
+  if (auto inputs = dyn_cast_or_null<ArrayAttr>(entry.get("inputs")))
+    for (Attribute a : inputs) {
+      auto input = dyn_cast<ModInputAttr>(a);
+      if (!input || !input.getElementType().isIntOrFloat())
+        return fail() << "'inputs' holds " << a << ", not an #attn.input";
+      Type t = input.getElementType();
+      std::string dims;
+      for (StringRef dim : input.getDims().getAsValueRange<StringAttr>())
+        dims += (dims.empty() ? "" : ",") + dim.str();
+      f.inputs.push_back({input.getName().str(), dims, t.isF32() ? kDLFloat : kDLInt,
+                          int32_t(t.getIntOrFloatBitWidth())});
+    }
   return success();
 }

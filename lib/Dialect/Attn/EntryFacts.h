@@ -19,9 +19,9 @@
 
 namespace mlir::attn {
 
-/// name, op, num_heads, num_kv_heads, head_dim, dtype, layout, block_q and
+/// name, op, num_heads, num_kv_heads, head_dim, dtype, layout, block_q,
 /// max_seq_q / max_seq_kv (max_seq and the block layout's cover; 0:
-/// unbounded) of the kernel `name` of `op`.
+/// unbounded) and the mods' inputs of the kernel `name` of `op`.
 NamedAttrList commonEntryFacts(AttentionSpecOpInterface op, StringRef name, int64_t blockQ);
 
 /// "attn-emit-cpu-entry: kernel 'NAME': ", the start of an error about `entry`.
@@ -34,7 +34,7 @@ LogicalResult readEntryInts(DictionaryAttr entry,
                             ArrayRef<std::pair<StringRef, int64_t *>> ints, EntryError fail);
 
 /// The facts commonEntryFacts wrote (heads, head_dim, block_q, bounds,
-/// layout, dtype) into `f`.
+/// layout, dtype, inputs) into `f`.
 LogicalResult readCommonEntry(DictionaryAttr entry, EntryError fail, attnc::AttentionFacts &f);
 
 } // namespace mlir::attn

@@ -42,8 +42,6 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
       facts.set("pages_head_major", b.getUnitAttr());
     facts.set("kv_heads_per_item", i64(decodeKvHeadsPerItem()));
   }
-  if (ArrayAttr inputs = getInputsAttr())
-    facts.set("inputs", inputs);
   if (getVarlen()) {
     facts.set("varlen", b.getUnitAttr());
     if (getPageSize()) // kv_cache = lengths: the keys each sequence uses
@@ -72,18 +70,6 @@ FailureOr<attnc::KernelInterface> FlashOp::interfaceFromEntry(Location loc,
   if (auto per = dyn_cast_or_null<IntegerAttr>(entry.get("kv_heads_per_item")))
     f.kvHeadsPerItem = per.getInt();
   f.varlen = entry.contains("varlen");
-  if (auto inputs = dyn_cast_or_null<ArrayAttr>(entry.get("inputs")))
-    for (Attribute a : inputs) {
-      auto input = dyn_cast<ModInputAttr>(a);
-      if (!input || !input.getElementType().isIntOrFloat())
-        return fail() << "'inputs' holds " << a << ", not an #attn.input";
-      Type t = input.getElementType();
-      std::string dims;
-      for (StringRef dim : input.getDims().getAsValueRange<StringAttr>())
-        dims += (dims.empty() ? "" : ",") + dim.str();
-      f.inputs.push_back({input.getName().str(), dims, t.isF32() ? kDLFloat : kDLInt,
-                          int32_t(t.getIntOrFloatBitWidth())});
-    }
   f.pagesHeadMajor = entry.contains("pages_head_major");
   f.outputs = int32_t(outputs);
   return attnc::attentionInterface(f);

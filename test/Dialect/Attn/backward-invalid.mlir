@@ -34,7 +34,7 @@ attn.kernel @varlen {
 // -----
 
 attn.kernel @inputs {
-  // expected-error @below {{a backward kernel does not take mod inputs yet (their gradients are not computed); drop inputs}}
+  // expected-error @below {{a backward kernel does not take f32 mod inputs yet (input 'slopes': the gradient of a table the mods read is not computed); i32 inputs (ids, lengths) are taken}}
   attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bhsd, mask = #attn.full,
                   outputs = [dq, dk, dv], inputs = [slopes: f32 [heads]]}
 }

@@ -116,18 +116,22 @@ def register_autograd(forward: Callable[..., Any] | Kernel, backward: Callable[.
                       name: str) -> Any:
     """Defines the custom operator `name` as register() does for `forward` (a kernel of a spec
     with outputs = [out, lse]) and makes torch.autograd run `backward` (the same spec with
-    outputs = [dq, dk, dv]) for it: gradients reach q, k and v. Also registers the backward
-    kernel as `name` + "_backward". The gradient of a loss through lse is not propagated: a
-    backward call whose lse gradient is not zero raises NotImplementedError."""
+    outputs = [dq, dk, dv]) for it: gradients reach q, k and v (the int32 tensors a spec's
+    mods read get none). Also registers the backward kernel as `name` + "_backward". The
+    gradient of a loss through lse is not propagated: a backward call whose lse gradient is
+    not zero raises NotImplementedError."""
     fwd, bwd = _kernel_of(forward), _kernel_of(backward)
-    names = [t.name for t in fwd.outputs]
-    if names != ["out", "lse"] or [t.name for t in fwd.inputs] != ["q", "k", "v"]:
+    names = lambda tensors: [t.name for t in tensors]
+    extras = names(fwd.inputs)[3:]  # the tensors the mods read
+    if names(fwd.inputs)[:3] != ["q", "k", "v"] or names(fwd.outputs) != ["out", "lse"]:
         raise TypeError("attnc.torch.register_autograd takes a forward kernel of q, k, v with "
                         "outputs = [out, lse]; %s has inputs %s and outputs %s"
-                        % (fwd.name, [t.name for t in fwd.inputs], names))
-    if [t.name for t in bwd.outputs] != ["dq", "dk", "dv"]:
-        raise TypeError("attnc.torch.register_autograd takes a backward kernel with outputs "
-                        "= [dq, dk, dv]; %s has %s" % (bwd.name, [t.name for t in bwd.outputs]))
+                        % (fwd.name, names(fwd.inputs), names(fwd.outputs)))
+    if (names(bwd.outputs) != ["dq", "dk", "dv"]
+            or names(bwd.inputs) != ["q", "k", "v", "out", "lse", "d_out"] + extras):
+        raise TypeError("attnc.torch.register_autograd takes the backward kernel of the same "
+                        "spec (outputs = [dq, dk, dv]); %s has inputs %s and outputs %s"
+                        % (bwd.name, names(bwd.inputs), names(bwd.outputs)))
     op = register(fwd, name)
     backward_op = register(bwd, name + "_backward")
 
@@ -138,8 +142,9 @@ def register_autograd(forward: Callable[..., Any] | Kernel, backward: Callable[.
         if d_lse is not None and bool((d_lse != 0).any()):
             raise NotImplementedError("attnc: the gradient of a loss through lse is not "
                                       "propagated by the backward kernel; use out only")
-        q, k, v, out, lse = ctx.saved_tensors
-        return backward_op(q, k, v, out, lse, d_out.contiguous())
+        q, k, v, *mods, out, lse = ctx.saved_tensors
+        # The mods' inputs are ids and lengths (int32): no gradient.
+        return (*backward_op(q, k, v, out, lse, d_out.contiguous(), *mods),) + (None,) * len(mods)
 
     op.register_autograd(gradients, setup_context=setup_context)
     return op

@@ -27,13 +27,14 @@ Value inlineMod(OpBuilder &b, Location loc, Region &region, ArrayRef<Value> args
                 llvm::function_ref<void(Value)> onZeroDivisor = nullptr,
                 ModLoadFn load = nullptr);
 
-/// inlineMod of a score_mod body (no attn.load) and its derivative with
+/// inlineMod of a score_mod body and its derivative with
 /// respect to the score, argument 0: (value, d value / d score), chain rule
 /// op by op (InlineModSlope.cpp). Integer, comparison, conversion and
 /// rounding ops have a zero derivative, as almost everywhere.
 std::pair<Value, Value> inlineModWithSlope(OpBuilder &b, Location loc, Region &region,
                                            ArrayRef<Value> args,
-                                           llvm::function_ref<void(Value)> onZeroDivisor);
+                                           llvm::function_ref<void(Value)> onZeroDivisor,
+                                           ModLoadFn load = nullptr);
 
 /// An attn.load over vectors of indices: the elements of the lanes `valid`
 /// marks (others any value).
