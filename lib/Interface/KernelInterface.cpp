@@ -336,7 +336,11 @@ KernelInterface attnc::backwardInterface(const AttentionFacts &facts, int64_t ch
                                   "batch, heads, chunks, seq_q, head_dim",
                                   "batch,heads,chunks,seq_q", in.numArgs, ATTNC_TENSOR_SCRATCH,
                                   kDLFloat, 32, ATTNC_P_DQ_PART_STRIDES));
-  in.phases = {{"dkdv", "batch,kv_heads,chunks", "b,g,chunk", false},
+  in.tensors.push_back(tensorSpec("delta", "batch,heads,seq_q", "batch, heads, seq_q",
+                                  "batch,heads", in.numArgs + 1, ATTNC_TENSOR_SCRATCH, kDLFloat,
+                                  32, ATTNC_P_DELTA_STRIDES));
+  in.phases = {{"delta", "batch,heads,seq_q/block_q", "b,h,q_tile", false},
+               {"dkdv", "batch,kv_heads,chunks", "b,g,chunk", false},
                {"dq", "batch,heads,seq_q/block_q", "b,h,q_tile", false}};
   return in;
 }

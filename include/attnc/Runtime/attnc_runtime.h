@@ -182,13 +182,14 @@ enum attnc_param {
   ATTNC_P_VARLEN_LENGTHS_COUNT = 20,
   /* Backward kernels (outputs = [dq, dk, dv]; out and lse are inputs):
    * d_out's, dq's, dk's and dv's strides (batch, head, seq), then the
-   * scratch dq_part's (batch, head, chunk, seq_q). */
+   * scratch dq_part's (batch, head, chunk, seq_q) and delta's (batch, head). */
   ATTNC_P_DOUT_STRIDES = 17,
   ATTNC_P_DQ_STRIDES = 20,
   ATTNC_P_DK_STRIDES = 23,
   ATTNC_P_DV_STRIDES = 26,
   ATTNC_P_DQ_PART_STRIDES = 29,
-  ATTNC_P_BACKWARD_COUNT = 33
+  ATTNC_P_DELTA_STRIDES = 33,
+  ATTNC_P_BACKWARD_COUNT = 35
 };
 
 /* The attention family's functions, which its tables' item and device

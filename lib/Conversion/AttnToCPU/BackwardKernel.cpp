@@ -5,9 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The gradients of one attention, FlashAttention-2 style, in two phases
+// The gradients of one attention, FlashAttention-2 style, in three phases
 // (KernelInterface.h, backwardInterface):
 //
+//   delta, item (b, h, q_tile): D = rowsum(d_out * out) of the tile's rows.
 //   dkdv, item (b, g, chunk): for the KV tiles chunk, chunk + chunks, ... of
 //     KV head g, the tile's k and v (f32: KF rows, KT and VT columns), then for
 //     every query head of g and every query tile the mask does not empty, the
@@ -22,8 +23,8 @@
 // and a row of vectors, each register-blocked (rows or keys x vectors of
 // keys or head_dim) over its reduction (head_dim, rows or keys). The query
 // tile's q and d_out are read once per pair into f32 rows (QF, DOF; rows
-// past seq_q are 0), with D = rowsum(d_out * out) beside them, so every
-// loop runs over whole tiles. Full tiles without a score_mod take P in the
+// past seq_q are 0), with their D beside them, so every loop runs over whole
+// tiles. Full tiles without a score_mod take P in the
 // score block (2^(s log2 e - lse log2 e)); the others take an element pass
 // that applies the mask, the score_mod and its derivative (InlineModSlope).
 //
@@ -62,6 +63,7 @@ public:
         // rows x 2 vectors on 16 registers, 4 x 4 on 32.
         blockRows(config.pvRows), blockVectors(config.pvVectors) {}
 
+  void buildDelta(func::FuncOp func);
   void buildKeyValue(func::FuncOp func);
   void buildQuery(func::FuncOp func);
 
@@ -79,6 +81,10 @@ private:
   Value stackBuffer(ArrayRef<int64_t> shape) {
     return memref::AllocaOp::create(b, MemRefType::get(shape, b.getF32Type()),
                                     b.getI64IntegerAttr(kLineBytes));
+  }
+  /// Where row (head, pos)'s D is in delta.
+  Value deltaAt(Value head, Value pos) {
+    return add(add(mul(batch, deltaS[0]), mul(head, deltaS[1])), pos);
   }
   /// dq_part's row (head, pos) of this item's chunk.
   Value partRow(Value head, Value chunk, Value pos) {
@@ -103,7 +109,12 @@ private:
   void zeroPartials(Value chunk);
   void loadKvTile(Value k0, Value cols);
   void loadQueryTile(Value head, Value q0, Value rows);
-  void scoreBlocks(Value fused);
+  void scoreBlocks(Value fused, Value q0, Value k0);
+  /// Whether partial tiles take the mask attribute on vectors of keys in the
+  /// score block (a window mask, no mods), with no element pass.
+  bool maskInBlock() {
+    return !scoreMod && op.getMaskMod().empty() && canEmitMaskKeepsVector(op.getMask());
+  }
   void elementPass(Value head, Value q0, Value rows, Value k0, Value cols, Value full);
   void gradientScores();
   void keyGradients(Value acc, Value weights, Value rowsOf);
@@ -118,11 +129,11 @@ private:
   bool scoreMod;
   int64_t blockRows, blockVectors;
   ModuleOp module;
-  Value qBuf, kBuf, vBuf, outBuf, lseBuf, doBuf, dqBuf, dkBuf, dvBuf, partBuf;
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, doBuf, dqBuf, dkBuf, dvBuf, partBuf, deltaBuf;
   Value batch, kvHead, status;
   ModInputViews modInputs; // the tensors the mods read
   Strides doS, dqS, dkS, dvS;
-  Value partS[4];
+  Value partS[4], deltaS[2];
   /// Per KV tile (f32, zero past seq_kv and head_dim): KF k's rows, KT and
   /// VT k's and v's columns; DK and DV the tile's gradient rows.
   Value KF, KT, VT, DK, DV;
@@ -142,9 +153,9 @@ ArrayRef<BlockArgument> BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
   doBuf = args[5], dqBuf = args[6], dkBuf = args[7], dvBuf = args[8];
   unsigned inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
-  partBuf = args[9 + inputs];
-  params = args[10 + inputs];
-  ArrayRef<BlockArgument> coords = args.drop_front(11 + inputs);
+  partBuf = args[9 + inputs], deltaBuf = args[10 + inputs];
+  params = args[11 + inputs];
+  ArrayRef<BlockArgument> coords = args.drop_front(12 + inputs);
   batch = coords[0];
   readAttentionParams();
   modInputs = ModInputViews(b, b.getLoc(), op, ValueRange(args.slice(9, inputs)), params, 9);
@@ -154,6 +165,8 @@ ArrayRef<BlockArgument> BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument
   dvS = readStrides(ATTNC_P_DV_STRIDES);
   for (int i = 0; i < 4; ++i)
     partS[i] = readParam(ATTNC_P_DQ_PART_STRIDES + i);
+  deltaS[0] = readParam(ATTNC_P_DELTA_STRIDES);
+  deltaS[1] = readParam(ATTNC_P_DELTA_STRIDES + 1);
   status = memref::AllocaOp::create(b, MemRefType::get({1}, b.getI32Type()));
   store(arith::ConstantIntOp::create(b, 0, 32), status, {idx(0)});
   return coords;
@@ -269,7 +282,8 @@ void BackwardKernelBuilder::loadKvTile(Value k0, Value cols) {
   });
 }
 
-/// QF, DOF, D and LS for the query rows [q0, q0 + rows) of `head`.
+/// QF, DOF, D (from the delta phase) and LS for the query rows [q0, q0 +
+/// rows) of `head`.
 void BackwardKernelBuilder::loadQueryTile(Value head, Value q0, Value rows) {
   Value zero = zeroVec();
   Value inf = f32(std::numeric_limits<double>::infinity());
@@ -278,16 +292,12 @@ void BackwardKernelBuilder::loadQueryTile(Value head, Value q0, Value rows) {
         lt(i, rows),
         [&] {
           Value pos = add(q0, i);
-          Value qRow = offset(qS, batch, head, pos), oRow = offset(outS, batch, head, pos);
-          Value gRow = offset(doS, batch, head, pos);
-          Value dot = zero;
+          Value qRow = offset(qS, batch, head, pos), gRow = offset(doS, batch, head, pos);
           for (int64_t d = 0; d < dimPadded; d += w) {
             storeVec(loadRow(qBuf, qRow, d), QF, {i, idx(d)});
-            Value g = loadRow(doBuf, gRow, d);
-            storeVec(g, DOF, {i, idx(d)});
-            dot = fma(g, loadRow(outBuf, oRow, d), dot);
+            storeVec(loadRow(doBuf, gRow, d), DOF, {i, idx(d)});
           }
-          store(vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot), D, {i});
+          store(load(deltaBuf, {deltaAt(head, pos)}), D, {i});
           Value lse = load(lseBuf, {offset(lseS, batch, head, pos)});
           Value dead = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, lse, negInf());
           Value scaled = arith::MulFOp::create(b, lse, f32(kLog2e));
@@ -336,19 +346,36 @@ void BackwardKernelBuilder::keyProducts(Value rowsOf, Value columns, KeyVector d
   });
 }
 
-/// PS = q . k for every row and key of the pair; where `fused` (a full tile
-/// without score_mod), P = 2^(q . k scale log2 e - LS) instead.
-void BackwardKernelBuilder::scoreBlocks(Value fused) {
+/// PS = q . k for every row and key of the pair, the element pass's input;
+/// where `fused` (a full tile without score_mod), P = 2^(q . k scale log2 e -
+/// LS) instead, and with maskInBlock() P of every tile, 0 where the mask
+/// attribute drops the pair or the key is past seq_kv (rows past seq_q have
+/// LS = +inf).
+void BackwardKernelBuilder::scoreBlocks(Value fused, Value q0, Value k0) {
   Value factor = splat(f32(op.getScaleOrDefault() * kLog2e));
+  auto indexVec = VectorType::get({w}, b.getIndexType());
+  SmallVector<int64_t> iota(w);
+  for (int64_t l = 0; l < w; ++l)
+    iota[l] = l;
+  Value lanes = arith::ConstantOp::create(b, b.getIndexVectorAttr(iota));
+  auto probabilities = [&](Value i, Value s) {
+    Value t = arith::SubFOp::create(b, arith::MulFOp::create(b, s, factor), splat(load(LS, {i})));
+    return emitExp2NonPositive(b, b.getLoc(), t, ExpAccuracy::f32, cfg.avx512Scalef);
+  };
+  auto masked = [&](Value i, Value key, Value p) {
+    Value qPos = vector::BroadcastOp::create(b, indexVec, add(q0, i));
+    Value kPos = arith::AddIOp::create(b, vector::BroadcastOp::create(b, indexVec, add(k0, key)),
+                                       lanes);
+    Value keep = arith::AndIOp::create(
+        b, emitMaskKeepsVector(b, b.getLoc(), op.getMask(), qPos, kPos, seqQ, seqKv),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, kPos,
+                              vector::BroadcastOp::create(b, indexVec, seqKv)));
+    return arith::SelectOp::create(b, keep, p, zeroVec()).getResult();
+  };
   keyProducts(QF, KT, [&](Value i, ArrayRef<Value> at, Value s) {
     Value p = select(
-        fused, vecType(),
-        [&] {
-          Value t = arith::SubFOp::create(b, arith::MulFOp::create(b, s, factor),
-                                          splat(load(LS, {i})));
-          return emitExp2NonPositive(b, b.getLoc(), t, ExpAccuracy::f32, cfg.avx512Scalef);
-        },
-        [&] { return s; });
+        fused, vecType(), [&] { return probabilities(i, s); },
+        [&] { return maskInBlock() ? masked(i, at[1], probabilities(i, s)) : s; });
     storeVec(p, PS, at);
   });
 }
@@ -478,8 +505,9 @@ void BackwardKernelBuilder::visitPair(Value head, Value chunk, Value q0, Value k
     Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, cols, idx(blockKv));
     Value fused = scoreMod ? arith::ConstantIntOp::create(b, 0, 1).getResult()
                            : arith::AndIOp::create(b, full, whole).getResult();
-    scoreBlocks(fused);
-    ifThen(notI1(fused), [&] { elementPass(head, q0, rows, k0, cols, full); });
+    scoreBlocks(fused, q0, k0);
+    if (!maskInBlock())
+      ifThen(notI1(fused), [&] { elementPass(head, q0, rows, k0, cols, full); });
     gradientScores();
     keyGradients(DV, PS, DOF);
     keyGradients(DK, DS, QF);
@@ -538,6 +566,27 @@ void BackwardKernelBuilder::buildKeyValue(func::FuncOp func) {
   func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
 }
 
+/// D = rowsum(d_out * out) of query tile (b, h, t)'s rows, in f32: once per
+/// row, where the pairs read it once per KV tile.
+void BackwardKernelBuilder::buildDelta(func::FuncOp func) {
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ArrayRef<BlockArgument> coords = readCommon(entry->getArguments());
+  Value head = coords[1];
+  Value q0 = mul(coords[2], idx(blockQ));
+  Value rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
+  loop(0, rows, 1, [&](Value i) {
+    Value pos = add(q0, i);
+    Value gRow = offset(doS, batch, head, pos), oRow = offset(outS, batch, head, pos);
+    Value dot = zeroVec();
+    for (int64_t d = 0; d < dimPadded; d += w)
+      dot = fma(loadRow(doBuf, gRow, d), loadRow(outBuf, oRow, d), dot);
+    store(vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot), deltaBuf,
+          {deltaAt(head, pos)});
+  });
+  func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
+}
+
 /// dq rows of query tile (b, h, t): scale * the chunks' partials, in order.
 void BackwardKernelBuilder::buildQuery(func::FuncOp func) {
   Block *entry = func.addEntryBlock();
@@ -579,18 +628,19 @@ LogicalResult mlir::attn::buildCpuBackwardKernel(FlashBackwardOp op,
   if (ArrayAttr inputs = op.getInputsAttr())
     for (auto decl : inputs.getAsRange<ModInputAttr>())
       args.push_back(MemRefType::get({ShapedType::kDynamic}, decl.getElementType()));
-  args.append({f32Buf, i64Buf});
+  args.append({f32Buf, f32Buf, i64Buf});
   args.append(3, b.getIndexType());
-  for (StringRef phase : {"", "dq"}) {
+  using Phase = void (BackwardKernelBuilder::*)(func::FuncOp);
+  std::pair<StringRef, Phase> phases[] = {{"", &BackwardKernelBuilder::buildDelta},
+                                          {"dkdv", &BackwardKernelBuilder::buildKeyValue},
+                                          {"dq", &BackwardKernelBuilder::buildQuery}};
+  for (auto [phase, build] : phases) {
     std::string name = phaseFunctionName(kernel.getSymName(), "tile", phase);
     auto func = func::FuncOp::create(b, name, FunctionType::get(ctx, args, {b.getI32Type()}));
     func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
     ImplicitLocOpBuilder body(op.getLoc(), ctx);
     BackwardKernelBuilder builder(op, config, body);
-    if (phase.empty())
-      builder.buildKeyValue(func);
-    else
-      builder.buildQuery(func);
+    (builder.*build)(func);
   }
   return success();
 }

@@ -51,9 +51,10 @@ FailureOr<func::FuncOp> buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &c
 /// `_mlir_ciface_<name>_merge_tile` (b, h) (DecodeKernel.cpp).
 LogicalResult buildCpuDecodeKernel(FlashOp op, const CpuKernelConfig &config);
 
-/// An attn.flash_backward: its two tile functions, `_mlir_ciface_<name>_tile`
-/// (b, g, chunk: dk, dv and the chunk's dq partial) and
-/// `_mlir_ciface_<name>_dq_tile` (b, h, q_tile) (BackwardKernel.cpp).
+/// An attn.flash_backward: its three tile functions, `_mlir_ciface_<name>_tile`
+/// (b, h, q_tile: the rows' D), `_mlir_ciface_<name>_dkdv_tile` (b, g, chunk:
+/// dk, dv and the chunk's dq partial) and `_mlir_ciface_<name>_dq_tile` (b, h,
+/// q_tile) (BackwardKernel.cpp).
 LogicalResult buildCpuBackwardKernel(FlashBackwardOp op, const CpuKernelConfig &config);
 
 } // namespace mlir::attn
