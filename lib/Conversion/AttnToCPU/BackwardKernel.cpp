@@ -97,14 +97,17 @@ private:
   Value loadInput(Operation *load, ArrayRef<Value> indices);
   Value loadRow(Value buf, Value base, int64_t d);
   void storeScalars(Value x, Value buf, Value base, int64_t d, Value factor);
-  /// init[a][c] + the sum over l in [0, extent) of x(a, l) * y(c, l), a <
+  /// init[a][c] + the sum over l in [lo, hi) of x(a, l) * y(c, l), a <
   /// rowsIn, c < vecsIn: one register block, its accumulators in registers.
   using Broadcast = llvm::function_ref<Value(int64_t a, Value l)>;
   using Lanes = llvm::function_ref<Value(int64_t c, Value l)>;
   template <typename Fn> void registerBlocks(int64_t extent, int64_t vectors, Fn fn);
   using KeyVector = llvm::function_ref<void(Value row, ArrayRef<Value> at, Value sum)>;
-  void keyProducts(Value rowsOf, Value columns, KeyVector done);
-  SmallVector<Value> outerProducts(int64_t rowsIn, int64_t vecsIn, int64_t extent,
+  void keyProducts(Value rowsOf, Value columns, Value target, KeyVector done);
+  void storeKeyRanges(Value q0, Value k0);
+  std::pair<Value, Value> keyRangeOf(Value i0);
+  std::pair<Value, Value> rowRangeOf(Value keyLo, Value keyHi);
+  SmallVector<Value> outerProducts(int64_t rowsIn, int64_t vecsIn, Value lo, Value hi,
                                    Broadcast x, Lanes y, SmallVector<Value> init);
   void zeroPartials(Value chunk);
   void loadKvTile(Value k0, Value cols);
@@ -142,6 +145,8 @@ private:
   /// row is past seq_q or keeps nothing: P = 0), PS P then (in the element
   /// pass) raw scores, DS dS, SL score_mod's derivative.
   Value QF, DOF, D, LS, PS, DS, SL;
+  /// maskInBlock kernels, per pair: each row block's kept key range.
+  Value RK;
 };
 
 } // namespace
@@ -215,11 +220,11 @@ void BackwardKernelBuilder::storeScalars(Value x, Value buf, Value base, int64_t
   }
 }
 
-SmallVector<Value> BackwardKernelBuilder::outerProducts(int64_t rowsIn, int64_t vecsIn,
-                                                        int64_t extent, Broadcast x, Lanes y,
+SmallVector<Value> BackwardKernelBuilder::outerProducts(int64_t rowsIn, int64_t vecsIn, Value lo,
+                                                        Value hi, Broadcast x, Lanes y,
                                                         SmallVector<Value> init) {
   auto loop = scf::ForOp::create(
-      b, idx(0), idx(extent), idx(1), init,
+      b, lo, hi, idx(1), init,
       [&](OpBuilder &nested, Location, Value l, ValueRange acc) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
@@ -334,16 +339,76 @@ void BackwardKernelBuilder::registerBlocks(int64_t extent, int64_t vectors, Fn f
 /// products of rows `rowsOf` (QF or DOF) with the tile's columns `columns`
 /// (KT or VT) over head_dim, handed to `done` per vector with the row and
 /// where the vector is in PS / DS.
-void BackwardKernelBuilder::keyProducts(Value rowsOf, Value columns, KeyVector done) {
+void BackwardKernelBuilder::keyProducts(Value rowsOf, Value columns, Value target,
+                                        KeyVector done) {
   registerBlocks(blockQ, blockKv / w, [&](Value i0, int64_t rows, int64_t c0, int64_t vecs) {
-    SmallVector<Value> acc = outerProducts(
-        rows, vecs, dim, [&](int64_t a, Value d) { return load(rowsOf, {add(i0, idx(a)), d}); },
-        [&](int64_t c, Value d) { return loadVec(columns, {d, idx((c0 + c) * w)}); },
-        SmallVector<Value>(rows * vecs, zeroVec()));
-    for (int64_t a = 0; a < rows; ++a)
-      for (int64_t c = 0; c < vecs; ++c)
-        done(add(i0, idx(a)), {add(i0, idx(a)), idx((c0 + c) * w)}, acc[a * vecs + c]);
+    auto at = [&](int64_t a, int64_t c) {
+      return SmallVector<Value>{add(i0, idx(a)), idx((c0 + c) * w)};
+    };
+    auto compute = [&] {
+      SmallVector<Value> acc = outerProducts(
+          rows, vecs, idx(0), idx(dim),
+          [&](int64_t a, Value d) { return load(rowsOf, {add(i0, idx(a)), d}); },
+          [&](int64_t c, Value d) { return loadVec(columns, {d, idx((c0 + c) * w)}); },
+          SmallVector<Value>(rows * vecs, zeroVec()));
+      for (int64_t a = 0; a < rows; ++a)
+        for (int64_t c = 0; c < vecs; ++c)
+          done(add(i0, idx(a)), at(a, c), acc[a * vecs + c]);
+    };
+    if (!maskInBlock())
+      return compute();
+    // A block whose keys the rows' mask ranges miss is 0 (P and dS).
+    auto [lo, hi] = keyRangeOf(i0);
+    Value meets = arith::AndIOp::create(b, lt(lo, idx((c0 + vecs) * w)), lt(idx(c0 * w), hi));
+    ifThenElse(meets, compute, [&] {
+      for (int64_t a = 0; a < rows; ++a)
+        for (int64_t c = 0; c < vecs; ++c)
+          storeVec(zeroVec(), target, at(a, c));
+    });
   });
+}
+
+/// RK: for each block of blockRows rows of the pair, the keys of the tile
+/// the mask attribute may keep for them, [lo, hi) (maskInBlock kernels).
+void BackwardKernelBuilder::storeKeyRanges(Value q0, Value k0) {
+  for (int64_t r = 0; r * blockRows < blockQ; ++r) {
+    Value first = add(q0, idx(r * blockRows));
+    Value last = add(q0, idx(std::min((r + 1) * blockRows, blockQ)));
+    auto [lo, hi] = emitKeyRange(b, b.getLoc(), op.getMask(), first, last, seqQ, seqKv);
+    auto clamp = [&](Value key) {
+      return minIdx(arith::MaxSIOp::create(b, arith::SubIOp::create(b, key, k0), idx(0)),
+                    idx(blockKv));
+    };
+    store(clamp(lo), RK, {idx(r), idx(0)});
+    store(clamp(hi), RK, {idx(r), idx(1)});
+  }
+}
+
+/// The tile's keys [lo, hi) the rows of the block at row i0 may keep.
+std::pair<Value, Value> BackwardKernelBuilder::keyRangeOf(Value i0) {
+  Value r = arith::DivUIOp::create(b, i0, idx(blockRows));
+  return {load(RK, {r, idx(0)}), load(RK, {r, idx(1)})};
+}
+
+/// The rows [lo, hi) whose blocks may keep a key of [keyLo, keyHi): the
+/// first and last block whose range meets it.
+std::pair<Value, Value> BackwardKernelBuilder::rowRangeOf(Value keyLo, Value keyHi) {
+  int64_t blocks = int64_t(llvm::divideCeil(blockQ, blockRows));
+  auto loop = scf::ForOp::create(
+      b, idx(0), idx(blocks), idx(1), ValueRange{idx(blockQ), idx(0)},
+      [&](OpBuilder &nested, Location, Value r, ValueRange hull) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
+        Value lo = load(RK, {r, idx(0)}), hi = load(RK, {r, idx(1)});
+        Value meets = arith::AndIOp::create(b, lt(lo, keyHi), lt(keyLo, hi));
+        Value first = mul(r, idx(blockRows));
+        Value last = minIdx(add(first, idx(blockRows)), idx(blockQ));
+        scf::YieldOp::create(
+            b, ValueRange{arith::SelectOp::create(b, meets, minIdx(hull[0], first), hull[0]),
+                          arith::SelectOp::create(
+                              b, meets, arith::MaxSIOp::create(b, hull[1], last), hull[1])});
+      });
+  return {loop.getResult(0), loop.getResult(1)};
 }
 
 /// PS = q . k for every row and key of the pair, the element pass's input;
@@ -372,7 +437,7 @@ void BackwardKernelBuilder::scoreBlocks(Value fused, Value q0, Value k0) {
                               vector::BroadcastOp::create(b, indexVec, seqKv)));
     return arith::SelectOp::create(b, keep, p, zeroVec()).getResult();
   };
-  keyProducts(QF, KT, [&](Value i, ArrayRef<Value> at, Value s) {
+  keyProducts(QF, KT, PS, [&](Value i, ArrayRef<Value> at, Value s) {
     Value p = select(
         fused, vecType(), [&] { return probabilities(i, s); },
         [&] { return maskInBlock() ? masked(i, at[1], probabilities(i, s)) : s; });
@@ -433,7 +498,7 @@ void BackwardKernelBuilder::elementPass(Value head, Value q0, Value rows, Value 
 
 /// DS = P (d_out . v - D) (times SL with a score_mod), over the pair.
 void BackwardKernelBuilder::gradientScores() {
-  keyProducts(DOF, VT, [&](Value i, ArrayRef<Value> at, Value dp) {
+  keyProducts(DOF, VT, DS, [&](Value i, ArrayRef<Value> at, Value dp) {
     Value ds = arith::MulFOp::create(
         b, loadVec(PS, at), arith::SubFOp::create(b, dp, splat(load(D, {i}))));
     if (scoreMod)
@@ -453,8 +518,11 @@ void BackwardKernelBuilder::keyGradients(Value acc, Value weights, Value rowsOf)
     for (int64_t a = 0; a < keys; ++a)
       for (int64_t c = 0; c < vecs; ++c)
         init.push_back(loadVec(acc, at(a, c)));
+    // Rows whose mask ranges miss these keys add 0: not visited.
+    auto [lo, hi] = maskInBlock() ? rowRangeOf(k0, add(k0, idx(keys)))
+                                  : std::pair<Value, Value>{idx(0), idx(blockQ)};
     SmallVector<Value> sums = outerProducts(
-        keys, vecs, blockQ, [&](int64_t a, Value i) { return load(weights, {i, add(k0, idx(a))}); },
+        keys, vecs, lo, hi, [&](int64_t a, Value i) { return load(weights, {i, add(k0, idx(a))}); },
         [&](int64_t c, Value i) { return loadVec(rowsOf, {i, idx((c0 + c) * w)}); }, init);
     for (int64_t a = 0; a < keys; ++a)
       for (int64_t c = 0; c < vecs; ++c)
@@ -465,8 +533,9 @@ void BackwardKernelBuilder::keyGradients(Value acc, Value weights, Value rowsOf)
 /// The chunk's dq partial rows [q0, q0 + rows) += dS K.
 void BackwardKernelBuilder::queryGradients(Value head, Value chunk, Value q0, Value rows) {
   registerBlocks(blockQ, dimPadded / w, [&](Value i0, int64_t block, int64_t c0, int64_t vecs) {
+    auto [lo, hi] = maskInBlock() ? keyRangeOf(i0) : std::pair<Value, Value>{idx(0), idx(blockKv)};
     SmallVector<Value> sums = outerProducts(
-        block, vecs, blockKv, [&](int64_t a, Value k) { return load(DS, {add(i0, idx(a)), k}); },
+        block, vecs, lo, hi, [&](int64_t a, Value k) { return load(DS, {add(i0, idx(a)), k}); },
         [&](int64_t c, Value k) { return loadVec(KF, {k, idx((c0 + c) * w)}); },
         SmallVector<Value>(block * vecs, zeroVec()));
     for (int64_t a = 0; a < block; ++a) {
@@ -502,6 +571,8 @@ void BackwardKernelBuilder::visitPair(Value head, Value chunk, Value q0, Value k
       b, b.getLoc(), module, op.getMask(), op.getMaskMod(), bounds, batch, head, head, loadRange);
   ifThen(notI1(empty), [&] {
     loadQueryTile(head, q0, rows);
+    if (maskInBlock())
+      storeKeyRanges(q0, k0);
     Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, cols, idx(blockKv));
     Value fused = scoreMod ? arith::ConstantIntOp::create(b, 0, 1).getResult()
                            : arith::AndIOp::create(b, full, whole).getResult();
@@ -548,6 +619,9 @@ void BackwardKernelBuilder::buildKeyValue(func::FuncOp func) {
   DS = stackBuffer({blockQ, blockKv});
   if (scoreMod)
     SL = stackBuffer({blockQ, blockKv});
+  if (maskInBlock())
+    RK = memref::AllocaOp::create(
+        b, MemRefType::get({int64_t(llvm::divideCeil(blockQ, blockRows)), 2}, b.getIndexType()));
   zeroPartials(chunk);
   Value kvTiles = arith::CeilDivSIOp::create(b, seqKv, idx(blockKv));
   Value qTiles = arith::CeilDivSIOp::create(b, seqQ, idx(blockQ));
