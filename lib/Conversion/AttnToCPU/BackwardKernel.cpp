@@ -24,9 +24,12 @@
 // keys or head_dim) over its reduction (head_dim, rows or keys). The query
 // tile's q and d_out are read once per pair into f32 rows (QF, DOF; rows
 // past seq_q are 0), with their D beside them, so every loop runs over whole
-// tiles. Full tiles without a score_mod take P in the
-// score block (2^(s log2 e - lse log2 e)); the others take an element pass
-// that applies the mask, the score_mod and its derivative (InlineModSlope).
+// tiles. P is 2^(s log2 e - lse log2 e). Without mods and with a window
+// mask (maskInBlock) every tile takes it in the score block, masked on
+// vectors of keys, and the register blocks outside each block of rows' key
+// range (the mask's rule) are skipped; otherwise full tiles without a
+// score_mod take it there and the others in an element pass that applies the
+// mask, the mask_mod, the score_mod and its derivative (InlineModSlope).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,8 +100,6 @@ private:
   Value loadInput(Operation *load, ArrayRef<Value> indices);
   Value loadRow(Value buf, Value base, int64_t d);
   void storeScalars(Value x, Value buf, Value base, int64_t d, Value factor);
-  /// init[a][c] + the sum over l in [lo, hi) of x(a, l) * y(c, l), a <
-  /// rowsIn, c < vecsIn: one register block, its accumulators in registers.
   using Broadcast = llvm::function_ref<Value(int64_t a, Value l)>;
   using Lanes = llvm::function_ref<Value(int64_t c, Value l)>;
   template <typename Fn> void registerBlocks(int64_t extent, int64_t vectors, Fn fn);
@@ -107,6 +108,8 @@ private:
   void storeKeyRanges(Value q0, Value k0);
   std::pair<Value, Value> keyRangeOf(Value i0);
   std::pair<Value, Value> rowRangeOf(Value keyLo, Value keyHi);
+  /// init[a][c] + the sum over l in [lo, hi) of x(a, l) * y(c, l), a <
+  /// rowsIn, c < vecsIn: one register block, its accumulators in registers.
   SmallVector<Value> outerProducts(int64_t rowsIn, int64_t vecsIn, Value lo, Value hi,
                                    Broadcast x, Lanes y, SmallVector<Value> init);
   void zeroPartials(Value chunk);
@@ -141,7 +144,7 @@ private:
   /// VT k's and v's columns; DK and DV the tile's gradient rows.
   Value KF, KT, VT, DK, DV;
   /// Per tile pair: QF, DOF q's and d_out's rows (zero past seq_q), D the
-  /// rows' rowsum(d_out * out), LS their lse in log2 units (+inf where the
+  /// rows' rowsum(d_out * out) (from delta), LS their lse in log2 units (+inf where the
   /// row is past seq_q or keeps nothing: P = 0), PS P then (in the element
   /// pass) raw scores, DS dS, SL score_mod's derivative.
   Value QF, DOF, D, LS, PS, DS, SL;
@@ -151,8 +154,8 @@ private:
 
 } // namespace
 
-/// The function's arguments (q ... dv, the mods' inputs, dq_part, params,
-/// the item's coordinates); returns the coordinates.
+/// The function's arguments (q ... dv, the mods' inputs, dq_part, delta,
+/// params, the item's coordinates); returns the coordinates.
 ArrayRef<BlockArgument> BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument> args) {
   module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
