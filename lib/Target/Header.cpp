@@ -19,6 +19,11 @@
 using namespace mlir;
 using namespace mlir::attn;
 
+/// DLPack's name of a spec's dtype (the runtime's messages use them too).
+static StringRef dlpackName(Type dtype) {
+  return dtype.isF32() ? "float32" : dtype.isF16() ? "float16" : "bfloat16";
+}
+
 /// A backward kernel (outputs = [dq, dk, dv]): the forward's tensors in,
 /// the gradients out.
 static void describeBackwardKernel(KernelOp kernel, AttentionSpecOpInterface op,
@@ -29,8 +34,7 @@ static void describeBackwardKernel(KernelOp kernel, AttentionSpecOpInterface op,
     return op.getLayout() == Layout::bhsd ? "[batch, " + h + ", " + seq.str() + ", " + dim + "]"
                                           : "[batch, " + seq.str() + ", " + h + ", " + dim + "]";
   };
-  Type dtype = op.getDtype();
-  StringRef dlName = dtype.isF32() ? "float32" : dtype.isF16() ? "float16" : "bfloat16";
+  StringRef dlName = dlpackName(op.getDtype());
   std::string mask;
   llvm::raw_string_ostream(mask) << op.getMask();
   os << "/* " << kernel.getSymName() << ": the backward of " << op.getHeads() << " heads ("
@@ -76,8 +80,7 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   std::optional<uint64_t> pageSize = op.getPageSize();
   int64_t page = pageSize ? int64_t(*pageSize) : -1;
   Type dtype = op.getDtype();
-  // DLPack's names (the runtime's messages use them too).
-  StringRef dlName = dtype.isF32() ? "float32" : dtype.isF16() ? "float16" : "bfloat16";
+  StringRef dlName = dlpackName(dtype);
   std::string dtypeText;
   llvm::raw_string_ostream(dtypeText) << dtype;
   std::string mask;

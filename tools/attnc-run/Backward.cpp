@@ -39,15 +39,19 @@ llvm::Expected<HostTensor> gradientOfOut(const HostTensor &q, llvm::StringRef fi
   return readNpy(file, q.type);
 }
 
+double largestMagnitude(const HostTensor &t) {
+  double m = 0;
+  for (double x : t.data)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
 /// `tensors` written to `dir` as <name>.npy in f32.
 llvm::Error writeGradients(llvm::StringRef dir,
                            llvm::ArrayRef<std::pair<const char *, const HostTensor *>> tensors) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return llvm::createStringError(ec, "cannot create %s", dir.str().c_str());
   for (auto [name, tensor] : tensors) {
-    double largest = 0;
-    for (double x : tensor->data)
-      largest = std::max(largest, std::fabs(x));
     HostTensor file = *tensor;
     file.type = ElementType::f32;
     llvm::SmallString<128> path(dir);
@@ -55,16 +59,9 @@ llvm::Error writeGradients(llvm::StringRef dir,
     if (llvm::Error err = writeNpy(path, file))
       return err;
     llvm::outs() << llvm::formatv("wrote {0} {1} f32 (max |x| {2:e2})\n", path,
-                                  file.shapeString(), largest);
+                                  file.shapeString(), largestMagnitude(file));
   }
   return llvm::Error::success();
-}
-
-double largestMagnitude(const HostTensor &t) {
-  double m = 0;
-  for (double x : t.data)
-    m = std::max(m, std::fabs(x));
-  return m;
 }
 
 /// The reference's gradients with the forward's out and lse, or for
@@ -77,10 +74,10 @@ llvm::Expected<BackwardResult> forwardFor(AttentionSpecOpInterface op, const Hos
     return evaluateBackward(op, q, k, v, dOut, &mods);
   BackwardResult r;
   r.out = randomTensor(q.type, q.shape, o.seed + 4 * (1ULL << 40));
-  int64_t seqQ = op.getLayout() == mlir::attn::Layout::bhsd ? q.shape[2] : q.shape[1];
-  int64_t seqKv = op.getLayout() == mlir::attn::Layout::bhsd ? k.shape[2] : k.shape[1];
-  r.lse = HostTensor(ElementType::f32, {q.shape[0], op.getHeads(), seqQ});
-  std::fill(r.lse.data.begin(), r.lse.data.end(), std::log(double(std::max<int64_t>(seqKv, 1))));
+  int seqDim = op.getLayout() == mlir::attn::Layout::bhsd ? 2 : 1;
+  r.lse = HostTensor(ElementType::f32, {q.shape[0], op.getHeads(), q.shape[seqDim]});
+  std::fill(r.lse.data.begin(), r.lse.data.end(),
+            std::log(double(std::max<int64_t>(k.shape[seqDim], 1))));
   return std::move(r);
 }
 

@@ -148,8 +148,9 @@ private:
   /// row is past seq_q or keeps nothing: P = 0), PS P then (in the element
   /// pass) raw scores, DS dS, SL score_mod's derivative.
   Value QF, DOF, D, LS, PS, DS, SL;
-  /// maskInBlock kernels, per pair: each row block's kept key range.
-  Value RK;
+  /// maskInBlock kernels, per pair: each row block's kept key range, and
+  /// each key block's rows (storeKeyRanges).
+  Value RK, RR;
 };
 
 } // namespace
@@ -372,7 +373,10 @@ void BackwardKernelBuilder::keyProducts(Value rowsOf, Value columns, Value targe
 }
 
 /// RK: for each block of blockRows rows of the pair, the keys of the tile
-/// the mask attribute may keep for them, [lo, hi) (maskInBlock kernels).
+/// the mask attribute may keep for them, [lo, hi); RR: for each block of
+/// blockRows keys (dV's and dK's register blocks), the rows whose blocks may
+/// keep one of them (maskInBlock kernels). Once per pair: the products of
+/// its register blocks read them.
 void BackwardKernelBuilder::storeKeyRanges(Value q0, Value k0) {
   for (int64_t r = 0; r * blockRows < blockQ; ++r) {
     Value first = add(q0, idx(r * blockRows));
@@ -384,6 +388,11 @@ void BackwardKernelBuilder::storeKeyRanges(Value q0, Value k0) {
     };
     store(clamp(lo), RK, {idx(r), idx(0)});
     store(clamp(hi), RK, {idx(r), idx(1)});
+  }
+  for (int64_t r = 0; r * blockRows < blockKv; ++r) {
+    auto [lo, hi] = rowRangeOf(idx(r * blockRows), idx(std::min((r + 1) * blockRows, blockKv)));
+    store(lo, RR, {idx(r), idx(0)});
+    store(hi, RR, {idx(r), idx(1)});
   }
 }
 
@@ -522,8 +531,12 @@ void BackwardKernelBuilder::keyGradients(Value acc, Value weights, Value rowsOf)
       for (int64_t c = 0; c < vecs; ++c)
         init.push_back(loadVec(acc, at(a, c)));
     // Rows whose mask ranges miss these keys add 0: not visited.
-    auto [lo, hi] = maskInBlock() ? rowRangeOf(k0, add(k0, idx(keys)))
-                                  : std::pair<Value, Value>{idx(0), idx(blockQ)};
+    Value lo = idx(0), hi = idx(blockQ);
+    if (maskInBlock()) {
+      Value block = arith::DivUIOp::create(b, k0, idx(blockRows));
+      lo = load(RR, {block, idx(0)});
+      hi = load(RR, {block, idx(1)});
+    }
     SmallVector<Value> sums = outerProducts(
         keys, vecs, lo, hi, [&](int64_t a, Value i) { return load(weights, {i, add(k0, idx(a))}); },
         [&](int64_t c, Value i) { return loadVec(rowsOf, {i, idx((c0 + c) * w)}); }, init);
@@ -622,9 +635,14 @@ void BackwardKernelBuilder::buildKeyValue(func::FuncOp func) {
   DS = stackBuffer({blockQ, blockKv});
   if (scoreMod)
     SL = stackBuffer({blockQ, blockKv});
-  if (maskInBlock())
-    RK = memref::AllocaOp::create(
-        b, MemRefType::get({int64_t(llvm::divideCeil(blockQ, blockRows)), 2}, b.getIndexType()));
+  if (maskInBlock()) {
+    auto ranges = [&](int64_t extent) {
+      return memref::AllocaOp::create(
+          b, MemRefType::get({int64_t(llvm::divideCeil(extent, blockRows)), 2}, b.getIndexType()));
+    };
+    RK = ranges(blockQ);
+    RR = ranges(blockKv);
+  }
   zeroPartials(chunk);
   Value kvTiles = arith::CeilDivSIOp::create(b, seqKv, idx(blockKv));
   Value qTiles = arith::CeilDivSIOp::create(b, seqQ, idx(blockQ));
