@@ -33,6 +33,13 @@ Dims attentionDims(int32_t layout, const char *heads, const char *seq) {
 }
 
 /// A tensor's table entry from its fields.
+/// "batch,heads" -> "batch, heads".
+std::string legendOf(std::string dims) {
+  for (size_t at = dims.find(','); at != std::string::npos; at = dims.find(',', at + 2))
+    dims.replace(at, 1, ", ");
+  return dims;
+}
+
 TensorSpec tensorSpec(const char *name, const char *dims, const char *legend,
                       const char *strides, int32_t arg, int32_t flags, int32_t dtypeCode,
                       int32_t dtypeBits, int32_t param) {
@@ -186,9 +193,7 @@ void addModInputs(KernelInterface &in, const AttentionFacts &f) {
         in.symbols.push_back({dim, std::stoll(dim)});
       at = end + 1;
     }
-    std::string legend = m.dims;
-    for (size_t at = legend.find(','); at != std::string::npos; at = legend.find(',', at + 2))
-      legend.replace(at, 1, ", ");
+    std::string legend = legendOf(m.dims);
     TensorSpec t = tensorSpec(m.name.c_str(), m.dims.c_str(), legend.c_str(), m.dims.c_str(),
                               in.numArgs++, 0, m.dtypeCode, m.dtypeBits, in.numParams);
     t.about = "an input the spec's mods read";
@@ -197,6 +202,39 @@ void addModInputs(KernelInterface &in, const AttentionFacts &f) {
     in.numParams += int32_t(std::count(m.dims.begin(), m.dims.end(), ',') + 1);
     in.tensors.push_back(t);
   }
+}
+
+/// The f32 tensors the mods read: their gradients are computed.
+std::vector<const ModInputFact *> floatInputs(const AttentionFacts &f) {
+  std::vector<const ModInputFact *> tables;
+  for (const ModInputFact &m : f.inputs)
+    if (m.dtypeCode == kDLFloat)
+      tables.push_back(&m);
+  return tables;
+}
+
+/// d_<name>: an f32 mod input's gradient, an argument written (any strides,
+/// each dim's passed).
+TensorSpec inputGradient(KernelInterface &in, const ModInputFact &m) {
+  std::string legend = legendOf(m.dims);
+  TensorSpec t = tensorSpec(("d_" + m.name).c_str(), m.dims.c_str(), legend.c_str(),
+                            m.dims.c_str(), in.numArgs++, ATTNC_TENSOR_OUTPUT, kDLFloat, 32,
+                            in.numParams);
+  t.about = "the gradient of input '" + m.name + "'";
+  in.numParams += int32_t(std::count(m.dims.begin(), m.dims.end(), ',') + 1);
+  return t;
+}
+
+/// <name>_part: each dkdv item's own gradient of an f32 mod input (compact,
+/// after the other scratch tensors), and a phase d_<name> over its first
+/// dim that sums them in item order.
+void addInputPartials(KernelInterface &in, const ModInputFact &m) {
+  std::string dims = "batch,kv_heads,chunks," + m.dims, legend = legendOf(dims);
+  in.tensors.push_back(tensorSpec((m.name + "_part").c_str(), dims.c_str(), legend.c_str(),
+                                  "batch,kv_heads,chunks", in.numViews(), ATTNC_TENSOR_SCRATCH,
+                                  kDLFloat, 32, in.numParams));
+  in.numParams += 3;
+  in.phases.push_back({"d_" + m.name, m.dims.substr(0, m.dims.find(',')), "i", false});
 }
 
 } // namespace
@@ -332,6 +370,9 @@ KernelInterface attnc::backwardInterface(const AttentionFacts &facts, int64_t ch
     addModInputs(in, mods);
   }
   in.symbols.push_back({"chunks", chunks});
+  std::vector<const ModInputFact *> tables = floatInputs(facts);
+  for (const ModInputFact *m : tables)
+    in.tensors.push_back(inputGradient(in, *m));
   in.tensors.push_back(tensorSpec("dq_part", "batch,heads,chunks,seq_q,head_dim",
                                   "batch, heads, chunks, seq_q, head_dim",
                                   "batch,heads,chunks,seq_q", in.numArgs, ATTNC_TENSOR_SCRATCH,
@@ -342,6 +383,8 @@ KernelInterface attnc::backwardInterface(const AttentionFacts &facts, int64_t ch
   in.phases = {{"delta", "batch,heads,seq_q/block_q", "b,h,q_tile", false},
                {"dkdv", "batch,kv_heads,chunks", "b,g,chunk", false},
                {"dq", "batch,heads,seq_q/block_q", "b,h,q_tile", false}};
+  for (const ModInputFact *m : tables)
+    addInputPartials(in, *m);
   return in;
 }
 

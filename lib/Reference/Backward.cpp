@@ -35,6 +35,10 @@ public:
     result.dv = HostTensor(v.type, v.shape);
     result.out = HostTensor(q.type, q.shape);
     result.lse = HostTensor(ElementType::f32, {size.batch, ctx.heads, size.seqQ});
+    if (inputs)
+      for (const auto &input : *inputs)
+        if (input.second.type == ElementType::f32)
+          result.dInputs[input.first()] = HostTensor(ElementType::f32, input.second.shape);
   }
 
   llvm::Expected<BackwardResult> run() {
@@ -107,7 +111,12 @@ llvm::Error BackwardRun::row(int64_t b, int64_t h, int64_t i) {
     double dP = 0;
     for (int64_t d = 0; d < dim; ++d)
       dP += dO[d] * vRow[d];
-    double dt = p[n] * (dP - delta) * slope[n];
+    double g = p[n] * (dP - delta), dt = g * slope[n];
+    if (llvm::Error err = ctx.inputSlopes(b, h, i, j, [&](llvm::StringRef name, int64_t at,
+                                                         double d) {
+          result.dInputs[name].data[at] += g * d;
+        }))
+      return err;
     double *dk = &result.dk.data[kvAt], *dv = &result.dv.data[kvAt];
     for (int64_t d = 0; d < dim; ++d) {
       dq[d] += scale * dt * kRow[d];

@@ -62,6 +62,9 @@ EvalContext::EvalContext(AttentionSpecOpInterface op, const ProblemSize &size,
   };
   if (!op.getScoreMod().empty())
     scoreMod.emplace(op.getScoreMod());
+  for (mlir::Operation &o : op.getScoreMod().getOps())
+    if (llvm::isa<LoadOp>(o) && o.getResult(0).getType().isF32())
+      floatLoads.push_back(&o);
   if (!op.getMaskMod().empty())
     maskMod.emplace(op.getMaskMod());
   for (std::optional<ModInterpreter> *mod : {&scoreMod, &maskMod})
@@ -114,24 +117,46 @@ llvm::Expected<bool> EvalContext::keeps(int64_t b, int64_t h, int64_t i,
   return keep->i.isOne();
 }
 
-llvm::Expected<std::pair<double, double>>
-EvalContext::scoreAndSlope(int64_t b, int64_t h, int64_t i, int64_t j) {
+llvm::Expected<Scalar> EvalContext::runScoreMod(int64_t b, int64_t h, int64_t i, int64_t j,
+                                                bool seedScore) {
   const double *qRow = &q.data[qIndex(b, h, i)];
   const double *kRow = &k.data[kvIndex(b, h / group, j)];
   double dot = 0;
   for (int64_t d = 0; d < dim; ++d)
     dot += qRow[d] * kRow[d];
-  double s = scale * dot;
+  Scalar score = Scalar::ofFloat(scale * dot);
   if (!scoreMod)
-    return std::pair{s, 1.0};
-  Scalar score = Scalar::ofFloat(s);
-  score.d = 1;
-  llvm::Expected<Scalar> modded =
-      scoreMod->run({score, Scalar::ofIndex(size.firstBatch + b), Scalar::ofIndex(h),
-                     Scalar::ofIndex(i), Scalar::ofIndex(j)});
-  if (!modded)
-    return modded.takeError();
-  return std::pair{modded->f, modded->d};
+    return score;
+  score.d = seedScore ? 1 : 0;
+  return scoreMod->run({score, Scalar::ofIndex(size.firstBatch + b), Scalar::ofIndex(h),
+                        Scalar::ofIndex(i), Scalar::ofIndex(j)});
+}
+
+llvm::Expected<std::pair<double, double>>
+EvalContext::scoreAndSlope(int64_t b, int64_t h, int64_t i, int64_t j) {
+  llvm::Expected<Scalar> s = runScoreMod(b, h, i, j, /*seedScore=*/true);
+  if (!s)
+    return s.takeError();
+  return std::pair{s->f, scoreMod ? s->d : 1.0};
+}
+
+llvm::Error EvalContext::inputSlopes(int64_t b, int64_t h, int64_t i, int64_t j,
+                                     InputSlopeFn fn) {
+  // One run per load, seeded there (forward mode): a body reads few tables.
+  for (mlir::Operation *load : floatLoads) {
+    scoreMod->seedLoad(load);
+    llvm::Expected<Scalar> modded = runScoreMod(b, h, i, j, /*seedScore=*/false);
+    scoreMod->seedLoad(nullptr);
+    if (!modded)
+      return modded.takeError();
+    llvm::StringRef name = llvm::cast<LoadOp>(load).getInput();
+    const HostTensor &t = inputs->find(name)->second;
+    int64_t flat = 0;
+    for (auto [n, at] : llvm::enumerate(scoreMod->indicesOf(load)))
+      flat = flat * t.shape[n] + at;
+    fn(name, flat, modded->d);
+  }
+  return llvm::Error::success();
 }
 
 void EvalContext::storeRow(ReferenceResult &result, int64_t b, int64_t h,

@@ -75,6 +75,10 @@ public:
       return std::pair{-std::numeric_limits<double>::infinity(), 0.0};
     return scoreAndSlope(b, h, i, j);
   }
+  /// For each float attn.load of score_mod: fn(input name, the flat index
+  /// of the element it reads at (b, h, i, j), d score / d element).
+  using InputSlopeFn = llvm::function_ref<void(llvm::StringRef, int64_t, double)>;
+  llvm::Error inputSlopes(int64_t b, int64_t h, int64_t i, int64_t j, InputSlopeFn fn);
   /// score_mod's float results unrounded (ModInterpreter::setExact).
   void setExact() {
     if (scoreMod)
@@ -111,6 +115,10 @@ private:
   std::optional<ModInterpreter> scoreMod, maskMod;
   const ModInputs *inputs; // checked against the spec (checkModInputs)
   llvm::Expected<Scalar> load(llvm::StringRef name, llvm::ArrayRef<int64_t> at) const;
+  llvm::SmallVector<mlir::Operation *> floatLoads; // score_mod's, in body order
+  /// score_mod(scale q_i . k_j, ...) (the scaled dot without one), deriving
+  /// with respect to the score where `seedScore`.
+  llvm::Expected<Scalar> runScoreMod(int64_t b, int64_t h, int64_t i, int64_t j, bool seedScore);
   int64_t group; // query heads per key/value head
   double scale;
 };

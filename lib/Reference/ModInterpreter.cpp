@@ -124,7 +124,7 @@ llvm::Expected<Scalar> ModInterpreter::run(llvm::ArrayRef<Scalar> args) {
   values.clear();
   // Derivatives only where an argument seeds one (the forward reference's
   // calls do not pay for them).
-  bool derive = llvm::any_of(args, [](const Scalar &a) { return a.d != 0; });
+  bool derive = seeded || llvm::any_of(args, [](const Scalar &a) { return a.d != 0; });
   for (auto [arg, value] : llvm::zip(block.getArguments(), args))
     values.try_emplace(arg, value);
   for (Operation &op : block.without_terminator()) {
@@ -132,10 +132,17 @@ llvm::Expected<Scalar> ModInterpreter::run(llvm::ArrayRef<Scalar> args) {
     if (!result)
       return result.takeError();
     if (derive && result->isFloat)
-      result->d = slope(op, result->f);
+      result->d = &op == seeded ? 1.0 : slope(op, result->f);
     values.try_emplace(op.getResult(0), std::move(*result));
   }
   return get(block.getTerminator()->getOperand(0));
+}
+
+llvm::SmallVector<int64_t, 4> ModInterpreter::indicesOf(Operation *load) {
+  llvm::SmallVector<int64_t, 4> at;
+  for (Value index : cast<mlir::attn::LoadOp>(load).getIndices())
+    at.push_back(get(index).i.getSExtValue());
+  return at;
 }
 
 llvm::Expected<Scalar> ModInterpreter::eval(Operation &op) {

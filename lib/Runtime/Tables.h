@@ -24,8 +24,8 @@
 namespace attnc::rt {
 
 /// The tables' bounds: a descriptor beyond them is malformed.
-constexpr int kMaxSymbols = 32, kMaxTensors = 16, kMaxArgs = 16, kMaxPhases = 8;
-constexpr int kMaxRank = 8, kMaxParams = 64;
+constexpr int kMaxSymbols = 32, kMaxTensors = 32, kMaxArgs = 32, kMaxPhases = 8;
+constexpr int kMaxRank = 8, kMaxParams = 96;
 
 /// One entry of a comma-separated list: a symbol, symbol / divisor (phase
 /// items) or scale * symbol + constant (dims: "batch+1", the offsets of a

@@ -26,6 +26,34 @@ static StringRef dlpackName(Type dtype) {
 
 /// A backward kernel (outputs = [dq, dk, dv]): the forward's tensors in,
 /// the gradients out.
+/// The mods' inputs' lines of a kernel's comment; returns their parameters
+/// ("const DLTensor *bias, "), for a backward kernel followed by the f32
+/// ones' gradients.
+static std::string describeInputs(AttentionSpecOpInterface op, llvm::raw_ostream &os) {
+  std::string params, gradients;
+  ArrayAttr inputs = op.getInputsAttr();
+  if (!inputs)
+    return params;
+  bool backward = op.hasOutput(OutputKind::dq);
+  for (auto input : inputs.getAsRange<ModInputAttr>()) {
+    std::string dims;
+    for (StringRef d : input.getDims().getAsValueRange<StringAttr>())
+      dims += (dims.empty() ? "" : ", ") + d.str();
+    bool table = input.getElementType().isF32();
+    StringRef name = input.getName().getValue();
+    os << " *   " << name << ": " << (table ? "float32" : "int32") << " [" << dims
+       << "], read by the mods (any strides; an index outside it fails the call with "
+          "ATTNC_ERR_INDEX)\n";
+    params += "const DLTensor *" + name.str() + ", ";
+    if (backward && table) {
+      os << " *   d_" << name << ": float32 [" << dims << "], written: the loss's gradient on "
+         << name << " (bit-identical for any thread count)\n";
+      gradients += "DLTensor *d_" + name.str() + ", ";
+    }
+  }
+  return params + gradients;
+}
+
 static void describeBackwardKernel(KernelOp kernel, AttentionSpecOpInterface op,
                                    llvm::raw_ostream &os) {
   std::string dim = std::to_string(op.getDim());
@@ -47,12 +75,16 @@ static void describeBackwardKernel(KernelOp kernel, AttentionSpecOpInterface op,
      << " *   lse: float32 [batch, " << op.getHeads() << ", seq_q], the forward's\n"
      << " *   out and lse from the forward kernel of the same spec (outputs = [out, lse]);\n"
      << " *   d_out the loss's gradient on out; writes dq, dk, dv (bit-identical for any\n"
-     << " *   thread count); each call allocates kv_chunks x dq in float32 as working memory\n"
-     << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
+     << " *   thread count); each call allocates kv_chunks x dq in float32 as working memory\n";
+  std::string inputParams = describeInputs(op, os);
+  if (inputParams.find("d_") != std::string::npos)
+    os << " *   working memory: also batch x kv_heads x kv_chunks float32 copies of each float32 input\n";
+  os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"
      << "    const DLTensor *out, const DLTensor *lse, const DLTensor *d_out,\n"
-     << "    DLTensor *dq, DLTensor *dk, DLTensor *dv, const attnc_options *opt);\n\n";
+     << "    DLTensor *dq, DLTensor *dk, DLTensor *dv, " << inputParams
+     << "const attnc_options *opt);\n\n";
 }
 
 static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
@@ -126,18 +158,7 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   if (varlen && page == 0)
     os << " *   kv_lens: int32 [batch], the keys each sequence uses from the start of its rows "
           "in k and v (FlashAttention's seqused_k; each at most its length in cu_seqlens_kv)\n";
-  std::string inputParams;
-  if (ArrayAttr inputs = op.getInputsAttr())
-    for (auto input : inputs.getAsRange<ModInputAttr>()) {
-      std::string dims;
-      for (StringRef d : input.getDims().getAsValueRange<StringAttr>())
-        dims += (dims.empty() ? "" : ", ") + d.str();
-      os << " *   " << input.getName().getValue() << ": "
-         << (input.getElementType().isF32() ? "float32" : "int32") << " [" << dims
-         << "], read by the mods (any strides; an index outside it fails the call with "
-            "ATTNC_ERR_INDEX)\n";
-      inputParams += "const DLTensor *" + input.getName().str() + ", ";
-    }
+  std::string inputParams = describeInputs(op, os);
   os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"

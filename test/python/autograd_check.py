@@ -8,6 +8,9 @@
   rtol 1e-4 in f32 and 2e-2 in bf16 (matrix.json's backward tolerances);
 - packed documents of random lengths, the mask_mod reading a document-id tensor (int32, passed
   to the op after q, k, v; it gets no gradient);
+- learned tables the score_mod reads (a relative-position bias [heads, 33] and per-head
+  soft-cap values, float32): their gradients too, in f32 and bf16, and on 1, 2 and 8 threads
+  the same bits;
 - the backward kernel's dq, dk and dv bit-identical on 1, 2 and 8 threads;
 - a loss through lse: NotImplementedError (the kernel propagates out's gradient only).
 
@@ -177,12 +180,75 @@ def check_documents(args, n=300):
           "max |err| %s (rtol 0.0001)" % ", ".join("%.1e" % e for _, e in results))
 
 
+TABLES = """
+attn.kernel @fwd {
+  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 32, dtype = %(dtype)s,
+                  layout = bhsd, mask = #attn.causal<top_left>, outputs = [out, lse],
+                  inputs = [bias: f32 [heads, 33], cap: f32 [heads]]}
+%(mod)s}
+attn.kernel @bwd {
+  attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 32, dtype = %(dtype)s,
+                  layout = bhsd, mask = #attn.causal<top_left>, outputs = [dq, dk, dv],
+                  inputs = [bias: f32 [heads, 33], cap: f32 [heads]]}
+%(mod)s}
+"""
+TABLES_MOD = """  score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+    %lo = arith.constant -16 : index
+    %hi = arith.constant 16 : index
+    %d = arith.subi %kv, %q : index
+    %c = arith.maxsi %d, %lo : index
+    %e = arith.minsi %c, %hi : index
+    %at = arith.addi %e, %hi : index
+    %bias = attn.load @bias[%h, %at] : f32
+    %cap = attn.load @cap[%h] : f32
+    %x = arith.divf %s, %cap : f32
+    %t = math.tanh %x : f32
+    %y = arith.mulf %t, %cap : f32
+    %r = arith.addf %y, %bias : f32
+    attn.yield %r : f32
+  }
+"""
+
+
+def check_tables(args, dtype, n=200):
+    """A relative-position bias table and per-head soft-cap values (float32 inputs the
+    score_mod reads): the gradients of q, k, v and of both tables against float64 autograd."""
+    module = attnc.compile(TABLES % {"dtype": dtype, "mod": TABLES_MOD}, cache=args.work,
+                           attnc=args.attnc)
+    op = attnc.torch.register_autograd(module.fwd, module.bwd, "attnc_grad::tables_" + dtype)
+    torch_dtype = {"f32": torch.float32, "bf16": torch.bfloat16}[dtype]
+    gen = torch.Generator().manual_seed(7)
+    shapes = [(1, 4, n, 32), (1, 2, n, 32), (1, 2, n, 32)]
+    q, k, v = (torch.randn(*s, generator=gen).to(torch_dtype).requires_grad_() for s in shapes)
+    bias = (0.5 * torch.randn(4, 33, generator=gen)).requires_grad_()
+    cap = (2 + 3 * torch.rand(4, generator=gen)).requires_grad_()
+    w = torch.randn(1, 4, n, 32, generator=gen).to(torch_dtype)
+    out, _ = op(q, k, v, bias, cap)
+    (out.float() * w.float()).sum().backward()
+    leaves = [x.detach().double().requires_grad_() for x in (q, k, v, bias, cap)]
+    bias64, cap64 = leaves[3:]
+    def mod(s, h, i, j):
+        c = cap64[h.long()]
+        return c * torch.tanh(s / c) + bias64[h.long(), ((j - i).clamp(-16, 16) + 16).long()]
+    (math_attention(*leaves[:3], lambda i, j: j <= i, mod) * w.double()).sum().backward()
+    rtol = {"f32": 1e-4, "bf16": 2e-2}[dtype]
+    floor = w.double().abs().max().item()
+    results = [within(x.grad, x64.grad, rtol, floor)
+               for x, x64 in zip((q, k, v, bias, cap), leaves)]
+    check("tables (bias, cap: f32 inputs) %s N=%d: dq, dk, dv, d_bias, d_cap = float64 autograd"
+          % (dtype, n), all(ok for ok, _ in results),
+          "max |err| %s (rtol %g)" % (", ".join("%.1e" % e for _, e in results), rtol))
+    return module, (q.detach(), k.detach(), v.detach(), w, bias.detach(), cap.detach())
+
+
 def check_threads(module, tensors):
-    q, k, v, d_out = tensors
-    out, lse = module.fwd(q, k, v)
-    runs = [module.bwd(q, k, v, out, lse, d_out, num_threads=t) for t in (1, 2, 8)]
+    q, k, v, d_out, *tables = tensors
+    out, lse = module.fwd(q, k, v, *tables)
+    runs = [module.bwd(q, k, v, out, lse, d_out, *tables, num_threads=t) for t in (1, 2, 8)]
     same = all(torch.equal(a, b) for run in runs[1:] for a, b in zip(runs[0], run))
-    check("backward on 1, 2 and 8 threads: same bits", same)
+    check("backward%s on 1, 2 and 8 threads: same bits" % (" with tables" if tables else ""),
+          same and len(runs[0]) == 3 + len(tables))
 
 
 def check_lse_gradient(module, q, k, v):
@@ -209,6 +275,8 @@ def main():
     for name in ("causal", "gqa_causal", "softcap"):
         module, tensors = check_variant(args, name, "bf16", 128)
     check_documents(args)
+    check_tables(args, "bf16")
+    check_threads(*check_tables(args, "f32"))
     module, tensors = check_variant(args, "gqa_causal", "f32", 300)
     check_threads(module, tensors)
     check_lse_gradient(module, *tensors[:3])

@@ -9,7 +9,8 @@
 // sum(d_out * out) over its own forward (double, score_mod unrounded), for
 // every element of q, k and v, on small specs of every mask kind, GQA and
 // score_mods whose derivative is not 1 (soft-capping's tanh, ALiBi's bias,
-// a division); and its forward against evaluateReference's out.
+// a division); the gradients of f32 tables a score_mod reads, the same way;
+// and its forward against evaluateReference's out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,11 +70,15 @@ void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 class BackwardTest : public ::testing::TestWithParam<Case> {
 protected:
   attn::AttentionOp parse(const Case &c) {
+    return parse(std::string("attn.kernel @k {\n  attn.attention {num_heads = ") +
+                 std::to_string(c.heads) + ", num_kv_heads = " + std::to_string(c.kvHeads) +
+                 ", head_dim = 8, dtype = f32, layout = " + c.layout + ", mask = " + c.mask +
+                 ", outputs = [out]}" + c.mod + "\n}\n");
+  }
+  /// The attn.attention of a spec's text (null, and a failure, if it does
+  /// not parse).
+  attn::AttentionOp parse(const std::string &text) {
     context.loadDialect<attn::AttnDialect, arith::ArithDialect, math::MathDialect>();
-    std::string text = std::string("attn.kernel @k {\n  attn.attention {num_heads = ") +
-                       std::to_string(c.heads) + ", num_kv_heads = " + std::to_string(c.kvHeads) +
-                       ", head_dim = 8, dtype = f32, layout = " + c.layout + ", mask = " +
-                       c.mask + ", outputs = [out]}" + c.mod + "\n}\n";
     module = parseSourceString<ModuleOp>(text, &context);
     attn::AttentionOp op;
     if (module)
@@ -88,8 +93,8 @@ protected:
 
 /// sum(dOut * out) of the backward's own forward.
 double loss(attn::AttentionOp op, const HostTensor &q, const HostTensor &k,
-            const HostTensor &v, const HostTensor &dOut) {
-  llvm::Expected<BackwardResult> r = evaluateBackward(op, q, k, v, dOut);
+            const HostTensor &v, const HostTensor &dOut, const ModInputs *inputs = nullptr) {
+  llvm::Expected<BackwardResult> r = evaluateBackward(op, q, k, v, dOut, inputs);
   if (!r) {
     ADD_FAILURE() << llvm::toString(r.takeError());
     return NAN;
@@ -154,7 +159,6 @@ INSTANTIATE_TEST_SUITE_P(
 /// may use, against a central difference of its exact value: `body` computes
 /// %r from %s (the score) and %c (0.3).
 TEST_F(BackwardTest, EveryFloatOpHasItsDerivative) {
-  context.loadDialect<attn::AttnDialect, arith::ArithDialect, math::MathDialect>();
   const char *bodies[] = {
       "%r = arith.addf %s, %s : f32",       "%r = arith.subf %c, %s : f32",
       "%r = arith.mulf %s, %s : f32",       "%r = arith.divf %c, %s : f32",
@@ -180,10 +184,8 @@ TEST_F(BackwardTest, EveryFloatOpHasItsDerivative) {
                                    "^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: "
                                    "index):\n      %c = arith.constant 0.3 : f32\n      ") +
                        body + "\n      attn.yield %r : f32\n    }\n}\n";
-    module = parseSourceString<ModuleOp>(text, &context);
-    ASSERT_TRUE(module) << text;
-    attn::AttentionOp op;
-    module->walk([&](attn::AttentionOp found) { op = found; });
+    attn::AttentionOp op = parse(text);
+    ASSERT_TRUE(op);
     ModInterpreter mod(op.getScoreMod());
     mod.setExact(true);
     auto at = [&](double s, double seed) {
@@ -200,16 +202,81 @@ TEST_F(BackwardTest, EveryFloatOpHasItsDerivative) {
   }
 }
 
-TEST_F(BackwardTest, RefusesPackedSequences) {
-  attn::AttentionOp op = parse(Case{"varlen", "#attn.full", "bshd", "", 2, 2});
+// A relative-position bias table and per-head soft-cap values read from
+// tensors (and an int32 table, which has no gradient).
+constexpr const char *kTables = R"(
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %lo = arith.constant -4 : index
+      %hi = arith.constant 4 : index
+      %d = arith.subi %kv, %q : index
+      %c = arith.maxsi %d, %lo : index
+      %e = arith.minsi %c, %hi : index
+      %at = arith.addi %e, %hi : index
+      %bias = attn.load @bias[%h, %at] : f32
+      %cap = attn.load @cap[%h] : f32
+      %shift = attn.load @shift[%b] : i32
+      %sf = arith.sitofp %shift : i32 to f32
+      %x = arith.divf %s, %cap : f32
+      %t = math.tanh %x : f32
+      %y = arith.mulf %t, %cap : f32
+      %z = arith.addf %y, %bias : f32
+      %r = arith.addf %z, %sf : f32
+      attn.yield %r : f32
+    })";
+
+TEST_F(BackwardTest, TablesMatchFiniteDifferences) {
+  attn::AttentionOp op = parse(
+      std::string("attn.kernel @k {\n  attn.attention {num_heads = 4, num_kv_heads = 2, "
+                  "head_dim = 8, dtype = f32, layout = bshd, mask = "
+                  "#attn.causal<bottom_right>, outputs = [out], inputs = [bias: f32 [heads, 9], "
+                  "cap: f32 [heads], shift: i32 [batch]]}") +
+      kTables + "\n}\n");
   ASSERT_TRUE(op);
-  std::string text = "attn.kernel @v {\n  attn.attention {num_heads = 2, head_dim = 8, dtype = "
-                     "f32, layout = bshd, mask = #attn.full, outputs = [out], varlen = "
-                     "cu_seqlens}\n}\n";
-  module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(module) << text;
-  attn::AttentionOp varlen;
-  module->walk([&](attn::AttentionOp found) { varlen = found; });
+  ProblemSize size{2, 7, 9};
+  HostTensor q = randomTensor(ElementType::f32, tensorShape(op, size, true), 1);
+  HostTensor k = randomTensor(ElementType::f32, tensorShape(op, size, false), 2);
+  HostTensor v = randomTensor(ElementType::f32, tensorShape(op, size, false), 3);
+  HostTensor dOut = randomTensor(ElementType::f32, q.shape, 4);
+  ModInputs inputs;
+  inputs["bias"] = randomTensor(ElementType::f32, {4, 9}, 5);
+  inputs["cap"] = HostTensor(ElementType::f32, {4});
+  for (int64_t h = 0; h < 4; ++h)
+    inputs["cap"].data[h] = 1.5 + 0.5 * h;
+  inputs["shift"] = HostTensor(ElementType::i32, {2});
+  inputs["shift"].data = {1, -2};
+  llvm::Expected<BackwardResult> grads = evaluateBackward(op, q, k, v, dOut, &inputs);
+  ASSERT_TRUE(bool(grads)) << llvm::toString(grads.takeError());
+  ASSERT_EQ(grads->dInputs.size(), 2u); // not the int32 table's
+  const double h = 1e-5, tol = 1e-7;
+  for (const char *name : {"bias", "cap"}) {
+    HostTensor &table = inputs[name];
+    const HostTensor &grad = grads->dInputs[name];
+    ASSERT_EQ(grad.shape, table.shape);
+    int64_t nonzero = 0;
+    for (int64_t n = 0; n < table.numElements(); ++n) {
+      double x = table.data[n];
+      table.data[n] = x + h;
+      double up = loss(op, q, k, v, dOut, &inputs);
+      table.data[n] = x - h;
+      double down = loss(op, q, k, v, dOut, &inputs);
+      table.data[n] = x;
+      double numeric = (up - down) / (2 * h);
+      ASSERT_NEAR(grad.data[n], numeric, tol * (1 + std::fabs(numeric)))
+          << "d" << name << " element " << n;
+      nonzero += grad.data[n] != 0;
+    }
+    // Causal, seq_q 7 against 9 keys: distances -8..2 clamped to [-4, 4]
+    // reach every column of bias but the last two.
+    EXPECT_GE(nonzero, table.numElements() * 3 / 4) << name;
+  }
+}
+
+TEST_F(BackwardTest, RefusesPackedSequences) {
+  attn::AttentionOp varlen =
+      parse("attn.kernel @v {\n  attn.attention {num_heads = 2, head_dim = 8, dtype = f32, "
+            "layout = bshd, mask = #attn.full, outputs = [out], varlen = cu_seqlens}\n}\n");
+  ASSERT_TRUE(varlen);
   HostTensor t = randomTensor(ElementType::f32, {1, 4, 2, 8}, 1);
   llvm::Expected<BackwardResult> r = evaluateBackward(varlen, t, t, t, t);
   ASSERT_FALSE(bool(r));

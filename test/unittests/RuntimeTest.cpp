@@ -292,7 +292,7 @@ TEST_F(Runtime, ScratchAmongTheArgumentsIsMalformed) {
   EXPECT_EQ(attnc_rt_launch(&p.desc, &p.q.dl, &p.k.dl, &p.v.dl, &p.out.dl, &p.lse.dl, nullptr),
             ATTNC_ERR_ABI);
   EXPECT_STREQ(attnc_last_error(), "kernel 'fake': malformed descriptor: scratch tensor o_part "
-               "is view 2, not a free one in [5, 16) after the arguments, or is flagged an "
+               "is view 2, not a free one in [5, 32) after the arguments, or is flagged an "
                "output, or belongs to a kernel not on kDLCPU");
   EXPECT_TRUE(gVisits.empty());
 }

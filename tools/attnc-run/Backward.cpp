@@ -96,8 +96,14 @@ llvm::Error attnc::runBackward(AttentionSpecOpInterface op, const HostTensor &q,
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   llvm::outs() << llvm::formatv("backward (reference, double): {0:f3} s\n", seconds);
-  return writeGradients(dir, {{"d_out", &*dOut}, {"dq", &grads->dq}, {"dk", &grads->dk},
-                              {"dv", &grads->dv}});
+  std::vector<std::string> names;
+  std::vector<std::pair<const char *, const HostTensor *>> files = {
+      {"d_out", &*dOut}, {"dq", &grads->dq}, {"dk", &grads->dk}, {"dv", &grads->dv}};
+  for (const auto &d : grads->dInputs)
+    names.push_back("d_" + d.first().str());
+  for (auto [name, d] : llvm::zip(names, grads->dInputs))
+    files.push_back({name.c_str(), &d.second});
+  return writeGradients(dir, files);
 }
 
 llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTensor &q,
@@ -135,6 +141,17 @@ llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTe
       inputs.push_back(DeviceTensor::from(t.type, t));
       args.push_back(&inputs.back()->dl);
     }
+  // Then the gradients of the f32 ones, in the same order.
+  std::vector<std::string> tables;
+  std::vector<std::unique_ptr<DeviceTensor>> tableGrads;
+  if (mlir::ArrayAttr decls = op.getInputsAttr())
+    for (auto decl : decls.getAsRange<mlir::attn::ModInputAttr>())
+      if (decl.getElementType().isF32()) {
+        tables.push_back(decl.getName().getValue().str());
+        const HostTensor &t = mods.find(tables.back())->second;
+        tableGrads.push_back(std::make_unique<DeviceTensor>(ElementType::f32, t.shape));
+        args.push_back(&tableGrads.back()->dl);
+      }
   attnc_options options{o.threads};
   std::vector<double> times;
   for (int r = 0; r <= o.repeat; ++r) { // run 0 warms up
@@ -180,9 +197,21 @@ llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTe
   for (int i = 0; i < 3; ++i)
     ok &= compareOutputs(names[i], got[i], *want[i], rtol,
                          rtol * std::max(largestMagnitude(*want[i]), floor));
+  std::vector<std::string> tableNames;
+  std::vector<HostTensor> tableGot;
+  for (auto [table, grad] : llvm::zip(tables, tableGrads)) {
+    tableNames.push_back("d_" + table);
+    tableGot.push_back(grad->toHost());
+    const HostTensor &want = ref->dInputs.find(table)->second;
+    ok &= compareOutputs(tableNames.back().c_str(), tableGot.back(), want, rtol,
+                         rtol * std::max(largestMagnitude(want), floor));
+  }
+  std::vector<std::pair<const char *, const HostTensor *>> files = {
+      {"d_out", &*dOut}, {"dq", &got[0]}, {"dk", &got[1]}, {"dv", &got[2]}};
+  for (auto [name, t] : llvm::zip(tableNames, tableGot))
+    files.push_back({name.c_str(), &t});
   if (!o.dir.empty())
-    if (llvm::Error err = writeGradients(
-            o.dir, {{"d_out", &*dOut}, {"dq", &got[0]}, {"dk", &got[1]}, {"dv", &got[2]}}))
+    if (llvm::Error err = writeGradients(o.dir, files))
       return err;
   return ok ? llvm::Error::success()
             : error("the compiled backward kernel does not match the reference");

@@ -338,12 +338,18 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   } else if (backward) {
     auto tiled = dyn_cast_or_null<FlashBackwardOp>(kernel.getCompute().getOperation());
     int64_t chunks = tiled ? tiled.getChunks() : kDefaultKvChunks;
+    std::string tables; // the f32 inputs' gradients, each its own last phase
+    if (ArrayAttr inputs = op.getInputsAttr())
+      for (auto input : inputs.getAsRange<ModInputAttr>())
+        if (input.getElementType().isF32())
+          tables += ", then " + cast<StringAttr>(input.getDims()[0]).getValue().str() + " (d_" +
+                    input.getName().getValue().str() + ")";
     attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
                             op.getDtype().getIntOrFloatBitWidth() / 8,
                             o.batch * op.getKvHeads() * chunks,
                             "batch x kv_heads x " + std::to_string(chunks) +
                                 " KV chunks (dk, dv, dq partials), then batch x heads x query "
-                                "tiles (dq)",
+                                "tiles (dq)" + tables,
                             os);
   } else {
     attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),

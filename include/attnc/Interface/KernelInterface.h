@@ -111,13 +111,18 @@ KernelInterface attentionInterface(const AttentionFacts &facts);
 /// as of its forward, `chunks` its kv_chunks): q, k, v, out (the forward's),
 /// lse (f32, the forward's), d_out (out's gradient) as arguments 0-5, dq,
 /// dk and dv (written) as 6-8, in the forward's layout and dtype; the mods'
-/// inputs after them, then the scratch dq_part [batch, heads, chunks,
-/// seq_q, head_dim] and delta [batch, heads, seq_q] (f32). Three phases:
+/// inputs after them, then d_<name> (f32, written, the input's dims and any
+/// strides) for each f32 input, then the scratch dq_part [batch, heads,
+/// chunks, seq_q, head_dim] and delta [batch, heads, seq_q] (f32), then
+/// <name>_part [batch, kv_heads, chunks, <the input's dims>] for each f32
+/// input (each dkdv item's share of its gradient). Three phases:
 /// "delta" over (batch, heads, seq_q / block_q), D = rowsum(d_out * out) per
 /// row; "dkdv" over (batch, kv_heads, chunks), each item the KV tiles chunk,
 /// chunk + chunks, ... (dk and dv rows, and its chunk's dq partial); then
 /// "dq" over (batch, heads, seq_q / block_q), which sums the partials in
-/// chunk order: the result does not depend on the thread count.
+/// chunk order: the result does not depend on the thread count; then, per
+/// f32 input, "d_<name>" over its first dim, which sums the items' shares
+/// in item order.
 KernelInterface backwardInterface(const AttentionFacts &facts, int64_t chunks);
 
 /// An interface laid out as the C structs the runtime reads, valid while

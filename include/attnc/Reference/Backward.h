@@ -15,6 +15,9 @@
 //   dt_j = P_j (dP_j - D) * d score_mod / d t (at t_j),
 //   dq_i += scale sum_j dt_j k_j,  dk_j += scale dt_j q_i,  dv_j += P_j dO
 //
+// and for each element x of an f32 mod input that score_mod reads at
+// (b, h, i, j): dx += P_j (dP_j - D) * d score_mod / d x.
+//
 // (under GQA, dk and dv of a key/value head sum over its group of query
 // heads). Masked pairs and rows with nothing kept contribute nothing;
 // score_mod's derivative comes from the interpreter's forward mode, exact
@@ -34,6 +37,7 @@ struct BackwardResult {
   HostTensor dq, dk, dv; // the shapes and layout of q, k, v; in double, not rounded
   HostTensor out;        // the forward's out, in double, not rounded
   HostTensor lse;        // the forward's lse [batch, heads, seq_q], -inf where nothing is kept
+  ModInputs dInputs;     // each f32 mod input's gradient (its shape), by name
   int64_t keptPairs = 0; // (b, h, i, j) entries the masks keep
 };
 

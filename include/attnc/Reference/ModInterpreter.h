@@ -11,8 +11,9 @@
 // result is rounded to its type, unless the interpreter is exact; integers
 // keep their bit width (index is 64 bits). Every float value also carries
 // its derivative with respect to the float arguments (forward mode: the
-// arguments' `d` seed it), which the reference backward takes for
-// d score_mod / d score.
+// arguments' `d` seed it), or with respect to one float attn.load's element
+// (seedLoad), which the reference backward takes for d score_mod / d score
+// and d score_mod / d (a mod input's element).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,11 @@ public:
   /// Float results in double, not rounded to their types (the backward's
   /// forward pass: exact derivatives of a function that has them).
   void setExact(bool on) { exact = on; }
+  /// The next runs derive with respect to what `load` (an attn.load of the
+  /// body, null: none) reads, instead of the arguments.
+  void seedLoad(mlir::Operation *load) { seeded = load; }
+  /// The indices `load` read in the last run.
+  llvm::SmallVector<int64_t, 4> indicesOf(mlir::Operation *load);
 
 private:
   llvm::Expected<Scalar> eval(mlir::Operation &op);
@@ -69,6 +75,7 @@ private:
   mlir::Block &block;
   Loader loader;
   bool exact = false;
+  mlir::Operation *seeded = nullptr;
   llvm::DenseMap<mlir::Value, Scalar> values;
 };
 

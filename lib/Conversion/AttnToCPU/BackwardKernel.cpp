@@ -35,6 +35,7 @@
 
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
 
+#include "BackwardInputs.h"
 #include "FlashKernelBuilder.h"
 #include "LoopBuilder.h"
 #include "ModInputLoad.h"
@@ -69,6 +70,7 @@ public:
   void buildDelta(func::FuncOp func);
   void buildKeyValue(func::FuncOp func);
   void buildQuery(func::FuncOp func);
+  void buildInputSum(func::FuncOp func, size_t table);
 
 private:
   VectorType vecType() { return VectorType::get({w}, b.getF32Type()); }
@@ -125,6 +127,7 @@ private:
   void gradientScores();
   void keyGradients(Value acc, Value weights, Value rowsOf);
   void queryGradients(Value head, Value chunk, Value q0, Value rows);
+  void inputPass(Value chunk, Value rows, Value cols);
   void visitPair(Value head, Value chunk, Value q0, Value k0, Value cols);
   void writeKeyRows(Value k0, Value cols);
 
@@ -138,6 +141,7 @@ private:
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, doBuf, dqBuf, dkBuf, dvBuf, partBuf, deltaBuf;
   Value batch, kvHead, status;
   ModInputViews modInputs; // the tensors the mods read
+  std::optional<InputGradients> tables; // the f32 ones, whose gradients are computed
   Strides doS, dqS, dkS, dvS;
   Value partS[4], deltaS[2];
   /// Per KV tile (f32, zero past seq_kv and head_dim): KF k's rows, KT and
@@ -146,8 +150,9 @@ private:
   /// Per tile pair: QF, DOF q's and d_out's rows (zero past seq_q), D the
   /// rows' rowsum(d_out * out) (from delta), LS their lse in log2 units (+inf where the
   /// row is past seq_q or keeps nothing: P = 0), PS P then (in the element
-  /// pass) raw scores, DS dS, SL score_mod's derivative.
-  Value QF, DOF, D, LS, PS, DS, SL;
+  /// pass) raw scores, DS dS, SL score_mod's derivative; where the score_mod
+  /// reads an f32 input, GS = P (dP - D).
+  Value QF, DOF, D, LS, PS, DS, SL, GS;
   /// maskInBlock kernels, per pair: each row block's kept key range, and
   /// each key block's rows (storeKeyRanges).
   Value RK, RR;
@@ -155,19 +160,24 @@ private:
 
 } // namespace
 
-/// The function's arguments (q ... dv, the mods' inputs, dq_part, delta,
-/// params, the item's coordinates); returns the coordinates.
+/// The function's arguments (q ... dv, the mods' inputs, the f32 ones'
+/// gradients, dq_part, delta, the f32 inputs' shares, params, the item's
+/// coordinates); returns the coordinates.
 ArrayRef<BlockArgument> BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument> args) {
   module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
   doBuf = args[5], dqBuf = args[6], dkBuf = args[7], dvBuf = args[8];
   unsigned inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
-  partBuf = args[9 + inputs], deltaBuf = args[10 + inputs];
-  params = args[11 + inputs];
-  ArrayRef<BlockArgument> coords = args.drop_front(12 + inputs);
+  unsigned f32Inputs = InputGradients::tablesOf(op).size(), at = 9 + inputs + f32Inputs;
+  partBuf = args[at], deltaBuf = args[at + 1];
+  params = args[at + 2 + f32Inputs];
+  ArrayRef<BlockArgument> coords = args.drop_front(at + 3 + f32Inputs);
   batch = coords[0];
   readAttentionParams();
   modInputs = ModInputViews(b, b.getLoc(), op, ValueRange(args.slice(9, inputs)), params, 9);
+  if (f32Inputs)
+    tables.emplace(b, op, modInputs, ValueRange(args.slice(9 + inputs, f32Inputs)),
+                   ValueRange(args.slice(at + 2, f32Inputs)), params);
   doS = readStrides(ATTNC_P_DOUT_STRIDES);
   dqS = readStrides(ATTNC_P_DQ_STRIDES);
   dkS = readStrides(ATTNC_P_DK_STRIDES);
@@ -478,9 +488,19 @@ void BackwardKernelBuilder::elementPass(Value head, Value q0, Value rows, Value 
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
         Value s = arith::MulFOp::create(b, load(PS, {i, j}), f32(scale));
         Value slope = f32(1);
-        if (scoreMod)
-          std::tie(s, slope) = inlineModWithSlope(b, b.getLoc(), op.getScoreMod(),
-                                                  {s, batch, head, qPos, kPos}, onZero, readInput);
+        if (scoreMod) {
+          // d / d score, and d / d each table element it reads (recorded).
+          SmallVector<Operation *> seeds = {nullptr};
+          if (GS)
+            llvm::append_range(seeds, tables->seeds());
+          ModSlopes mod = inlineModWithSlopes(b, b.getLoc(), op.getScoreMod(),
+                                              {s, batch, head, qPos, kPos}, onZero, readInput,
+                                              seeds);
+          s = mod.value;
+          slope = mod.slopes.front();
+          if (GS)
+            tables->record(mod, i, j);
+        }
         Value keep = select(full, b.getI1Type(),
                             [&] { return arith::ConstantIntOp::create(b, 1, 1).getResult(); },
                             [&] {
@@ -513,6 +533,8 @@ void BackwardKernelBuilder::gradientScores() {
   keyProducts(DOF, VT, DS, [&](Value i, ArrayRef<Value> at, Value dp) {
     Value ds = arith::MulFOp::create(
         b, loadVec(PS, at), arith::SubFOp::create(b, dp, splat(load(D, {i}))));
+    if (GS)
+      storeVec(ds, GS, at);
     if (scoreMod)
       ds = arith::MulFOp::create(b, ds, loadVec(SL, at));
     storeVec(ds, DS, at);
@@ -574,6 +596,18 @@ void BackwardKernelBuilder::queryGradients(Value head, Value chunk, Value q0, Va
   });
 }
 
+/// The pair's share of the f32 inputs' gradients: G = P (dP - D) times the
+/// slopes the element pass recorded, where G is not 0 (kept, inside the tile).
+void BackwardKernelBuilder::inputPass(Value chunk, Value rows, Value cols) {
+  loop(0, rows, 1, [&](Value i) {
+    loop(0, cols, 1, [&](Value j) {
+      Value g = load(GS, {i, j});
+      Value nonzero = arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, g, f32(0));
+      ifThen(nonzero, [&] { tables->accumulate(g, i, j, batch, kvHead, chunk); });
+    });
+  });
+}
+
 /// One (query tile, KV tile) pair of query head `head`, unless the mask
 /// empties it.
 void BackwardKernelBuilder::visitPair(Value head, Value chunk, Value q0, Value k0, Value cols) {
@@ -596,6 +630,8 @@ void BackwardKernelBuilder::visitPair(Value head, Value chunk, Value q0, Value k
     if (!maskInBlock())
       ifThen(notI1(fused), [&] { elementPass(head, q0, rows, k0, cols, full); });
     gradientScores();
+    if (GS)
+      inputPass(chunk, rows, cols);
     keyGradients(DV, PS, DOF);
     keyGradients(DK, DS, QF);
     queryGradients(head, chunk, q0, rows);
@@ -635,6 +671,10 @@ void BackwardKernelBuilder::buildKeyValue(func::FuncOp func) {
   DS = stackBuffer({blockQ, blockKv});
   if (scoreMod)
     SL = stackBuffer({blockQ, blockKv});
+  if (tables && tables->read()) {
+    GS = stackBuffer({blockQ, blockKv});
+    tables->allocate(blockQ, blockKv);
+  }
   if (maskInBlock()) {
     auto ranges = [&](int64_t extent) {
       return memref::AllocaOp::create(
@@ -644,6 +684,8 @@ void BackwardKernelBuilder::buildKeyValue(func::FuncOp func) {
     RR = ranges(blockKv);
   }
   zeroPartials(chunk);
+  if (tables)
+    tables->zeroShares(batch, kvHead, chunk);
   Value kvTiles = arith::CeilDivSIOp::create(b, seqKv, idx(blockKv));
   Value qTiles = arith::CeilDivSIOp::create(b, seqQ, idx(blockQ));
   loop(chunk, kvTiles, chunks, [&](Value tile) {
@@ -658,6 +700,16 @@ void BackwardKernelBuilder::buildKeyValue(func::FuncOp func) {
     });
     writeKeyRows(k0, cols);
   });
+  func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
+}
+
+/// Row i of an f32 input's gradient, d_<name>: the dkdv items' shares
+/// summed (InputGradients).
+void BackwardKernelBuilder::buildInputSum(func::FuncOp func, size_t table) {
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ArrayRef<BlockArgument> coords = readCommon(entry->getArguments());
+  tables->sumShares(table, coords[0]);
   func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
 }
 
@@ -723,19 +775,33 @@ LogicalResult mlir::attn::buildCpuBackwardKernel(FlashBackwardOp op,
   if (ArrayAttr inputs = op.getInputsAttr())
     for (auto decl : inputs.getAsRange<ModInputAttr>())
       args.push_back(MemRefType::get({ShapedType::kDynamic}, decl.getElementType()));
-  args.append({f32Buf, f32Buf, i64Buf});
-  args.append(3, b.getIndexType());
+  SmallVector<ModInputAttr> tables = InputGradients::tablesOf(op);
+  args.append(tables.size(), f32Buf); // their gradients
+  args.append({f32Buf, f32Buf});      // dq_part, delta
+  args.append(tables.size(), f32Buf); // their shares
+  args.push_back(i64Buf);
+  auto create = [&](StringRef phase, int64_t rank) {
+    SmallVector<Type> types = args;
+    types.append(rank, b.getIndexType());
+    std::string name = phaseFunctionName(kernel.getSymName(), "tile", phase);
+    auto func = func::FuncOp::create(b, name, FunctionType::get(ctx, types, {b.getI32Type()}));
+    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    return func;
+  };
   using Phase = void (BackwardKernelBuilder::*)(func::FuncOp);
   std::pair<StringRef, Phase> phases[] = {{"", &BackwardKernelBuilder::buildDelta},
                                           {"dkdv", &BackwardKernelBuilder::buildKeyValue},
                                           {"dq", &BackwardKernelBuilder::buildQuery}};
   for (auto [phase, build] : phases) {
-    std::string name = phaseFunctionName(kernel.getSymName(), "tile", phase);
-    auto func = func::FuncOp::create(b, name, FunctionType::get(ctx, args, {b.getI32Type()}));
-    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+    func::FuncOp func = create(phase, 3);
     ImplicitLocOpBuilder body(op.getLoc(), ctx);
     BackwardKernelBuilder builder(op, config, body);
     (builder.*build)(func);
+  }
+  for (auto [n, table] : llvm::enumerate(tables)) {
+    func::FuncOp func = create(("d_" + table.getName().getValue()).str(), 1);
+    ImplicitLocOpBuilder body(op.getLoc(), ctx);
+    BackwardKernelBuilder(op, config, body).buildInputSum(func, n);
   }
   return success();
 }

@@ -30,6 +30,8 @@ public:
                 Value params, int32_t firstArg);
 
   bool empty() const { return inputs.empty(); }
+  /// The extent of each dim of input `name`.
+  ArrayRef<Value> extentsOf(StringRef name) const { return find(name).extents; }
 
   /// The element `load` reads at `indices`; where an index is outside its
   /// dim, 0 (nothing is read) and `onFailure(code)` runs under that condition.

@@ -5,10 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The backward kernels need d score_mod(s) / d s at every kept element: the
-// body is inlined op by op (inlineModOps) and each float op's derivative is
-// emitted after it, forward mode, from its operands' derivatives (chain
-// rule). Values that do not depend on the score have none (zero); integer,
+// The backward kernels need d score_mod(s) / d s at every kept element, and
+// d score_mod / d x for each element x of an f32 table it reads: the body is
+// inlined op by op (inlineModOps) and each float op's derivatives are
+// emitted after it, forward mode, from its operands' (chain rule), one
+// chain per seed. Values that do not depend on a seed have none (zero); integer,
 // comparison and rounding ops have none either (zero almost everywhere), as
 // the reference's ModInterpreter computes them.
 //
@@ -152,26 +153,45 @@ Value SlopeEmitter::slopeOf(Operation &op) {
 
 } // namespace
 
-std::pair<Value, Value> mlir::attn::inlineModWithSlope(OpBuilder &b, Location loc, Region &region,
-                                                      ArrayRef<Value> args,
-                                                      llvm::function_ref<void(Value)> onZeroDivisor,
-                                                      ModLoadFn load) {
+mlir::attn::ModSlopes mlir::attn::inlineModWithSlopes(OpBuilder &b, Location loc, Region &region,
+                                          ArrayRef<Value> args,
+                                          llvm::function_ref<void(Value)> onZeroDivisor,
+                                          ModLoadFn load, ArrayRef<Operation *> seeds) {
   IRMapping map;
   Block &block = region.front();
   for (auto [arg, value] : llvm::zip(block.getArguments(), args))
     map.map(arg, value);
-  SlopeEmitter emitter(b, loc, map);
-  emitter.slopes[block.getArgument(0)] = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(args[0].getType(), 1.0));
+  // One emitter per seed, all over the same inlined values.
+  std::vector<SlopeEmitter> emitters;
+  for (size_t n = 0; n < seeds.size(); ++n)
+    emitters.emplace_back(b, loc, map);
+  auto one = [&](Value like) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(like.getType(), 1.0)).getResult();
+  };
+  for (auto [emitter, seed] : llvm::zip(emitters, seeds))
+    if (!seed)
+      emitter.slopes[block.getArgument(0)] = one(args[0]);
   for (Operation &op : block.without_terminator()) {
     inlineModOps(b, loc, block, map, [&](Operation &o) { return &o == &op; }, onZeroDivisor,
                  load);
-    if (Value slope = emitter.slopeOf(op))
-      emitter.slopes[op.getResult(0)] = slope;
+    for (auto [emitter, seed] : llvm::zip(emitters, seeds)) {
+      Value slope = seed == &op ? one(op.getResult(0)) : emitter.slopeOf(op);
+      if (slope)
+        emitter.slopes[op.getResult(0)] = slope;
+    }
   }
   Value result = block.getTerminator()->getOperand(0);
-  Value slope = emitter.slopes.lookup(result);
-  if (!slope)
-    slope = arith::ConstantOp::create(b, loc, b.getFloatAttr(args[0].getType(), 0.0));
-  return {map.lookup(result), slope};
+  ModSlopes out{map.lookup(result), {}, {}};
+  for (auto [emitter, seed] : llvm::zip(emitters, seeds)) {
+    Value slope = emitter.slopes.lookup(result);
+    out.slopes.push_back(slope ? slope
+                               : arith::ConstantOp::create(
+                                     b, loc, b.getFloatAttr(out.value.getType(), 0.0)));
+    SmallVector<Value, 4> at;
+    if (seed)
+      for (Value index : seed->getOperands())
+        at.push_back(map.lookup(index));
+    out.indices.push_back(at);
+  }
+  return out;
 }

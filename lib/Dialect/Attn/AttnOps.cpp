@@ -504,13 +504,6 @@ template <typename OpT> LogicalResult verifyBackward(OpT op) {
   if (op.getNumSplits() || op.getPageSize() || op.getVarlen())
     return op.emitOpError("a backward kernel (outputs = [dq, dk, dv]) is built for batched "
                           "q, k, v of one length each; drop num_splits, kv_cache and varlen");
-  if (ArrayAttr inputs = op.getInputsAttr())
-    for (auto input : inputs.getAsRange<ModInputAttr>())
-      if (input.getElementType().isF32())
-        return op.emitOpError("a backward kernel does not take f32 mod inputs yet (input '")
-               << input.getName().getValue()
-               << "': the gradient of a table the mods read is not computed); i32 inputs "
-                  "(ids, lengths) are taken";
   return success();
 }
 

@@ -33,14 +33,6 @@ attn.kernel @varlen {
 
 // -----
 
-attn.kernel @inputs {
-  // expected-error @below {{a backward kernel does not take f32 mod inputs yet (input 'slopes': the gradient of a table the mods read is not computed); i32 inputs (ids, lengths) are taken}}
-  attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bhsd, mask = #attn.full,
-                  outputs = [dq, dk, dv], inputs = [slopes: f32 [heads]]}
-}
-
-// -----
-
 attn.kernel @forward_tiled {
   // expected-error @below {{computes the forward; a spec with outputs = [dq, dk, dv] tiles to attn.flash_backward}}
   attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 32, dtype = f32, layout = bhsd,

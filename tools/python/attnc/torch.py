@@ -116,18 +116,20 @@ def register_autograd(forward: Callable[..., Any] | Kernel, backward: Callable[.
                       name: str) -> Any:
     """Defines the custom operator `name` as register() does for `forward` (a kernel of a spec
     with outputs = [out, lse]) and makes torch.autograd run `backward` (the same spec with
-    outputs = [dq, dk, dv]) for it: gradients reach q, k and v (the int32 tensors a spec's
-    mods read get none). Also registers the backward kernel as `name` + "_backward". The
+    outputs = [dq, dk, dv]) for it: gradients reach q, k, v and the float32 tensors the
+    spec's mods read (bias tables, per-head values; the int32 ones, ids and lengths, get
+    none). Also registers the backward kernel as `name` + "_backward". The
     gradient of a loss through lse is not propagated: a backward call whose lse gradient is
     not zero raises NotImplementedError."""
     fwd, bwd = _kernel_of(forward), _kernel_of(backward)
     names = lambda tensors: [t.name for t in tensors]
     extras = names(fwd.inputs)[3:]  # the tensors the mods read
+    tables = [t.name for t in fwd.inputs[3:] if t.dtype == "float32"]  # with gradients
     if names(fwd.inputs)[:3] != ["q", "k", "v"] or names(fwd.outputs) != ["out", "lse"]:
         raise TypeError("attnc.torch.register_autograd takes a forward kernel of q, k, v with "
                         "outputs = [out, lse]; %s has inputs %s and outputs %s"
                         % (fwd.name, names(fwd.inputs), names(fwd.outputs)))
-    if (names(bwd.outputs) != ["dq", "dk", "dv"]
+    if (names(bwd.outputs) != ["dq", "dk", "dv"] + ["d_" + t for t in tables]
             or names(bwd.inputs) != ["q", "k", "v", "out", "lse", "d_out"] + extras):
         raise TypeError("attnc.torch.register_autograd takes the backward kernel of the same "
                         "spec (outputs = [dq, dk, dv]); %s has inputs %s and outputs %s"
@@ -143,8 +145,10 @@ def register_autograd(forward: Callable[..., Any] | Kernel, backward: Callable[.
             raise NotImplementedError("attnc: the gradient of a loss through lse is not "
                                       "propagated by the backward kernel; use out only")
         q, k, v, *mods, out, lse = ctx.saved_tensors
-        # The mods' inputs are ids and lengths (int32): no gradient.
-        return (*backward_op(q, k, v, out, lse, d_out.contiguous(), *mods),) + (None,) * len(mods)
+        dq, dk, dv, *d_tables = backward_op(q, k, v, out, lse, d_out.contiguous(), *mods)
+        # The float32 inputs' gradients in order; ids and lengths (int32) have none.
+        found = iter(d_tables)
+        return (dq, dk, dv) + tuple(next(found) if name in tables else None for name in extras)
 
     op.register_autograd(gradients, setup_context=setup_context)
     return op

@@ -27,14 +27,23 @@ Value inlineMod(OpBuilder &b, Location loc, Region &region, ArrayRef<Value> args
                 llvm::function_ref<void(Value)> onZeroDivisor = nullptr,
                 ModLoadFn load = nullptr);
 
-/// inlineMod of a score_mod body and its derivative with
-/// respect to the score, argument 0: (value, d value / d score), chain rule
-/// op by op (InlineModSlope.cpp). Integer, comparison, conversion and
+/// What inlineModWithSlopes returns: the body's value, its derivative with
+/// respect to each seed, and for a seed that is an attn.load the (inlined)
+/// indices it read at (empty for the score).
+struct ModSlopes {
+  Value value;
+  SmallVector<Value> slopes;
+  SmallVector<SmallVector<Value, 4>> indices;
+};
+
+/// inlineMod of a score_mod body and its derivatives with respect to each of
+/// `seeds`: null for the score (block argument 0), or an attn.load of the
+/// body (the element of a table it reads); forward mode, a chain rule op by
+/// op per seed (InlineModSlope.cpp). Integer, comparison, conversion and
 /// rounding ops have a zero derivative, as almost everywhere.
-std::pair<Value, Value> inlineModWithSlope(OpBuilder &b, Location loc, Region &region,
-                                           ArrayRef<Value> args,
-                                           llvm::function_ref<void(Value)> onZeroDivisor,
-                                           ModLoadFn load = nullptr);
+ModSlopes inlineModWithSlopes(OpBuilder &b, Location loc, Region &region, ArrayRef<Value> args,
+                              llvm::function_ref<void(Value)> onZeroDivisor, ModLoadFn load,
+                              ArrayRef<Operation *> seeds);
 
 /// An attn.load over vectors of indices: the elements of the lanes `valid`
 /// marks (others any value).
