@@ -359,10 +359,14 @@ KernelInterface attnc::backwardInterface(const AttentionFacts &facts, int64_t ch
     return t;
   };
   in.tensors.push_back(like("d_out", "out", 5, 0, ATTNC_P_DOUT_STRIDES));
-  in.tensors.push_back(like("dq", "q", 6, ATTNC_TENSOR_OUTPUT, ATTNC_P_DQ_STRIDES));
-  in.tensors.push_back(like("dk", "k", 7, ATTNC_TENSOR_OUTPUT, ATTNC_P_DK_STRIDES));
-  in.tensors.push_back(like("dv", "v", 8, ATTNC_TENSOR_OUTPUT, ATTNC_P_DV_STRIDES));
-  in.numArgs = 9;
+  TensorSpec dLse = like("d_lse", "lse", 6, 0, ATTNC_P_DLSE_STRIDES);
+  dLse.flags = ATTNC_TENSOR_OPTIONAL;
+  dLse.about = "the loss's gradient on lse (float32); NULL: none";
+  in.tensors.push_back(dLse);
+  in.tensors.push_back(like("dq", "q", 7, ATTNC_TENSOR_OUTPUT, ATTNC_P_DQ_STRIDES));
+  in.tensors.push_back(like("dk", "k", 8, ATTNC_TENSOR_OUTPUT, ATTNC_P_DK_STRIDES));
+  in.tensors.push_back(like("dv", "v", 9, ATTNC_TENSOR_OUTPUT, ATTNC_P_DV_STRIDES));
+  in.numArgs = 10;
   in.numParams = ATTNC_P_BACKWARD_COUNT;
   if (!facts.inputs.empty()) {
     AttentionFacts mods = facts;

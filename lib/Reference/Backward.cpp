@@ -27,8 +27,8 @@ class BackwardRun {
 public:
   BackwardRun(AttentionSpecOpInterface op, const ProblemSize &size, const HostTensor &q,
               const HostTensor &k, const HostTensor &v, const HostTensor &dOut,
-              const ModInputs *inputs)
-      : ctx(op, size, q, k, v, inputs), q(q), k(k), v(v), dOut(dOut) {
+              const ModInputs *inputs, const HostTensor *dLse)
+      : ctx(op, size, q, k, v, inputs), q(q), k(k), v(v), dOut(dOut), dLse(dLse) {
     ctx.setExact();
     result.dq = HostTensor(q.type, q.shape);
     result.dk = HostTensor(k.type, k.shape);
@@ -56,6 +56,7 @@ private:
 
   EvalContext ctx;
   const HostTensor &q, &k, &v, &dOut;
+  const HostTensor *dLse;
   BackwardResult result;
   // The current row: the kept keys, their P and d score / d (scale q.k).
   std::vector<int64_t> kept;
@@ -101,9 +102,11 @@ llvm::Error BackwardRun::row(int64_t b, int64_t h, int64_t i) {
     for (int64_t d = 0; d < dim; ++d)
       out[d] += pj * vRow[d];
   }
-  double delta = 0; // D = dO . out
+  double delta = 0; // D = dO . out - dlse
   for (int64_t d = 0; d < dim; ++d)
     delta += dO[d] * out[d];
+  if (dLse)
+    delta -= dLse->data[(b * ctx.heads + h) * ctx.size.seqQ + i];
   double scale = ctx.scoreScale();
   for (auto [n, j] : llvm::enumerate(kept)) {
     int64_t kvAt = ctx.keyRow(b, h, j);
@@ -133,7 +136,8 @@ llvm::Expected<BackwardResult> attnc::evaluateBackward(AttentionSpecOpInterface 
                                                        const HostTensor &q, const HostTensor &k,
                                                        const HostTensor &v,
                                                        const HostTensor &dOut,
-                                                       const ModInputs *inputs) {
+                                                       const ModInputs *inputs,
+                                                       const HostTensor *dLse) {
   if (op.getVarlen() || op.getPageSize())
     return error("the reference backward takes dense batches: a spec with varlen or "
                  "kv_cache has none yet");
@@ -145,5 +149,9 @@ llvm::Expected<BackwardResult> attnc::evaluateBackward(AttentionSpecOpInterface 
                  dOut.shapeString());
   if (llvm::Error err = checkModInputs(op, *size, inputs ? *inputs : ModInputs()))
     return std::move(err);
-  return BackwardRun(op, *size, q, k, v, dOut, inputs).run();
+  llvm::SmallVector<int64_t, 3> lseShape = {size->batch, op.getHeads(), size->seqQ};
+  if (dLse && dLse->shape != lseShape)
+    return error("d_lse must have lse's shape " + shapeString(lseShape) + ", got " +
+                 dLse->shapeString());
+  return BackwardRun(op, *size, q, k, v, dOut, inputs, dLse).run();
 }

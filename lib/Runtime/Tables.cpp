@@ -243,6 +243,13 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
   TensorShape &shape = tables.tensors[i];
   if (!t.name || !t.dims || !t.legend || !t.strides)
     return cat("tensor ", i, " lacks a name, dims, legend or strides");
+  constexpr int32_t kFlags = ATTNC_TENSOR_OUTPUT | ATTNC_TENSOR_UNIT_INNER |
+                             ATTNC_TENSOR_SCRATCH | ATTNC_TENSOR_OPTIONAL;
+  if ((t.flags & ~kFlags) ||
+      ((t.flags & ATTNC_TENSOR_OPTIONAL) &&
+       (t.flags & (ATTNC_TENSOR_OUTPUT | ATTNC_TENSOR_SCRATCH))))
+    return cat("tensor ", t.name, " has flags ", t.flags,
+               ": unknown bits, or optional on an output or scratch tensor");
   if (isScratch(t)) {
     if (t.arg < d.num_args || t.arg >= kMaxArgs || argSeen[t.arg] ||
         (t.flags & ATTNC_TENSOR_OUTPUT) || d.device_type != kDLCPU)

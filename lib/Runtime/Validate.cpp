@@ -49,8 +49,12 @@ class Validator {
 public:
   Validator(const attnc_kernel_desc &d, const DLTensor *const *args, CheckedLaunch &launch)
       : desc(d), args(args), launch(launch), tables(launch.tables) {
-    for (int i = 0; i < d.num_tensors; ++i)
-      (isScratch(d.tensors[i]) ? scratch : arguments).push(i);
+    for (int i = 0; i < d.num_tensors; ++i) {
+      // An optional input passed as NULL is not checked, and its view stays empty.
+      bool absent = (d.tensors[i].flags & ATTNC_TENSOR_OPTIONAL) && !args[d.tensors[i].arg];
+      if (!absent)
+        (isScratch(d.tensors[i]) ? scratch : arguments).push(i);
+    }
   }
 
   attnc_status run();

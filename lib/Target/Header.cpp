@@ -73,6 +73,8 @@ static void describeBackwardKernel(KernelOp kernel, AttentionSpecOpInterface op,
      << " *   q, out, d_out, dq: " << dlName << " " << shape(op.getHeads(), "seq_q") << "\n"
      << " *   k, v, dk, dv:      " << dlName << " " << shape(op.getKvHeads(), "seq_kv") << "\n"
      << " *   lse: float32 [batch, " << op.getHeads() << ", seq_q], the forward's\n"
+     << " *   d_lse: float32 [batch, " << op.getHeads()
+     << ", seq_q], the loss's gradient on lse, or NULL for none\n"
      << " *   out and lse from the forward kernel of the same spec (outputs = [out, lse]);\n"
      << " *   d_out the loss's gradient on out; writes dq, dk, dv (bit-identical for any\n"
      << " *   thread count); each call allocates kv_chunks x dq in float32 as working memory\n";
@@ -83,7 +85,7 @@ static void describeBackwardKernel(KernelOp kernel, AttentionSpecOpInterface op,
      << "int " << kernel.getSymName()
      << "(const DLTensor *q, const DLTensor *k, const DLTensor *v,\n"
      << "    const DLTensor *out, const DLTensor *lse, const DLTensor *d_out,\n"
-     << "    DLTensor *dq, DLTensor *dk, DLTensor *dv, " << inputParams
+     << "    const DLTensor *d_lse, DLTensor *dq, DLTensor *dk, DLTensor *dv, " << inputParams
      << "const attnc_options *opt);\n\n";
 }
 

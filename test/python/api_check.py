@@ -101,10 +101,11 @@ def reference(q, k, v):
     return p @ v / total, (m + np.log(total))[..., 0]
 
 
-def reference_gradients(q, k, v, d_out):
-    """The gradients of reference()'s out on q, k and v for d_out, in float64: (dq, dk, dv),
-    dk and dv summed over each KV head's query heads."""
+def reference_gradients(q, k, v, d_out, d_lse=None):
+    """The gradients of reference()'s out (and lse, for d_lse) on q, k and v for d_out, in
+    float64: (dq, dk, dv), dk and dv summed over each KV head's query heads."""
     q, k, v, d_out = (x.astype(np.float64) for x in (q, k, v, d_out))
+    d_lse = 0 if d_lse is None else d_lse.astype(np.float64)[..., None]
     group = q.shape[1] // k.shape[1]
     kk, vv = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = 1 / np.sqrt(q.shape[-1])
@@ -114,7 +115,7 @@ def reference_gradients(q, k, v, d_out):
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     dp = d_out @ vv.transpose(0, 1, 3, 2)
-    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True) + d_lse)
     fold = lambda x: x.reshape(x.shape[0], -1, group, *x.shape[2:]).sum(2)
     return (ds @ kk * scale, fold(ds.transpose(0, 1, 3, 2) @ q * scale),
             fold(p.transpose(0, 1, 3, 2) @ d_out))
@@ -132,6 +133,12 @@ def check_backward(module, rng):
     want = reference_gradients(q, k, v, d_out)
     errors = [np.abs(g - w).max() / np.abs(w).max() for g, w in zip(grads, want)]
     check("backward: dq, dk, dv = NumPy's float64 gradients", max(errors) <= 1e-4,
+          "max |err| / max |want| %s" % ", ".join("%.1e" % e for e in errors))
+    d_lse = rng.standard_normal(lse.shape, np.float32)
+    grads = module.gqa_bwd(q, k, v, out, lse, d_out, d_lse=d_lse)
+    want = reference_gradients(q, k, v, d_out, d_lse)
+    errors = [np.abs(g - w).max() / np.abs(w).max() for g, w in zip(grads, want)]
+    check("backward with d_lse (optional, by name): = NumPy's", max(errors) <= 1e-4,
           "max |err| / max |want| %s" % ", ".join("%.1e" % e for e in errors))
     bwd = module.gqa_bwd
     raises("backward, d_out of the wrong shape: AttncError ATTNC_ERR_SHAPE",

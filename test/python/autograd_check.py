@@ -12,7 +12,8 @@
   soft-cap values, float32): their gradients too, in f32 and bf16, and on 1, 2 and 8 threads
   the same bits;
 - the backward kernel's dq, dk and dv bit-identical on 1, 2 and 8 threads;
-- a loss through lse: NotImplementedError (the kernel propagates out's gradient only).
+- a loss through lse as well as out (the backward kernel's d_lse), and through lse alone:
+  the gradients against float64 autograd again.
 
 Prints PASS / FAIL lines; exits non-zero on a failure.
 """
@@ -88,8 +89,9 @@ def check(name, ok, detail=""):
     print("%s %-44s %s" % ("PASS" if ok else "FAIL", name, detail))
 
 
-def math_attention(q, k, v, keep, mod):
-    """float64 attention with the mask `keep` and score_mod `mod`; rows keeping nothing give 0."""
+def math_attention(q, k, v, keep, mod, with_lse=False):
+    """float64 attention with the mask `keep` and score_mod `mod`; rows keeping nothing give 0.
+    With with_lse, also the rows' log-sum-exp."""
     heads, n = q.shape[1], q.shape[2]
     group = heads // k.shape[1]
     k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
@@ -100,7 +102,7 @@ def math_attention(q, k, v, keep, mod):
         s = mod(s, torch.arange(heads).double()[None, :, None, None], i.double(), j.double())
     s = s.masked_fill(~keep(i, j), float("-inf"))
     p = torch.softmax(s, -1).nan_to_num(0.0)
-    return p @ v
+    return (p @ v, torch.logsumexp(s, -1)) if with_lse else p @ v
 
 
 def within(got, want, rtol, floor):
@@ -251,15 +253,26 @@ def check_threads(module, tensors):
           same and len(runs[0]) == 3 + len(tables))
 
 
-def check_lse_gradient(module, q, k, v):
+def check_lse_gradient(module, q, k, v, w):
+    """Losses through out and lse, and through lse alone (causal GQA): the backward kernel
+    takes lse's gradient as d_lse."""
     op = attnc.torch.register_autograd(module.fwd, module.bwd, "attnc_grad::through_lse")
-    q = q.clone().requires_grad_()
-    _, lse = op(q, k, v)
-    try:
-        lse.sum().backward()
-        check("a loss through lse: NotImplementedError", False, "no exception")
-    except NotImplementedError as e:
-        check("a loss through lse: NotImplementedError", "lse" in str(e), str(e))
+    gen = torch.Generator().manual_seed(11)
+    u = torch.randn(q.shape[:3], generator=gen)
+    keep = lambda i, j: j <= i
+    for name, weight_out in (("out and lse", 1.0), ("lse alone", 0.0)):
+        leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+        out, lse = op(*leaves)
+        loss = (lse * u).sum() + ((out * w).sum() if weight_out else 0)
+        loss.backward()
+        leaves64 = [x.detach().double().requires_grad_() for x in (q, k, v)]
+        out64, lse64 = math_attention(*leaves64, keep, None, with_lse=True)
+        ((lse64 * u.double()).sum() + weight_out * (out64 * w.double()).sum()).backward()
+        floor = max(w.abs().max().item(), u.abs().max().item())
+        results = [within(x.grad, x64.grad, 1e-4, floor) for x, x64 in zip(leaves, leaves64)]
+        check("a loss through %s: dq, dk, dv = float64 autograd" % name,
+              all(ok for ok, _ in results),
+              "max |err| %s (rtol 0.0001)" % ", ".join("%.1e" % e for _, e in results))
 
 
 def main():
@@ -279,7 +292,7 @@ def main():
     check_threads(*check_tables(args, "f32"))
     module, tensors = check_variant(args, "gqa_causal", "f32", 300)
     check_threads(module, tensors)
-    check_lse_gradient(module, *tensors[:3])
+    check_lse_gradient(module, *tensors)
     print("%d failed" % failures)
     return 1 if failures else 0
 

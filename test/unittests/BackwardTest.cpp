@@ -25,6 +25,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -91,9 +92,19 @@ protected:
   OwningOpRef<ModuleOp> module;
 };
 
-/// sum(dOut * out) of the backward's own forward.
+/// q, k, v and d_out of a batch of 2, 7 queries and 9 keys, seeded.
+std::array<HostTensor, 4> seededTensors(attn::AttentionOp op) {
+  ProblemSize size{2, 7, 9};
+  HostTensor q = randomTensor(ElementType::f32, tensorShape(op, size, true), 1);
+  return {q, randomTensor(ElementType::f32, tensorShape(op, size, false), 2),
+          randomTensor(ElementType::f32, tensorShape(op, size, false), 3),
+          randomTensor(ElementType::f32, q.shape, 4)};
+}
+
+/// sum(dOut * out) (+ sum(dLse * lse)) of the backward's own forward.
 double loss(attn::AttentionOp op, const HostTensor &q, const HostTensor &k,
-            const HostTensor &v, const HostTensor &dOut, const ModInputs *inputs = nullptr) {
+            const HostTensor &v, const HostTensor &dOut, const ModInputs *inputs = nullptr,
+            const HostTensor *dLse = nullptr) {
   llvm::Expected<BackwardResult> r = evaluateBackward(op, q, k, v, dOut, inputs);
   if (!r) {
     ADD_FAILURE() << llvm::toString(r.takeError());
@@ -102,6 +113,8 @@ double loss(attn::AttentionOp op, const HostTensor &q, const HostTensor &k,
   double sum = 0;
   for (int64_t n = 0; n < dOut.numElements(); ++n)
     sum += dOut.data[n] * r->out.data[n];
+  for (int64_t n = 0; dLse && n < dLse->numElements(); ++n)
+    sum += dLse->data[n] * r->lse.data[n];
   return sum;
 }
 
@@ -109,11 +122,7 @@ TEST_P(BackwardTest, MatchesFiniteDifferences) {
   const Case &c = GetParam();
   attn::AttentionOp op = parse(c);
   ASSERT_TRUE(op);
-  ProblemSize size{2, 7, 9};
-  HostTensor q = randomTensor(ElementType::f32, tensorShape(op, size, true), 1);
-  HostTensor k = randomTensor(ElementType::f32, tensorShape(op, size, false), 2);
-  HostTensor v = randomTensor(ElementType::f32, tensorShape(op, size, false), 3);
-  HostTensor dOut = randomTensor(ElementType::f32, q.shape, 4);
+  auto [q, k, v, dOut] = seededTensors(op);
   llvm::Expected<BackwardResult> grads = evaluateBackward(op, q, k, v, dOut);
   ASSERT_TRUE(bool(grads)) << llvm::toString(grads.takeError());
 
@@ -233,11 +242,7 @@ TEST_F(BackwardTest, TablesMatchFiniteDifferences) {
                   "cap: f32 [heads], shift: i32 [batch]]}") +
       kTables + "\n}\n");
   ASSERT_TRUE(op);
-  ProblemSize size{2, 7, 9};
-  HostTensor q = randomTensor(ElementType::f32, tensorShape(op, size, true), 1);
-  HostTensor k = randomTensor(ElementType::f32, tensorShape(op, size, false), 2);
-  HostTensor v = randomTensor(ElementType::f32, tensorShape(op, size, false), 3);
-  HostTensor dOut = randomTensor(ElementType::f32, q.shape, 4);
+  auto [q, k, v, dOut] = seededTensors(op);
   ModInputs inputs;
   inputs["bias"] = randomTensor(ElementType::f32, {4, 9}, 5);
   inputs["cap"] = HostTensor(ElementType::f32, {4});
@@ -270,6 +275,48 @@ TEST_F(BackwardTest, TablesMatchFiniteDifferences) {
     // reach every column of bias but the last two.
     EXPECT_GE(nonzero, table.numElements() * 3 / 4) << name;
   }
+}
+
+// A loss through lse as well as out: q's and k's gradients gain P dlse in
+// dS (v's do not change), against central differences.
+TEST_F(BackwardTest, LseGradientMatchesFiniteDifferences) {
+  attn::AttentionOp op =
+      parse(Case{"causal_gqa", "#attn.causal<bottom_right>", "bshd", kSoftcap, 4, 2});
+  ASSERT_TRUE(op);
+  auto [q, k, v, dOut] = seededTensors(op);
+  HostTensor dLse = randomTensor(ElementType::f32, {2, 4, 7}, 5);
+  llvm::Expected<BackwardResult> grads = evaluateBackward(op, q, k, v, dOut, nullptr, &dLse);
+  ASSERT_TRUE(bool(grads)) << llvm::toString(grads.takeError());
+  llvm::Expected<BackwardResult> outOnly = evaluateBackward(op, q, k, v, dOut);
+  ASSERT_TRUE(bool(outOnly)) << llvm::toString(outOnly.takeError());
+  const double h = 1e-5, tol = 1e-7;
+  for (auto [name, tensor, grad, without] :
+       {std::tuple{"dq", &q, &grads->dq, &outOnly->dq}, {"dk", &k, &grads->dk, &outOnly->dk},
+        {"dv", &v, &grads->dv, &outOnly->dv}}) {
+    double moved = 0;
+    for (int64_t n = 0; n < tensor->numElements(); ++n) {
+      double x = tensor->data[n];
+      tensor->data[n] = x + h;
+      double up = loss(op, q, k, v, dOut, nullptr, &dLse);
+      tensor->data[n] = x - h;
+      double down = loss(op, q, k, v, dOut, nullptr, &dLse);
+      tensor->data[n] = x;
+      double numeric = (up - down) / (2 * h);
+      ASSERT_NEAR(grad->data[n], numeric, tol * (1 + std::fabs(numeric)))
+          << name << " element " << n;
+      moved = std::max(moved, std::fabs(grad->data[n] - without->data[n]));
+    }
+    // dlse moves dq and dk, not dv (lse does not depend on v).
+    if (std::string(name) == "dv")
+      EXPECT_EQ(moved, 0.0);
+    else
+      EXPECT_GT(moved, 1e-3) << name;
+  }
+  HostTensor wrong = randomTensor(ElementType::f32, {2, 4, 6}, 5);
+  llvm::Expected<BackwardResult> bad = evaluateBackward(op, q, k, v, dOut, nullptr, &wrong);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("d_lse must have lse's shape [2, 4, 7]"),
+            std::string::npos);
 }
 
 TEST_F(BackwardTest, RefusesPackedSequences) {

@@ -594,3 +594,33 @@ TEST_F(Runtime, ModInputsTakeDerivedDims) {
             std::string::npos)
       << attnc_last_error();
 }
+
+// An optional input (ATTNC_TENSOR_OPTIONAL, a backward kernel's d_lse) may be
+// NULL: the launch runs, and its view is empty; given, it is checked as any
+// input. Optional on an output is a malformed descriptor.
+TEST_F(Runtime, OptionalInputMayBeNull) {
+  Problem p;
+  p.facts.inputs = {{"bias", "heads,2*seq_kv-1", kDLFloat, 32}};
+  attnc::KernelInterface in = attnc::attentionInterface(p.facts);
+  for (attnc::TensorSpec &t : in.tensors)
+    if (t.name == "bias")
+      t.flags |= ATTNC_TENSOR_OPTIONAL;
+  attnc::InterfaceTables tables(std::move(in));
+  tables.fill(p.desc, p.item, nullptr);
+  gFacts = &p.facts;
+  const Dims &n = p.n;
+  const DLTensor *args[6] = {&p.q.dl, &p.k.dl, &p.v.dl, &p.out.dl, &p.lse.dl, nullptr};
+  EXPECT_EQ(attnc_rt_run(&p.desc, args, nullptr), ATTNC_OK) << attnc_last_error();
+  Tensor shorter({n.heads, 2 * n.seqKV});
+  args[5] = &shorter.dl;
+  EXPECT_EQ(attnc_rt_run(&p.desc, args, nullptr), ATTNC_ERR_SHAPE);
+
+  attnc::KernelInterface outputs = attnc::attentionInterface(p.facts);
+  outputs.tensors[3].flags |= ATTNC_TENSOR_OPTIONAL; // out
+  attnc::InterfaceTables malformed(std::move(outputs));
+  malformed.fill(p.desc, p.item, nullptr);
+  args[5] = nullptr;
+  EXPECT_EQ(attnc_rt_run(&p.desc, args, nullptr), ATTNC_ERR_ABI);
+  EXPECT_STREQ(attnc_last_error(), "kernel 'fake': malformed descriptor: tensor out has flags 11: "
+                                   "unknown bits, or optional on an output or scratch tensor");
+}

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <thread>
 
 using namespace attnc;
@@ -37,6 +38,22 @@ llvm::Expected<HostTensor> gradientOfOut(const HostTensor &q, llvm::StringRef fi
   if (file.empty())
     return randomTensor(q.type, q.shape, seed + 3 * (1ULL << 40));
   return readNpy(file, q.type);
+}
+
+/// lse's gradient [batch, heads, seq_q] (f32): none, from `file`, or seeded.
+llvm::Expected<std::optional<HostTensor>> gradientOfLse(AttentionSpecOpInterface op,
+                                                        const HostTensor &q,
+                                                        llvm::StringRef file, uint64_t seed) {
+  if (file.empty())
+    return std::nullopt;
+  int seqDim = op.getLayout() == mlir::attn::Layout::bhsd ? 2 : 1;
+  llvm::SmallVector<int64_t, 3> shape = {q.shape[0], op.getHeads(), q.shape[seqDim]};
+  if (file == "seeded")
+    return randomTensor(ElementType::f32, shape, seed + 5 * (1ULL << 40));
+  llvm::Expected<HostTensor> t = readNpy(file, ElementType::f32);
+  if (!t)
+    return t.takeError();
+  return std::move(*t);
 }
 
 double largestMagnitude(const HostTensor &t) {
@@ -68,10 +85,11 @@ llvm::Error writeGradients(llvm::StringRef dir,
 /// timing only a random out and lse = log(seq_kv).
 llvm::Expected<BackwardResult> forwardFor(AttentionSpecOpInterface op, const HostTensor &q,
                                           const HostTensor &k, const HostTensor &v,
-                                          const HostTensor &dOut, const ModInputs &mods,
+                                          const HostTensor &dOut, const HostTensor *dLse,
+                                          const ModInputs &mods,
                                           const CompiledBackwardOptions &o) {
   if (!o.noReference)
-    return evaluateBackward(op, q, k, v, dOut, &mods);
+    return evaluateBackward(op, q, k, v, dOut, &mods, dLse);
   BackwardResult r;
   r.out = randomTensor(q.type, q.shape, o.seed + 4 * (1ULL << 40));
   int seqDim = op.getLayout() == mlir::attn::Layout::bhsd ? 2 : 1;
@@ -85,12 +103,16 @@ llvm::Expected<BackwardResult> forwardFor(AttentionSpecOpInterface op, const Hos
 
 llvm::Error attnc::runBackward(AttentionSpecOpInterface op, const HostTensor &q,
                                const HostTensor &k, const HostTensor &v, const ModInputs &mods,
-                               llvm::StringRef dOutFile, uint64_t seed, llvm::StringRef dir) {
-  llvm::Expected<HostTensor> dOut = gradientOfOut(q, dOutFile, seed);
+                               const LossGradients &loss, uint64_t seed, llvm::StringRef dir) {
+  llvm::Expected<HostTensor> dOut = gradientOfOut(q, loss.dOut, seed);
   if (!dOut)
     return dOut.takeError();
+  llvm::Expected<std::optional<HostTensor>> dLse = gradientOfLse(op, q, loss.dLse, seed);
+  if (!dLse)
+    return dLse.takeError();
+  const HostTensor *dLsePtr = *dLse ? &**dLse : nullptr;
   auto start = std::chrono::steady_clock::now();
-  llvm::Expected<BackwardResult> grads = evaluateBackward(op, q, k, v, *dOut, &mods);
+  llvm::Expected<BackwardResult> grads = evaluateBackward(op, q, k, v, *dOut, &mods, dLsePtr);
   if (!grads)
     return grads.takeError();
   double seconds =
@@ -99,6 +121,8 @@ llvm::Error attnc::runBackward(AttentionSpecOpInterface op, const HostTensor &q,
   std::vector<std::string> names;
   std::vector<std::pair<const char *, const HostTensor *>> files = {
       {"d_out", &*dOut}, {"dq", &grads->dq}, {"dk", &grads->dk}, {"dv", &grads->dv}};
+  if (dLsePtr)
+    files.push_back({"d_lse", dLsePtr});
   for (const auto &d : grads->dInputs)
     names.push_back("d_" + d.first().str());
   for (auto [name, d] : llvm::zip(names, grads->dInputs))
@@ -110,10 +134,14 @@ llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTe
                                        const HostTensor &k, const HostTensor &v,
                                        const ModInputs &mods,
                                        const CompiledBackwardOptions &o) {
-  llvm::Expected<HostTensor> dOut = gradientOfOut(q, o.dOutFile, o.seed);
+  llvm::Expected<HostTensor> dOut = gradientOfOut(q, o.loss.dOut, o.seed);
   if (!dOut)
     return dOut.takeError();
-  llvm::Expected<BackwardResult> ref = forwardFor(op, q, k, v, *dOut, mods, o);
+  llvm::Expected<std::optional<HostTensor>> dLse = gradientOfLse(op, q, o.loss.dLse, o.seed);
+  if (!dLse)
+    return dLse.takeError();
+  const HostTensor *dLsePtr = *dLse ? &**dLse : nullptr;
+  llvm::Expected<BackwardResult> ref = forwardFor(op, q, k, v, *dOut, dLsePtr, mods, o);
   if (!ref)
     return ref.takeError();
   std::string name = op->getParentOfType<mlir::attn::KernelOp>().getSymName().str();
@@ -131,6 +159,10 @@ llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTe
   std::vector<const DLTensor *> args;
   for (const auto &t : forward)
     args.push_back(&t->dl);
+  // d_lse: NULL for none.
+  std::unique_ptr<DeviceTensor> lseGradient =
+      dLsePtr ? DeviceTensor::from(ElementType::f32, *dLsePtr) : nullptr;
+  args.push_back(lseGradient ? &lseGradient->dl : nullptr);
   for (DeviceTensor *t : {&dq, &dk, &dv})
     args.push_back(&t->dl);
   // The mods' inputs follow every other argument, in the spec's order.
@@ -208,6 +240,8 @@ llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTe
   }
   std::vector<std::pair<const char *, const HostTensor *>> files = {
       {"d_out", &*dOut}, {"dq", &got[0]}, {"dk", &got[1]}, {"dv", &got[2]}};
+  if (dLsePtr)
+    files.push_back({"d_lse", dLsePtr});
   for (auto [name, t] : llvm::zip(tableNames, tableGot))
     files.push_back({name.c_str(), &t});
   if (!o.dir.empty())

@@ -12,16 +12,24 @@
 
 namespace attnc {
 
+/// Where a backward call's loss gradients come from: d_out from `dOut`
+/// (.npy in the dtype, out's shape) or, if it is empty, seeded; lse's from
+/// `dLse` (.npy, f32 [batch, heads, seq_q]) or seeded ("seeded"), or none
+/// (empty).
+struct LossGradients {
+  std::string dOut, dLse;
+};
+
 /// The reference gradients of `op`'s out on q, k, v (evaluateBackward) for
-/// d_out from `dOutFile` (.npy in the dtype, out's shape) or, if it is empty,
-/// seeded from `seed`; printed as a summary and written to `dir` as d_out,
-/// dq, dk and dv .npy (f32).
+/// the loss gradients `loss` (seeded from `seed`); printed as a summary and
+/// written to `dir` as d_out, (d_lse,) dq, dk and dv .npy (f32).
 llvm::Error runBackward(mlir::attn::AttentionSpecOpInterface op, const HostTensor &q,
                         const HostTensor &k, const HostTensor &v, const ModInputs &mods,
-                        llvm::StringRef dOutFile, uint64_t seed, llvm::StringRef dir);
+                        const LossGradients &loss, uint64_t seed, llvm::StringRef dir);
 
 struct CompiledBackwardOptions {
-  std::string soPath, dOutFile, dir;
+  std::string soPath, dir;
+  LossGradients loss;
   uint64_t seed = 0;
   int threads = 0, repeat = 5;
   bool measurePeak = true;

@@ -111,6 +111,10 @@ static cl::opt<bool> backward(
 static cl::opt<std::string> dOutFile("dout", cl::desc("With --backward or a backward spec "
                                                      "(outputs = [dq, dk, dv]): d_out as .npy"),
                                      cl::cat(referenceCat));
+static cl::opt<std::string> dLseFile(
+    "dlse", cl::desc("With --backward or a backward spec: lse's gradient as .npy (float32 "
+                     "[batch, heads, seq_q]) or 'seeded' (default: none, passed as NULL)"),
+    cl::cat(referenceCat));
 static cl::opt<std::string> tiled(
     "tiled", cl::desc("With --reference: evaluate the tiled form (attn.flash) "
                       "tile by tile, block_q x block_kv, e.g. 64x64"),
@@ -486,7 +490,8 @@ llvm::Error runReferenceMode(attn::AttentionSpecOpInterface op, const Inputs &in
           writeOutputs(in, *result, op.hasOutput(attn::OutputKind::weights)))
     return err;
   if (backward)
-    if (llvm::Error err = runBackward(op, in.q, in.k, in.v, in.mods, dOutFile, seed, outDir))
+    if (llvm::Error err =
+            runBackward(op, in.q, in.k, in.v, in.mods, {dOutFile, dLseFile}, seed, outDir))
       return err;
   return wantSvg ? drawWeights(op, result->weights, "") : llvm::Error::success();
 }
@@ -563,10 +568,10 @@ llvm::Error runBackwardKernel(attn::AttentionSpecOpInterface op, const Inputs &i
   if (in.cache.pageSize >= 0 || in.varlen.active() || !tiled.empty())
     return error("a backward kernel takes no --kv-lens, --seq-lens or --tiled");
   if (soFile.empty())
-    return runBackward(op, in.q, in.k, in.v, in.mods, dOutFile, seed, outDir);
+    return runBackward(op, in.q, in.k, in.v, in.mods, {dOutFile, dLseFile}, seed, outDir);
   CompiledBackwardOptions options;
   options.soPath = soFile;
-  options.dOutFile = dOutFile;
+  options.loss = {dOutFile, dLseFile};
   options.dir = outDir.getNumOccurrences() ? std::string(outDir) : std::string();
   options.seed = seed;
   options.threads = threads;

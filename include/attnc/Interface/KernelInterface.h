@@ -109,15 +109,16 @@ KernelInterface attentionInterface(const AttentionFacts &facts);
 
 /// The attention backward family's interface (attn.flash_backward; `facts`
 /// as of its forward, `chunks` its kv_chunks): q, k, v, out (the forward's),
-/// lse (f32, the forward's), d_out (out's gradient) as arguments 0-5, dq,
-/// dk and dv (written) as 6-8, in the forward's layout and dtype; the mods'
+/// lse (f32, the forward's), d_out (out's gradient) as arguments 0-5, d_lse
+/// (lse's gradient, f32, optional: NULL for none) as 6, dq, dk and dv
+/// (written) as 7-9, in the forward's layout and dtype; the mods'
 /// inputs after them, then d_<name> (f32, written, the input's dims and any
 /// strides) for each f32 input, then the scratch dq_part [batch, heads,
 /// chunks, seq_q, head_dim] and delta [batch, heads, seq_q] (f32), then
 /// <name>_part [batch, kv_heads, chunks, <the input's dims>] for each f32
 /// input (each dkdv item's share of its gradient). Three phases:
 /// "delta" over (batch, heads, seq_q / block_q), D = rowsum(d_out * out) per
-/// row; "dkdv" over (batch, kv_heads, chunks), each item the KV tiles chunk,
+/// row, less d_lse's; "dkdv" over (batch, kv_heads, chunks), each item the KV tiles chunk,
 /// chunk + chunks, ... (dk and dv rows, and its chunk's dq partial); then
 /// "dq" over (batch, heads, seq_q / block_q), which sums the partials in
 /// chunk order: the result does not depend on the thread count; then, per

@@ -11,7 +11,7 @@
 // P the softmax of the kept scores s_j = score_mod(t_j), t_j = scale q_i.k_j,
 // and dO the row of d_out:
 //
-//   dP_j = dO . v_j,   D = sum_j P_j dP_j (= dO . out_i),
+//   dP_j = dO . v_j,   D = sum_j P_j dP_j (= dO . out_i) - dlse_i,
 //   dt_j = P_j (dP_j - D) * d score_mod / d t (at t_j),
 //   dq_i += scale sum_j dt_j k_j,  dk_j += scale dt_j q_i,  dv_j += P_j dO
 //
@@ -21,8 +21,9 @@
 // (under GQA, dk and dv of a key/value head sum over its group of query
 // heads). Masked pairs and rows with nothing kept contribute nothing;
 // score_mod's derivative comes from the interpreter's forward mode, exact
-// (its float results are not rounded here). lse's gradient is not taken:
-// the backward kernels take d_out only, as FlashAttention's do.
+// (its float results are not rounded here). lse's gradient dlse (from a
+// loss through the forward's lse, optional) adds P_j dlse_i to dt_j / slope:
+// it enters through D alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,12 +43,14 @@ struct BackwardResult {
 };
 
 /// The gradients of `op`'s out on q, k, v (its dtype and layout) for the
-/// loss gradient `dOut` (out's shape), with the spec's mod inputs. Specs of
-/// packed sequences or KV caches (varlen, kv_cache) are refused.
+/// loss gradients `dOut` (out's shape) and `dLse` (lse's, [batch, heads,
+/// seq_q]; null: none), with the spec's mod inputs. Specs of packed
+/// sequences or KV caches (varlen, kv_cache) are refused.
 llvm::Expected<BackwardResult> evaluateBackward(mlir::attn::AttentionSpecOpInterface op,
                                                 const HostTensor &q, const HostTensor &k,
                                                 const HostTensor &v, const HostTensor &dOut,
-                                                const ModInputs *inputs = nullptr);
+                                                const ModInputs *inputs = nullptr,
+                                                const HostTensor *dLse = nullptr);
 
 } // namespace attnc
 

@@ -182,14 +182,16 @@ enum attnc_param {
   ATTNC_P_VARLEN_LENGTHS_COUNT = 20,
   /* Backward kernels (outputs = [dq, dk, dv]; out and lse are inputs):
    * d_out's, dq's, dk's and dv's strides (batch, head, seq), then the
-   * scratch dq_part's (batch, head, chunk, seq_q) and delta's (batch, head). */
+   * scratch dq_part's (batch, head, chunk, seq_q) and delta's (batch, head),
+   * then the optional d_lse's (batch, head, seq_q; 0 when it is NULL). */
   ATTNC_P_DOUT_STRIDES = 17,
   ATTNC_P_DQ_STRIDES = 20,
   ATTNC_P_DK_STRIDES = 23,
   ATTNC_P_DV_STRIDES = 26,
   ATTNC_P_DQ_PART_STRIDES = 29,
   ATTNC_P_DELTA_STRIDES = 33,
-  ATTNC_P_BACKWARD_COUNT = 35
+  ATTNC_P_DLSE_STRIDES = 35,
+  ATTNC_P_BACKWARD_COUNT = 38
 };
 
 /* The attention family's functions, which its tables' item and device
@@ -278,7 +280,11 @@ enum attnc_tensor_flag {
    * its dims' symbols are known, hands to the item functions at position
    * `arg` (num_args or beyond: after the arguments) and frees after the last
    * phase. A split-KV decode's partial results between its two phases. */
-  ATTNC_TENSOR_SCRATCH = 4
+  ATTNC_TENSOR_SCRATCH = 4,
+  /* An input the caller may pass as NULL: the kernel then reads none of it
+   * (its view has NULL data and zero extents and strides). Its dims are
+   * bound by the other tensors. A backward kernel's d_lse. */
+  ATTNC_TENSOR_OPTIONAL = 8
 };
 
 enum attnc_fill { ATTNC_FILL_ZERO = 0, ATTNC_FILL_NEG_INF = 1 };

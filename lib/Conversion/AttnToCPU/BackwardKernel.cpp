@@ -8,7 +8,7 @@
 // The gradients of one attention, FlashAttention-2 style, in three phases
 // (KernelInterface.h, backwardInterface):
 //
-//   delta, item (b, h, q_tile): D = rowsum(d_out * out) of the tile's rows.
+//   delta, item (b, h, q_tile): D = rowsum(d_out * out) - d_lse of the tile's rows.
 //   dkdv, item (b, g, chunk): for the KV tiles chunk, chunk + chunks, ... of
 //     KV head g, the tile's k and v (f32: KF rows, KT and VT columns), then for
 //     every query head of g and every query tile the mask does not empty, the
@@ -138,7 +138,7 @@ private:
   bool scoreMod;
   int64_t blockRows, blockVectors;
   ModuleOp module;
-  Value qBuf, kBuf, vBuf, outBuf, lseBuf, doBuf, dqBuf, dkBuf, dvBuf, partBuf, deltaBuf;
+  Value qBuf, kBuf, vBuf, outBuf, lseBuf, doBuf, dLseBuf, dqBuf, dkBuf, dvBuf, partBuf, deltaBuf;
   Value batch, kvHead, status;
   ModInputViews modInputs; // the tensors the mods read
   std::optional<InputGradients> tables; // the f32 ones, whose gradients are computed
@@ -166,17 +166,17 @@ private:
 ArrayRef<BlockArgument> BackwardKernelBuilder::readCommon(ArrayRef<BlockArgument> args) {
   module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
-  doBuf = args[5], dqBuf = args[6], dkBuf = args[7], dvBuf = args[8];
+  doBuf = args[5], dLseBuf = args[6], dqBuf = args[7], dkBuf = args[8], dvBuf = args[9];
   unsigned inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
-  unsigned f32Inputs = InputGradients::tablesOf(op).size(), at = 9 + inputs + f32Inputs;
+  unsigned f32Inputs = InputGradients::tablesOf(op).size(), at = 10 + inputs + f32Inputs;
   partBuf = args[at], deltaBuf = args[at + 1];
   params = args[at + 2 + f32Inputs];
   ArrayRef<BlockArgument> coords = args.drop_front(at + 3 + f32Inputs);
   batch = coords[0];
   readAttentionParams();
-  modInputs = ModInputViews(b, b.getLoc(), op, ValueRange(args.slice(9, inputs)), params, 9);
+  modInputs = ModInputViews(b, b.getLoc(), op, ValueRange(args.slice(10, inputs)), params, 10);
   if (f32Inputs)
-    tables.emplace(b, op, modInputs, ValueRange(args.slice(9 + inputs, f32Inputs)),
+    tables.emplace(b, op, modInputs, ValueRange(args.slice(10 + inputs, f32Inputs)),
                    ValueRange(args.slice(at + 2, f32Inputs)), params);
   doS = readStrides(ATTNC_P_DOUT_STRIDES);
   dqS = readStrides(ATTNC_P_DQ_STRIDES);
@@ -713,8 +713,9 @@ void BackwardKernelBuilder::buildInputSum(func::FuncOp func, size_t table) {
   func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
 }
 
-/// D = rowsum(d_out * out) of query tile (b, h, t)'s rows, in f32: once per
-/// row, where the pairs read it once per KV tile.
+/// D = rowsum(d_out * out) - d_lse of query tile (b, h, t)'s rows, in f32:
+/// once per row, where the pairs read it once per KV tile. (lse's gradient
+/// adds P d_lse to dS = P (dP - D): it enters through D alone.)
 void BackwardKernelBuilder::buildDelta(func::FuncOp func) {
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -722,14 +723,22 @@ void BackwardKernelBuilder::buildDelta(func::FuncOp func) {
   Value head = coords[1];
   Value q0 = mul(coords[2], idx(blockQ));
   Value rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
+  // d_lse passed as NULL: an empty view.
+  Value hasLseGradient = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::sgt, memref::DimOp::create(b, dLseBuf, 0), idx(0));
+  Strides dLseS = readStrides(ATTNC_P_DLSE_STRIDES);
   loop(0, rows, 1, [&](Value i) {
     Value pos = add(q0, i);
     Value gRow = offset(doS, batch, head, pos), oRow = offset(outS, batch, head, pos);
     Value dot = zeroVec();
     for (int64_t d = 0; d < dimPadded; d += w)
       dot = fma(loadRow(doBuf, gRow, d), loadRow(outBuf, oRow, d), dot);
-    store(vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot), deltaBuf,
-          {deltaAt(head, pos)});
+    Value delta = vector::ReductionOp::create(b, vector::CombiningKind::ADD, dot);
+    delta = select(hasLseGradient, b.getF32Type(), [&] {
+      Value at = offset(dLseS, batch, head, pos);
+      return arith::SubFOp::create(b, delta, load(dLseBuf, {at})).getResult();
+    }, [&] { return delta; });
+    store(delta, deltaBuf, {deltaAt(head, pos)});
   });
   func::ReturnOp::create(b, ValueRange{load(status, {idx(0)})});
 }
@@ -771,7 +780,7 @@ LogicalResult mlir::attn::buildCpuBackwardKernel(FlashBackwardOp op,
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   Type i64Buf = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
   SmallVector<Type> args = {elemBuf, elemBuf, elemBuf, elemBuf, f32Buf,
-                            elemBuf, elemBuf, elemBuf, elemBuf};
+                            elemBuf, f32Buf,  elemBuf, elemBuf, elemBuf};
   if (ArrayAttr inputs = op.getInputsAttr())
     for (auto decl : inputs.getAsRange<ModInputAttr>())
       args.push_back(MemRefType::get({ShapedType::kDynamic}, decl.getElementType()));

@@ -8,7 +8,8 @@
 // into d_bias.
 // RUN: attnc-opt %s --attn-lower-flash-to-cpu="target=x86-64-avx2" | FileCheck %s
 
-// q, k, v, out, lse, d_out, dq, dk, dv, bias, d_bias, dq_part, delta, bias_part; params; the item.
+// q, k, v, out, lse, d_out, d_lse, dq, dk, dv, bias, d_bias, dq_part, delta, bias_part; params;
+// the item.
 // CHECK-LABEL: func.func @tables_dkdv_tile(
 // CHECK-SAME: %[[DV:[^:]*]]: memref<?xf32>, %[[BIAS:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xf32>, %{{[^:]*}}: memref<?xf32>, %{{[^:]*}}: memref<?xf32>, %[[SHARE:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32
 // The item's share: 0.

@@ -7,14 +7,20 @@
 // RUN: attnc-opt %s --attn-lower-flash-to-cpu="target=x86-64-avx2" | FileCheck %s --check-prefix=AVX2
 
 // CHECK: module attributes {attn.cpu_kernels = [{block_q = 64 : i64, dtype = bf16, head_dim = 72 : i64, kv_chunks = 3 : i64, layout = 0 : i64, max_seq_kv = 0 : i64, max_seq_q = 0 : i64, name = "grads", num_heads = 4 : i64, num_kv_heads = 2 : i64, op = "attn.flash_backward"}]}
-// q, k, v, out, lse, d_out, dq, dk, dv, the scratch dq_part and delta; params; the item.
+// q, k, v, out, lse, d_out, d_lse, dq, dk, dv, the scratch dq_part and delta; params; the item.
+// D = rowsum(d_out * out), less d_lse where d_lse is not NULL (an empty view).
 // CHECK-LABEL: func.func @grads_tile(
-// CHECK-SAME: %[[DELTA:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
-// CHECK: vector.reduction <add>
+// CHECK-SAME: memref<?xbf16>, %[[DLSE:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xf32>, %[[DELTA:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
+// CHECK: %[[SIZE:.*]] = memref.dim %[[DLSE]], %{{.*}} : memref<?xf32>
+// CHECK: %[[HAS:.*]] = arith.cmpi sgt, %[[SIZE]],
+// CHECK: %[[D:.*]] = vector.reduction <add>
+// CHECK: scf.if %[[HAS]] -> (f32)
+// CHECK: memref.load %[[DLSE]][
+// CHECK: arith.subf %[[D]],
 // CHECK: memref.store %{{.*}}, %[[DELTA]][
 // CHECK: return
 // CHECK-LABEL: func.func @grads_dkdv_tile(
-// CHECK-SAME: %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %[[LSE:.*]]: memref<?xf32>, %{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xbf16>, %[[DK:.*]]: memref<?xbf16>, %[[DV:.*]]: memref<?xbf16>, %[[PART:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %[[CHUNK:.*]]: index) -> i32 attributes {llvm.emit_c_interface}
+// CHECK-SAME: %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xbf16>, %[[LSE:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xf32>, %{{[^:]*}}: memref<?xbf16>, %[[DK:[^:]*]]: memref<?xbf16>, %[[DV:[^:]*]]: memref<?xbf16>, %[[PART:[^:]*]]: memref<?xf32>, %{{[^:]*}}: memref<?xf32>, %{{[^:]*}}: memref<?xi64>, %{{[^:]*}}: index, %{{[^:]*}}: index, %[[CHUNK:[^:]*]]: index) -> i32 attributes {llvm.emit_c_interface}
 // The tile buffers, f32, cache-line aligned, head_dim padded to whole vectors (72 -> 80).
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<64x80xf32>
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<72x64xf32>

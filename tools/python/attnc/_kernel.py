@@ -58,6 +58,7 @@ class TensorSpec:
         self.arg = desc.arg
         self.output = bool(desc.flags & _abi.TENSOR_OUTPUT)
         self.scratch = bool(desc.flags & _abi.TENSOR_SCRATCH)
+        self.optional = bool(desc.flags & _abi.TENSOR_OPTIONAL)  # may be None
         self.dtype = _DTYPES.get((desc.dtype_code, desc.dtype_bits),
                                  "dtype %d/%d" % (desc.dtype_code, desc.dtype_bits))
         self.bound = _text(desc.bound)
@@ -72,7 +73,8 @@ class TensorSpec:
 class Kernel:
     """A kernel of a loaded object: call it with DLPack tensors (torch, NumPy, JAX).
 
-    Inputs go by position in the kernel's argument order or by name; outputs are allocated
+    Inputs go by position in the kernel's argument order or by name (optional ones, which
+    may be None, after the others: a backward kernel's d_lse); outputs are allocated
     (like the first input: a torch tensor on its device, else a NumPy array) unless passed
     by name (`out=...`). Returns the outputs in argument order (one alone, several as a
     tuple). Every error the C ABI reports raises AttncError with the runtime's message.
@@ -98,11 +100,13 @@ class Kernel:
             (self.symbols.__setitem__(_text(s.name), s.value) if s.value >= 0
              else self.bound.append(_text(s.name)))
         args = sorted((t for t in self.tensors if not t.scratch), key=lambda t: t.arg)
-        self.inputs = [t for t in args if not t.output]
+        self.inputs = ([t for t in args if not t.output and not t.optional]
+                       + [t for t in args if t.optional])
         self.outputs = [t for t in args if t.output]
         # What a call looks up: names to argument positions, the C launch's addresses.
         self._input_names = [t.name for t in self.inputs]
-        self._input_args = [t.arg for t in self.inputs]
+        self._input_args = [t.arg for t in self.inputs]  # by position
+        self._required_args = [t.arg for t in self.inputs if not t.optional]
         self._output_args = [t.arg for t in self.outputs]
         self._arg_of = {t.name: t.arg for t in args}
         self._plans = {}  # (input type, device, shapes) -> [(output arg, allocator or error)]
@@ -113,7 +117,10 @@ class Kernel:
     def signature(self):
         P = inspect.Parameter
         params = [P(t.name, P.POSITIONAL_OR_KEYWORD, annotation="%s%s" % (t.dtype, t.shape_text()))
-                  for t in self.inputs]
+                  for t in self.inputs if not t.optional]
+        params += [P(t.name, P.POSITIONAL_OR_KEYWORD, default=None,
+                     annotation="%s%s | None" % (t.dtype, t.shape_text()))
+                   for t in self.inputs if t.optional]
         params += [P(t.name, P.KEYWORD_ONLY, default=None,
                      annotation="%s%s | None" % (t.dtype, t.shape_text())) for t in self.outputs]
         params.append(P("num_threads", P.KEYWORD_ONLY, default=0, annotation=int))
@@ -126,7 +133,8 @@ class Kernel:
         lines = ["attnc kernel %s (target %s, %s tensors)." % (self.name, self.target,
                                                               self.device), ""]
         lines += ["  %-14s %-9s %-34s %s" % (t.name, t.dtype, t.shape_text(),
-                                              "output" if t.output else "input")
+                                              "output" if t.output
+                                              else "input, optional" if t.optional else "input")
                   for t in self.inputs + self.outputs]
         for t in self.inputs + self.outputs:
             if t.bound:
@@ -195,20 +203,20 @@ class Kernel:
             if slots[i] is not None:
                 raise TypeError("%s: %s given twice" % (self.name, name))
             slots[i] = obj
-        for i in self._input_args:
+        for i in self._required_args:
             if slots[i] is None:
                 raise TypeError("%s: missing input %s" % (self.name, ", ".join(
-                    t.name for t in self.inputs if slots[t.arg] is None)))
+                    t.name for t in self.inputs if slots[t.arg] is None and not t.optional)))
         return slots
 
     def _allocate_missing(self, slots):
         """Allocates the outputs not passed: shapes from the inputs' (an allocator per output
         remembered per input type, device and shapes, so that a call in a loop costs the
         allocations alone)."""
-        like = slots[self._input_args[0]]
+        like = slots[self._required_args[0]]
         try:
             key = (type(like), getattr(like, "device", None),
-                   *[slots[i].shape for i in self._input_args])
+                   *[slots[i].shape for i in self._required_args])
             plans = self._plans.get(key)
         except (AttributeError, TypeError):  # no shape, or one that does not hash
             key = plans = None
@@ -226,7 +234,7 @@ class Kernel:
 
     def _plan(self, slots, like):
         """[(output's argument, its allocator, or the error sizing it)]."""
-        given = {t.name: slots[t.arg] for t in self.inputs}
+        given = {t.name: slots[t.arg] for t in self.inputs if slots[t.arg] is not None}
         for name, obj in given.items():
             Borrowed.require(obj, name)
         sizes = self.bind_sizes(given)

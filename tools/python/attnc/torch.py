@@ -80,9 +80,11 @@ def _kernel_of(kernel):
 
 
 def schema(kernel: Callable[..., Any] | Kernel) -> str:
-    """The operator schema of `kernel`: its inputs as Tensors, its outputs returned."""
+    """The operator schema of `kernel`: its inputs as Tensors (optional ones `Tensor?`,
+    default None), its outputs returned."""
     found = _kernel_of(kernel)
-    inputs = ", ".join("Tensor %s" % t.name for t in found.inputs)
+    inputs = ", ".join(("Tensor? %s=None" if t.optional else "Tensor %s") % t.name
+                       for t in found.inputs)
     outputs = ", ".join("Tensor" for _ in found.outputs)
     return "(%s) -> %s" % (inputs, outputs if len(found.outputs) == 1 else "(%s)" % outputs)
 
@@ -118,9 +120,8 @@ def register_autograd(forward: Callable[..., Any] | Kernel, backward: Callable[.
     with outputs = [out, lse]) and makes torch.autograd run `backward` (the same spec with
     outputs = [dq, dk, dv]) for it: gradients reach q, k, v and the float32 tensors the
     spec's mods read (bias tables, per-head values; the int32 ones, ids and lengths, get
-    none). Also registers the backward kernel as `name` + "_backward". The
-    gradient of a loss through lse is not propagated: a backward call whose lse gradient is
-    not zero raises NotImplementedError."""
+    none). A loss through lse reaches q and k too (the backward kernel's d_lse). Also
+    registers the backward kernel as `name` + "_backward"."""
     fwd, bwd = _kernel_of(forward), _kernel_of(backward)
     names = lambda tensors: [t.name for t in tensors]
     extras = names(fwd.inputs)[3:]  # the tensors the mods read
@@ -130,7 +131,7 @@ def register_autograd(forward: Callable[..., Any] | Kernel, backward: Callable[.
                         "outputs = [out, lse]; %s has inputs %s and outputs %s"
                         % (fwd.name, names(fwd.inputs), names(fwd.outputs)))
     if (names(bwd.outputs) != ["dq", "dk", "dv"] + ["d_" + t for t in tables]
-            or names(bwd.inputs) != ["q", "k", "v", "out", "lse", "d_out"] + extras):
+            or names(bwd.inputs) != ["q", "k", "v", "out", "lse", "d_out"] + extras + ["d_lse"]):
         raise TypeError("attnc.torch.register_autograd takes the backward kernel of the same "
                         "spec (outputs = [dq, dk, dv]); %s has inputs %s and outputs %s"
                         % (bwd.name, names(bwd.inputs), names(bwd.outputs)))
@@ -141,11 +142,12 @@ def register_autograd(forward: Callable[..., Any] | Kernel, backward: Callable[.
         ctx.save_for_backward(*inputs, *output)
 
     def gradients(ctx, d_out, d_lse):
-        if d_lse is not None and bool((d_lse != 0).any()):
-            raise NotImplementedError("attnc: the gradient of a loss through lse is not "
-                                      "propagated by the backward kernel; use out only")
         q, k, v, *mods, out, lse = ctx.saved_tensors
-        dq, dk, dv, *d_tables = backward_op(q, k, v, out, lse, d_out.contiguous(), *mods)
+        if d_out is None:  # a loss through lse alone
+            d_out = torch.zeros_like(out)
+        dq, dk, dv, *d_tables = backward_op(
+            q, k, v, out, lse, d_out.contiguous(), *mods,
+            None if d_lse is None else d_lse.to(torch.float32).contiguous())
         # The float32 inputs' gradients in order; ids and lengths (int32) have none.
         found = iter(d_tables)
         return (dq, dk, dv) + tuple(next(found) if name in tables else None for name in extras)
