@@ -6,9 +6,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The gradients of one attention, FlashAttention-2 style, in three phases
-// (KernelInterface.h, backwardInterface):
+// (KernelInterface.h, backwardInterface), and one more per f32 mod input:
 //
-//   delta, item (b, h, q_tile): D = rowsum(d_out * out) - d_lse of the tile's rows.
+//   delta, item (b, h, q_tile): D = rowsum(d_out * out) - d_lse of the tile's
+//     rows (d_lse: lse's gradient, where given).
 //   dkdv, item (b, g, chunk): for the KV tiles chunk, chunk + chunks, ... of
 //     KV head g, the tile's k and v (f32: KF rows, KT and VT columns), then for
 //     every query head of g and every query tile the mask does not empty, the
@@ -17,6 +18,8 @@
 //     dq partial += dS K. dk and dv rows are written once per KV tile.
 //   dq, item (b, h, q_tile): dq = scale * sum of the chunks' partials, added
 //     in chunk order; so the result does not depend on the thread count.
+//   d_<name>, item i of the input's first dim: its gradient, the dkdv items'
+//     shares (each item's own copy) summed in item order (BackwardInputs.h).
 //
 // Within a tile pair the scores run along the vector lanes by key (S is
 // rows x keys): the five products are outer products of a broadcast operand
