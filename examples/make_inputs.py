@@ -7,6 +7,7 @@
   relative_bias_table  bias float32 [heads, 257]: uniform in [-1, 1)
   alibi_slopes         slopes float32 [heads]: 2^(-8 (h + 1) / heads)
   prefix_lm            prefix int32 [B]: uniform in [0, N]
+  additive             va float32 [heads, 128]: uniform in [-1, 1) (additive scores' v)
 """
 import argparse
 import os
@@ -26,7 +27,7 @@ def document_ids(batch, seq, documents, rng):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("example", choices=["document_ids", "relative_bias_table",
-                                            "alibi_slopes", "prefix_lm"])
+                                            "alibi_slopes", "prefix_lm", "additive"])
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--seq", type=int, required=True, help="seq_q = seq_kv")
     parser.add_argument("--heads", type=int, help="default: the example's num_heads")
@@ -35,7 +36,8 @@ def main():
     parser.add_argument("-o", dest="out", default=".")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    heads = args.heads or {"relative_bias_table": 12, "alibi_slopes": 8}.get(args.example, 0)
+    heads = args.heads or {"relative_bias_table": 12, "alibi_slopes": 8,
+                           "additive": 4}.get(args.example, 0)
     arrays = {
         "document_ids": lambda: {"document_id": document_ids(args.batch, args.seq,
                                                              args.documents, rng)},
@@ -45,6 +47,7 @@ def main():
                                  .astype(np.float32)},
         "prefix_lm": lambda: {"prefix": rng.integers(0, args.seq + 1, args.batch)
                               .astype(np.int32)},
+        "additive": lambda: {"va": rng.uniform(-1, 1, (heads, 128)).astype(np.float32)},
     }[args.example]()
     os.makedirs(args.out, exist_ok=True)
     flags = []

@@ -107,6 +107,9 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
                     "cu_seqlens_kv [batch + 1]", "bool", "getVarlen">,
     InterfaceMethod<"the input tensors the mod bodies read (#attn.input entries), or null",
                     "::mlir::ArrayAttr", "getInputsAttr">,
+    InterfaceMethod<"additive (Bahdanau) scores: the f32 input holding their vector v "
+                    "(`additive = @v`), or null for dot-product scores",
+                    "::mlir::FlatSymbolRefAttr", "getAdditiveAttr">,
     InterfaceMethod<"the score_mod region (empty when absent)", "::mlir::Region &",
                     "getScoreMod">,
     InterfaceMethod<"the mask_mod region (empty when absent)", "::mlir::Region &",
@@ -126,10 +129,13 @@ def Attn_AttentionSpecOpInterface : OpInterface<"AttentionSpecOpInterface"> {
           tokenMajor, $_op.getKvHeads(), $_op.getHeads() / $_op.getKvHeads(),
           ::mlir::attn::decodeMaxSeqQ($_op.getMaxSeq()), $_op.getDim());
     }
-    /// scale, or its default 1/sqrt(head_dim) when not given.
+    /// scale, or its default when not given: 1/sqrt(head_dim) for dot-product
+    /// scores, 1 for additive ones (Bahdanau's have none).
     double getScaleOrDefault() {
       ::mlir::FloatAttr scale = $_op.getScaleAttr();
-      return scale ? scale.getValueAsDouble() : 1.0 / std::sqrt(double($_op.getDim()));
+      if (scale)
+        return scale.getValueAsDouble();
+      return $_op.getAdditiveAttr() ? 1.0 : 1.0 / std::sqrt(double($_op.getDim()));
     }
   }];
 }
@@ -149,7 +155,8 @@ defvar Attn_SpecArguments = (ins
     OptionalAttr<I64Attr>:$page_size,
     UnitAttr:$pages_head_major,
     UnitAttr:$varlen,
-    OptionalAttr<TypedArrayAttrBase<Attn_ModInputAttr, "mod inputs">>:$inputs);
+    OptionalAttr<TypedArrayAttrBase<Attn_ModInputAttr, "mod inputs">>:$inputs,
+    OptionalAttr<FlatSymbolRefAttr>:$additive);
 
 class Attn_SpecOp<string mnemonic, list<Trait> traits = []> : Attn_Op<mnemonic, [
     HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface] # traits> {
@@ -189,6 +196,7 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     | `kv_cache` | `lengths`, `paged<N>`, `paged<N, hnd>` (N in 1..256) | a decode kernel's cache (below) |
     | `varlen` | `cu_seqlens` | packed sequences of different lengths (below) |
     | `inputs` | `[name: type [dims], ...]` | tensors the mod bodies read (below) |
+    | `additive` | `@v`, an f32 input `[head_dim]` or `[heads, head_dim]` | additive scores (below) |
 
     `weights` is quadratic in the sequence length, so it needs `max_seq` with
     `seq_q * seq_kv <= 16777216`.
@@ -228,6 +236,12 @@ def Attn_AttentionOp : Attn_SpecOp<"attention"> {
     of its keys each sequence uses, from the start of its rows in k and v
     (FlashAttention's `seqused_k`): the sequence is attended as if it had that many keys,
     and a count over its span in `cu_seqlens_kv` is an error before any load.
+
+    `additive = @v` makes the scores additive (Bahdanau's `v^T tanh(W_s s + W_h h)`, with q
+    and k already projected, d_a = head_dim): `scale * sum_d v[d] tanh(q_d + k_d)`, where
+    `v` is an f32 input declared in `inputs` as `[head_dim]` or `[heads, head_dim]` (one
+    vector per head). `scale` defaults to 1 here. The masks, mods, softmax and outputs are
+    those of dot-product scores; no seq_q x seq_kv x head_dim tensor exists.
 
     Two optional regions follow, each a single block ending in `attn.yield`:
 

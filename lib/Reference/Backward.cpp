@@ -141,6 +141,9 @@ llvm::Expected<BackwardResult> attnc::evaluateBackward(AttentionSpecOpInterface 
   if (op.getVarlen() || op.getPageSize())
     return error("the reference backward takes dense batches: a spec with varlen or "
                  "kv_cache has none yet");
+  if (op.getAdditiveAttr())
+    return error("the reference backward takes dot-product scores: additive ones have no "
+                 "gradient yet");
   llvm::Expected<ProblemSize> size = inferSize(op, q, k, v);
   if (!size)
     return size.takeError();

@@ -70,6 +70,9 @@ EvalContext::EvalContext(AttentionSpecOpInterface op, const ProblemSize &size,
   for (std::optional<ModInterpreter> *mod : {&scoreMod, &maskMod})
     if (*mod && this->inputs)
       (*mod)->setLoader(loader);
+  if (mlir::FlatSymbolRefAttr v = op.getAdditiveAttr(); v && inputs)
+    if (auto found = inputs->find(v.getValue()); found != inputs->end())
+      additive = &found->second; // its shape checked by checkModInputs
 }
 
 llvm::Expected<Scalar> EvalContext::load(llvm::StringRef name,
@@ -122,8 +125,14 @@ llvm::Expected<Scalar> EvalContext::runScoreMod(int64_t b, int64_t h, int64_t i,
   const double *qRow = &q.data[qIndex(b, h, i)];
   const double *kRow = &k.data[kvIndex(b, h / group, j)];
   double dot = 0;
-  for (int64_t d = 0; d < dim; ++d)
-    dot += qRow[d] * kRow[d];
+  if (additive) { // sum_d v_d tanh(q_d + k_d)
+    const double *v = &additive->data[additive->shape.size() == 2 ? h * dim : 0];
+    for (int64_t d = 0; d < dim; ++d)
+      dot += v[d] * std::tanh(qRow[d] + kRow[d]);
+  } else {
+    for (int64_t d = 0; d < dim; ++d)
+      dot += qRow[d] * kRow[d];
+  }
   Scalar score = Scalar::ofFloat(scale * dot);
   if (!scoreMod)
     return score;

@@ -114,6 +114,7 @@ private:
   LayoutIndexer qIndex, kvIndex;
   std::optional<ModInterpreter> scoreMod, maskMod;
   const ModInputs *inputs; // checked against the spec (checkModInputs)
+  const HostTensor *additive = nullptr; // additive scores' v, [head_dim] or [heads, head_dim]
   llvm::Expected<Scalar> load(llvm::StringRef name, llvm::ArrayRef<int64_t> at) const;
   llvm::SmallVector<mlir::Operation *> floatLoads; // score_mod's, in body order
   /// score_mod(scale q_i . k_j, ...) (the scaled dot without one), deriving

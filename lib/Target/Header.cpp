@@ -41,9 +41,12 @@ static std::string describeInputs(AttentionSpecOpInterface op, llvm::raw_ostream
       dims += (dims.empty() ? "" : ", ") + d.str();
     bool table = input.getElementType().isF32();
     StringRef name = input.getName().getValue();
-    os << " *   " << name << ": " << (table ? "float32" : "int32") << " [" << dims
-       << "], read by the mods (any strides; an index outside it fails the call with "
-          "ATTNC_ERR_INDEX)\n";
+    os << " *   " << name << ": " << (table ? "float32" : "int32") << " [" << dims << "], ";
+    if (op.getAdditiveAttr() && op.getAdditiveAttr().getValue() == name)
+      os << "the additive scores' v (any strides)\n";
+    else
+      os << "read by the mods (any strides; an index outside it fails the call with "
+            "ATTNC_ERR_INDEX)\n";
     params += "const DLTensor *" + name.str() + ", ";
     if (backward && table) {
       os << " *   d_" << name << ": float32 [" << dims << "], written: the loss's gradient on "
@@ -125,8 +128,15 @@ static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
      << stringifyLayout(op.getLayout()) << ", scale "
      << op.getScaleOrDefault() << "\n *   mask " << mask
      << (op.getScoreMod().empty() ? "" : ", score_mod")
-     << (op.getMaskMod().empty() ? "" : ", mask_mod") << "\n"
-     << " *   q, out: " << dlName << " " << shape(heads, "seq_q", "total_q")
+     << (op.getMaskMod().empty() ? "" : ", mask_mod") << "\n";
+  if (FlatSymbolRefAttr v = op.getAdditiveAttr()) {
+    bool perHead = false;
+    for (auto input : op.getInputsAttr().getAsRange<ModInputAttr>())
+      perHead |= input.getName() == v.getAttr() && input.getDims().size() == 2;
+    os << " *   additive scores: scale * sum_d " << v.getValue() << (perHead ? "[h, d]" : "[d]")
+       << " tanh(q_d + k_d) (Bahdanau's)\n";
+  }
+  os << " *   q, out: " << dlName << " " << shape(heads, "seq_q", "total_q")
      << (op.hasOutput(OutputKind::out) ? "" : " (out is written even though the spec asks for lse only)")
      << "\n"
      << " *   k, v:   " << dlName << " "

@@ -146,9 +146,8 @@ struct AttnNormalizePass
     Builder b(op.getContext());
     if (!op.getNumKvHeadsAttr())
       op.setNumKvHeadsAttr(b.getI64IntegerAttr(op.getHeads()));
-    if (!op.getScaleAttr())
-      op.setScaleAttr(
-          b.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(op.getDim()))));
+    if (!op.getScaleAttr()) // 1/sqrt(head_dim), or 1 for additive scores
+      op.setScaleAttr(b.getF64FloatAttr(op.getScaleOrDefault()));
     SeqBound bound;
     if (std::optional<ArrayRef<int64_t>> maxSeq = op.getMaxSeq())
       bound = std::pair((*maxSeq)[0], (*maxSeq)[1]);

@@ -36,7 +36,8 @@ void replaceWith(AttentionOp op, Tiles... tiles) {
                   op.getHeadDimAttr(), op.getDtypeAttr(), op.getLayoutAttr(), op.getMask(),
                   op.getScaleAttr(), op.getMaxSeqAttr(), op.getOutputsAttr(),
                   op.getNumSplitsAttr(), op.getPageSizeAttr(), op.getPagesHeadMajorAttr(),
-                  op.getVarlenAttr(), op.getInputsAttr(), b.getI64IntegerAttr(tiles)...);
+                  op.getVarlenAttr(), op.getInputsAttr(), op.getAdditiveAttr(),
+                  b.getI64IntegerAttr(tiles)...);
   tiled.getScoreMod().takeBody(op.getScoreMod());
   tiled.getMaskMod().takeBody(op.getMaskMod());
   op.erase();

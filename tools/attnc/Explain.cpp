@@ -323,6 +323,10 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                       flopPerPair * perHead *
                           countKeptPairs(op.getMask(), o.seqQ, o.seqKv));
   os << "\n";
+  if (op.getAdditiveAttr()) // counted as the dot products' FLOPs: the same steps
+    os << llvm::formatv("additive scores: a tanh per visited pair and head_dim element as "
+                        "well ({0:e3}), counted above as a multiply-add each\n",
+                        computed / 4);
   if (op.getNumSplits()) {
     describeDecode(op, o, blockKv, os);
     int64_t perItem = op.decodeKvHeadsPerItem();

@@ -309,6 +309,8 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
   Type f32Type = b.getF32Type();
   if (!dot)
     QT = stackBuffer({dimPadded, blockQ}, f32Type);
+  if (additive)
+    VA = stackBuffer({dimPadded}, f32Type);
   ST = stackBuffer({blockKv, blockQ}, f32Type);
   Acc = stackBuffer({blockQ, dimPadded}, f32Type);
   M = stackBuffer({blockQ}, f32Type);
@@ -364,6 +366,8 @@ void FlashKernelBuilder::computeTile(StringRef counterName) {
   } else {
     loadQueryTile();
   }
+  if (additive)
+    loadAdditiveVector();
   zeroFill(Acc, {blockQ, dimPadded});
   loop(0, blockQ, 1, [&](Value i) {
     memref::StoreOp::create(b, negInf(), M, ValueRange{i});

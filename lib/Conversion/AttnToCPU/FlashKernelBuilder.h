@@ -59,13 +59,14 @@ public:
                      ImplicitLocOpBuilder &b)
       : LoopBuilder(b), op(op), cfg(config), dim(op.getDim()), blockQ(op.getTileQ()),
         blockKv(op.getTileKv()), base2Scores(op.getScoreMod().empty()),
+        additive(op.getAdditiveAttr()),
         dimPadded((dim + config.vectorWidth - 1) / config.vectorWidth *
                   config.vectorWidth),
         elemType(op.getDtype()),
         // The weights pass reads the f32 scores of S^T, which the bf16 dot
         // kernel does not keep.
         dot(elemType.isBF16() && config.bf16Dot && dim % 2 == 0 && config.vectorWidth == 16 &&
-            !op.hasOutput(OutputKind::weights)),
+            !op.hasOutput(OutputKind::weights) && !additive),
         widen(!elemType.isF32() && !dot),
         scaleInSoftmax(dot && base2Scores && queryScale() > 0) {}
 
@@ -129,6 +130,10 @@ private:
   void scoreBlocks(Value k0, Value cols, int64_t trips, Value scale, ScoreStep step,
                    bool fused = false, bool biased = false);
   void computeScores(Value k0, Value cols, bool fused = false, bool biased = false);
+  // Additive scores (FlashAdditive.cpp).
+  void loadAdditiveVector();
+  void computeAdditiveScores(Value k0, Value cols, bool biased);
+  Value emitTanh(OpBuilder &nb, Location loc, Value x);
   // Scores with the mask applied, and the tile's hull (FlashMaskFirst.cpp).
   bool maskFirst();
   /// Whether the softmax and P V take each vector of rows' own keys
@@ -151,7 +156,7 @@ private:
   SmallVector<Value> foldKeys(Value lo, Value hi, Value init, Step step);
   void onlineSoftmax();
   // The fused softmax (FlashSoftmax.cpp).
-  bool canFuseSoftmax() const { return cfg.fusedSoftmax && base2Scores && !dot; }
+  bool canFuseSoftmax() const { return cfg.fusedSoftmax && base2Scores && !dot && !additive; }
   Value fusedScores(Value k0, Value cols);
   void fusedSoftmaxBlock(ArrayRef<Value> keyRows, ArrayRef<Value> rowCols, ValueRange sums);
   Value acceptFusedTile();
@@ -183,6 +188,9 @@ private:
   /// softmax exponentiates with 2^x and saves a multiply per score. Not with
   /// a score_mod, which must see natural-unit scores.
   bool base2Scores;
+  /// Additive scores (additive = @v): scale * sum_d v_d tanh(q_d + k_d). Q^T
+  /// holds q unscaled and VA the head's v; the scale applies to the sums.
+  bool additive;
   int64_t dimPadded;
   /// The element type of q, k, v and out. bf16 on a target with AVX512-BF16
   /// runs Q K^T and P V as bf16 dot products (`dot`, FlashBf16Dot.cpp);
@@ -202,7 +210,7 @@ private:
   ModInputViews modInputs; // the tensors the mods read
   Value q0, rows;
   Strides weightsS;
-  Value QT, ST, Acc, M, L, ALPHA, status;
+  Value QT, ST, Acc, M, L, ALPHA, status, VA;
   Value TSUM; // fused softmax: the tile's row sums
   Value KF, VF; // widen: the tile's k and v rows in f32, blockKv x dimPadded
   Value QP, VP, PB; // dot: q, v and P packed in bf16 pairs (FlashBf16Dot.cpp)

@@ -64,9 +64,12 @@ void FlashKernelBuilder::loadQueryTile() {
   scalarCopy(rowsFull, rows, 0);
 }
 
-/// The factor on q k: the spec's scale, in units of log2(e) for base-2 scores.
+/// The factor on q k: the spec's scale, in units of log2(e) for base-2 scores
+/// (additive scores: 1, Q^T holds q as it is; their sums take the factor).
 double FlashKernelBuilder::queryScale() {
   double log2e = 1.44269504088896341;
+  if (additive)
+    return 1.0;
   return op.getScaleAttr().getValueAsDouble() * (base2Scores ? log2e : 1.0);
 }
 
@@ -185,6 +188,8 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
 /// or widened in KF) feed keyBlock * rowVecs FMAs. `fused`: P^T instead of
 /// S^T (fusedScores).
 void FlashKernelBuilder::computeScores(Value k0, Value cols, bool fused, bool biased) {
+  if (additive)
+    return computeAdditiveScores(k0, cols, biased);
   scoreBlocks(k0, cols, dim, /*scale=*/Value(),
               [&](OpBuilder &nb, Location loc, Value d, ArrayRef<Value> keyBases,
                   ArrayRef<Value> rowCols, ValueRange acc) {

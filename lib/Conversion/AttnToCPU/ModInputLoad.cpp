@@ -154,6 +154,15 @@ attnc::LoadRange ModInputViews::range(OpBuilder &b, Location loc, LoadOp load,
   return {ifOp.getResult(0), ifOp.getResult(1), inside};
 }
 
+Value ModInputViews::element(OpBuilder &b, Location loc, StringRef name,
+                             ArrayRef<Value> indices) const {
+  const Input &in = find(name);
+  Value at = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [index, stride] : llvm::zip(indices, in.strides))
+    at = arith::AddIOp::create(b, loc, at, arith::MulIOp::create(b, loc, index, stride));
+  return memref::LoadOp::create(b, loc, in.buffer, at);
+}
+
 Value ModInputViews::load(OpBuilder &b, Location loc, LoadOp load, ArrayRef<Value> indices,
                           function_ref<void(OpBuilder &, int32_t)> onFailure) const {
   const Input &in = find(load.getInput());

@@ -30,6 +30,9 @@ public:
                 Value params, int32_t firstArg);
 
   bool empty() const { return inputs.empty(); }
+  /// Element `indices` of input `name`, unchecked: for indices inside its
+  /// shape by construction (the runtime checked the shape).
+  Value element(OpBuilder &b, Location loc, StringRef name, ArrayRef<Value> indices) const;
   /// The extent of each dim of input `name`.
   ArrayRef<Value> extentsOf(StringRef name) const { return find(name).extents; }
 

@@ -61,6 +61,10 @@ FailureOr<FlashOp> mlir::attn::flashToLower(KernelOp kernel, StringRef backend,
                                "CPU backend only, not the ")
              << backend << " backend for target " << target
              << "; pad the sequences to one length (batched bshd) there";
+    if (flash.getAdditiveAttr() && backend != "MLIR CPU")
+      return flash.emitOpError("additive scores are built by the MLIR CPU backend only so "
+                               "far, not the ")
+             << backend << " backend for target " << target;
     // The Halide backend refuses them on its GPU targets itself.
     if (flash.getInputsAttr() && backend != "MLIR CPU" && backend != "Halide")
       return flash.emitOpError("inputs (tensors the mods read) are built by the MLIR CPU "

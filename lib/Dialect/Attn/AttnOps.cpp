@@ -75,13 +75,13 @@ LogicalResult KernelOp::verify() {
 namespace {
 constexpr StringLiteral kParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits, kv_cache, varlen, inputs";
+    "outputs, num_splits, kv_cache, varlen, inputs, additive";
 constexpr StringLiteral kFlashParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits, kv_cache, varlen, inputs, block_q, block_kv";
+    "outputs, num_splits, kv_cache, varlen, inputs, additive, block_q, block_kv";
 constexpr StringLiteral kBackwardParameterNames =
     "num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, "
-    "outputs, num_splits, kv_cache, varlen, inputs, block_q, block_kv, kv_chunks";
+    "outputs, num_splits, kv_cache, varlen, inputs, additive, block_q, block_kv, kv_chunks";
 
 /// The tile sizes only attn.flash has; a no-op for attn.attention.
 template <typename Props>
@@ -124,6 +124,20 @@ public:
   ParameterParser(OpAsmParser &parser, typename OpT::Properties &props)
       : parser(parser), b(parser.getBuilder()), props(props) {}
 
+  /// additive = @name (an input's name).
+  ParseResult parseAdditive() {
+    SMLoc loc = parser.getCurrentLocation();
+    Attribute value;
+    if (parser.parseAttribute(value))
+      return failure();
+    props.additive = dyn_cast<FlatSymbolRefAttr>(value);
+    if (!props.additive)
+      return parser.emitError(loc, "additive takes the name of an f32 input, as @name "
+                                   "(additive = @va); got ")
+             << value;
+    return success();
+  }
+
   ParseResult parseOne() {
     SMLoc loc = parser.getCurrentLocation();
     StringRef name;
@@ -162,6 +176,8 @@ public:
       return parseVarlen();
     if (name == "inputs")
       return parseModInputs(parser, props.inputs);
+    if (name == "additive")
+      return parseAdditive();
     bool handled;
     ParseResult tile = parseTileSize(
         props, name, [&](IntegerAttr &attr) { return parseI64(attr); }, handled);
@@ -377,6 +393,8 @@ void printSpecParameters(OpAsmPrinter &p, AttentionSpecOpInterface op,
     p << ", inputs = ";
     printModInputs(p, inputs);
   }
+  if (FlatSymbolRefAttr additive = op.getAdditiveAttr())
+    p << ", additive = " << additive;
 }
 
 void printModRegions(OpAsmPrinter &p, AttentionSpecOpInterface op) {
@@ -507,6 +525,35 @@ template <typename OpT> LogicalResult verifyBackward(OpT op) {
   return success();
 }
 
+/// additive = @v: v an f32 input [head_dim] or [heads, head_dim], in a
+/// prefill kernel (the decode, packed and backward kernels compute
+/// dot-product scores only).
+template <typename OpT> LogicalResult verifyAdditive(OpT op) {
+  FlatSymbolRefAttr name = op.getAdditiveAttr();
+  if (!name)
+    return success();
+  ModInputAttr v;
+  if (ArrayAttr inputs = op.getInputsAttr())
+    for (auto input : inputs.getAsRange<ModInputAttr>())
+      if (input.getName().getValue() == name.getValue())
+        v = input;
+  if (!v)
+    return op.emitOpError("additive = ")
+           << name << " names no input: declare it in inputs, e.g. inputs = ["
+           << name.getValue() << ": f32 [heads, head_dim]]";
+  SmallVector<StringRef> dims(v.getDims().getAsValueRange<StringAttr>());
+  bool perHead = dims.size() == 2 && dims[0] == "heads" && dims[1] == "head_dim";
+  if (!v.getElementType().isF32() || !(perHead || (dims.size() == 1 && dims[0] == "head_dim")))
+    return op.emitOpError("additive scores' vector '")
+           << name.getValue() << "' must be f32 [head_dim] or [heads, head_dim]";
+  if (op.getNumSplits() || op.getPageSize() || op.getVarlen() ||
+      op.hasOutput(OutputKind::dq))
+    return op.emitOpError("additive scores are built for prefill kernels (outputs out, lse, "
+                          "weights) of one length per batch; drop num_splits, kv_cache, "
+                          "varlen and the gradients");
+  return success();
+}
+
 /// Checks shared by attn.attention, attn.flash and attn.flash_backward.
 template <typename OpT> LogicalResult verifySpec(OpT op) {
   int64_t heads = op.getHeads(), kvHeads = op.getKvHeads(), dim = op.getDim();
@@ -537,7 +584,8 @@ template <typename OpT> LogicalResult verifySpec(OpT op) {
     return op.emitOpError("outputs must name at least one of out, lse, weights");
   if (failed(op.verifySequenceBounds()))
     return failure();
-  if (failed(verifyBackward(op)) || failed(verifyDecode(op)) || failed(verifyVarlen(op)))
+  if (failed(verifyBackward(op)) || failed(verifyDecode(op)) || failed(verifyVarlen(op)) ||
+      failed(verifyAdditive(op)))
     return failure();
   return verifyModInputs(op);
 }

@@ -475,7 +475,7 @@ attn.kernel @flash_bad_gqa {
 // -----
 
 attn.kernel @flash_unknown_parameter {
-  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, kv_cache, varlen, inputs, block_q, block_kv}}
+  // expected-error @below {{unknown attention parameter 'block_d'; expected one of num_heads, num_kv_heads, head_dim, dtype, layout, mask, scale, max_seq, outputs, num_splits, kv_cache, varlen, inputs, additive, block_q, block_kv}}
   attn.flash {num_heads = 2, block_d = 4}
 }
 
