@@ -32,7 +32,6 @@ Dims attentionDims(int32_t layout, const char *heads, const char *seq) {
   return dims;
 }
 
-/// A tensor's table entry from its fields.
 /// "batch,heads" -> "batch, heads".
 std::string legendOf(std::string dims) {
   for (size_t at = dims.find(','); at != std::string::npos; at = dims.find(',', at + 2))
@@ -40,6 +39,7 @@ std::string legendOf(std::string dims) {
   return dims;
 }
 
+/// A tensor's table entry from its fields.
 TensorSpec tensorSpec(const char *name, const char *dims, const char *legend,
                       const char *strides, int32_t arg, int32_t flags, int32_t dtypeCode,
                       int32_t dtypeBits, int32_t param) {
