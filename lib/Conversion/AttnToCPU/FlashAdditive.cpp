@@ -60,21 +60,13 @@ void FlashKernelBuilder::computeAdditiveScores(Value k0, Value cols, bool biased
   scoreBlocks(k0, cols, dim, scale,
               [&](OpBuilder &nb, Location loc, Value d, ArrayRef<Value> keyBases,
                   ArrayRef<Value> rowCols, ValueRange acc) {
-                SmallVector<Value> qv, next;
-                for (Value col : rowCols)
-                  qv.push_back(vector::LoadOp::create(nb, loc, vecType(), QT, ValueRange{d, col}));
                 Value vd = vector::BroadcastOp::create(
                     nb, loc, vecType(), memref::LoadOp::create(nb, loc, VA, ValueRange{d}));
-                for (auto [r, base] : llvm::enumerate(keyBases)) {
-                  Value at = arith::AddIOp::create(nb, loc, base, d);
-                  Value kv = memref::LoadOp::create(nb, loc, widen ? KF : kBuf, ValueRange{at});
-                  Value kb = vector::BroadcastOp::create(nb, loc, vecType(), kv);
-                  for (auto [c, q] : llvm::enumerate(qv)) {
-                    Value t = emitTanh(nb, loc, arith::AddFOp::create(nb, loc, kb, q));
-                    next.push_back(vector::FMAOp::create(nb, loc, vd, t, acc[r * qv.size() + c]));
-                  }
-                }
-                return next;
+                return scoreStep(nb, loc, d, keyBases, rowCols, acc,
+                                 [&](Value kb, Value q, Value sum) -> Value {
+                                   Value t = emitTanh(nb, loc, arith::AddFOp::create(nb, loc, kb, q));
+                                   return vector::FMAOp::create(nb, loc, vd, t, sum);
+                                 });
               },
               /*fused=*/false, biased);
 }

@@ -130,6 +130,9 @@ private:
   void scoreBlocks(Value k0, Value cols, int64_t trips, Value scale, ScoreStep step,
                    bool fused = false, bool biased = false);
   void computeScores(Value k0, Value cols, bool fused = false, bool biased = false);
+  using ScoreCombine = llvm::function_ref<Value(Value key, Value rows, Value acc)>;
+  SmallVector<Value> scoreStep(OpBuilder &nb, Location loc, Value d, ArrayRef<Value> keyBases,
+                               ArrayRef<Value> rowCols, ValueRange acc, ScoreCombine combine);
   // Additive scores (FlashAdditive.cpp).
   void loadAdditiveVector();
   void computeAdditiveScores(Value k0, Value cols, bool biased);

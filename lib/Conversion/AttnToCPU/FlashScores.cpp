@@ -193,19 +193,31 @@ void FlashKernelBuilder::computeScores(Value k0, Value cols, bool fused, bool bi
   scoreBlocks(k0, cols, dim, /*scale=*/Value(),
               [&](OpBuilder &nb, Location loc, Value d, ArrayRef<Value> keyBases,
                   ArrayRef<Value> rowCols, ValueRange acc) {
-                SmallVector<Value> qv, next;
-                for (Value col : rowCols)
-                  qv.push_back(vector::LoadOp::create(nb, loc, vecType(), QT, ValueRange{d, col}));
-                for (auto [r, base] : llvm::enumerate(keyBases)) {
-                  Value at = arith::AddIOp::create(nb, loc, base, d);
-                  Value kv = memref::LoadOp::create(nb, loc, widen ? KF : kBuf, ValueRange{at});
-                  Value kb = vector::BroadcastOp::create(nb, loc, vecType(), kv);
-                  for (auto [c, q] : llvm::enumerate(qv))
-                    next.push_back(vector::FMAOp::create(nb, loc, kb, q, acc[r * qv.size() + c]));
-                }
-                return next;
+                return scoreStep(nb, loc, d, keyBases, rowCols, acc,
+                                 [&](Value kb, Value q, Value sum) -> Value {
+                                   return vector::FMAOp::create(nb, loc, kb, q, sum);
+                                 });
               },
               fused, biased);
+}
+
+/// Step d of a Q K^T register block: per key r and vector of rows c, the
+/// next accumulator `combine`(k[r, d] broadcast, Q^T[d, c..], acc[r, c]).
+SmallVector<Value> FlashKernelBuilder::scoreStep(OpBuilder &nb, Location loc, Value d,
+                                                 ArrayRef<Value> keyBases,
+                                                 ArrayRef<Value> rowCols, ValueRange acc,
+                                                 ScoreCombine combine) {
+  SmallVector<Value> qv, next;
+  for (Value col : rowCols)
+    qv.push_back(vector::LoadOp::create(nb, loc, vecType(), QT, ValueRange{d, col}));
+  for (auto [r, base] : llvm::enumerate(keyBases)) {
+    Value at = arith::AddIOp::create(nb, loc, base, d);
+    Value kv = memref::LoadOp::create(nb, loc, widen ? KF : kBuf, ValueRange{at});
+    Value kb = vector::BroadcastOp::create(nb, loc, vecType(), kv);
+    for (auto [c, q] : llvm::enumerate(qv))
+      next.push_back(combine(kb, q, acc[r * qv.size() + c]));
+  }
+  return next;
 }
 
 /// A score_mod / mask_mod body inlined; a zero divisor sets the function's
