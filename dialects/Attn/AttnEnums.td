@@ -57,4 +57,17 @@ def Attn_OutputKind : I32BitEnumAttr<"OutputKind", "outputs a kernel writes", [
   }];
 }
 
+def Attn_FeatureMap : I32EnumAttr<"FeatureMap",
+    "the feature map phi linear attention applies to q and k", [
+    I32EnumAttrCase<"identity", 0>,
+    I32EnumAttrCase<"elu1", 1>,
+    I32EnumAttrCase<"relu", 2>
+  ]> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    `identity`: phi(x) = x. `elu1`: phi(x) = elu(x) + 1 (x + 1 for x > 0, e^x otherwise;
+    Katharopoulos et al.'s, positive). `relu`: phi(x) = max(x, 0). Applied per element.
+  }];
+}
+
 #endif // ATTN_ENUMS_TD

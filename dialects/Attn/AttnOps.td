@@ -388,6 +388,81 @@ def Attn_FlashBackwardOp : Attn_SpecOp<"flash_backward",
   }];
 }
 
+def Attn_LinearAttentionOp : Attn_Op<"linear_attention", [
+    HasParent<"KernelOp">, DeclareOpInterfaceMethods<Attn_KernelFamilyOpInterface>]> {
+  let summary = "linear attention phi(Q) (phi(K)^T V), non-causal or causal chunked, with a carried state";
+  let description = [{
+    Linear attention (Katharopoulos et al. 2020): the softmax kernel exp(q . k) replaced by
+    phi(q) . phi(k) for a feature map phi, so the keys and values fold into a state of
+    head_dim x value_dim per KV head and the cost is linear in the sequence length. For
+    batch `b`, query head `h` and its KV head `g = h / (num_heads / num_kv_heads)`, with
+    `Q = scale * phi(q)` and `K = phi(k)` per row:
+
+    ```
+    S = S_0 + sum_j K_j^T v_j      z = z_0 + sum_j K_j          (j: every key, or j <= i)
+    out_i = Q_i S / (Q_i . z + eps)     (normalize = true)
+    out_i = Q_i S                       (normalize = false)
+    ```
+
+    Non-causal (`causal = false`): every key, S built first. Causal (`causal = true`): keys
+    j <= i, q, k and v of one length `seq`; computed in chunks of `chunk` rows (32, 64 or
+    128; default 64): within a chunk the masked product (Q K^T) V, across chunks the state,
+    updated once per chunk. S_0 and z_0 are 0, or with `state = carry` the tensors
+    `initial_state` [batch, num_kv_heads, head_dim, value_dim] and `initial_norm` [batch,
+    num_kv_heads, head_dim] (f32; either may be NULL for zeros), and the kernel writes the
+    state after the last row to `final_state` and `final_norm`: a prefill followed by calls
+    of one row each (recurrent decode steps), each given the previous call's final state,
+    computes the same as one call over the whole sequence.
+
+    | parameter | value | meaning |
+    |---|---|---|
+    | `num_heads` | integer > 0 | query heads |
+    | `num_kv_heads` | integer > 0 dividing `num_heads`; default `num_heads` | key/value heads |
+    | `head_dim` | 1 to 256 | size of q and k rows (d_k) |
+    | `value_dim` | 1 to 256; default `head_dim` | size of v and out rows (d_v) |
+    | `dtype` | `f32`, `f16`, `bf16` | element type of q, k, v, out (the state is f32) |
+    | `layout` | `bhsd`, `bshd` | tensor layout |
+    | `feature_map` | `identity`, `elu1`, `relu` | phi |
+    | `causal` | `true`, `false`; default `false` | keys j <= i only |
+    | `normalize` | `true`, `false`; default `true` | divide by Q_i . z + eps |
+    | `scale` | float > 0; default 1 | multiplies phi(q) |
+    | `eps` | float >= 0; default 1e-6 | added to the normalizer |
+    | `chunk` | 32, 64, 128 (causal) | rows per chunk |
+    | `state` | `carry` (causal) | take and return the state |
+
+    Example, a causal elu + 1 linear attention that carries its state:
+
+    ```mlir
+    attn.kernel @linear {
+      attn.linear_attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd,
+                             feature_map = elu1, causal = true, state = carry}
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$num_heads, OptionalAttr<I64Attr>:$num_kv_heads,
+                   I64Attr:$head_dim, OptionalAttr<I64Attr>:$value_dim, TypeAttr:$dtype,
+                   Attn_Layout:$layout, Attn_FeatureMap:$feature_map, UnitAttr:$causal,
+                   UnitAttr:$unnormalized, OptionalAttr<F64Attr>:$scale,
+                   OptionalAttr<F64Attr>:$eps, OptionalAttr<I64Attr>:$chunk,
+                   UnitAttr:$carry_state);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getHeads() { return getNumHeadsAttr().getInt(); }
+    int64_t getKvHeads() {
+      return getNumKvHeadsAttr() ? getNumKvHeadsAttr().getInt() : getHeads();
+    }
+    int64_t getDim() { return getHeadDimAttr().getInt(); }
+    int64_t getValueDimOrDefault() {
+      return getValueDimAttr() ? getValueDimAttr().getInt() : getDim();
+    }
+    bool getNormalize() { return !getUnnormalized(); }
+    double getScaleOrDefault() { return getScaleAttr() ? getScaleAttr().getValueAsDouble() : 1.0; }
+    double getEpsOrDefault() { return getEpsAttr() ? getEpsAttr().getValueAsDouble() : 1e-6; }
+    int64_t getChunkOrDefault() { return getChunkAttr() ? getChunkAttr().getInt() : 64; }
+  }];
+}
+
 def Attn_LoadOp : Attn_Op<"load", [ParentOneOf<["AttentionOp", "FlashOp", "FlashBackwardOp"]>]> {
   let summary = "reads one element of a spec's input tensor in a score_mod or mask_mod body";
   let description = [{

@@ -92,7 +92,50 @@ static void describeBackwardKernel(KernelOp kernel, AttentionSpecOpInterface op,
      << "const attnc_options *opt);\n\n";
 }
 
+/// A linear attention kernel (attn.linear_attention).
+static void describeLinearKernel(KernelOp kernel, LinearAttentionOp op, llvm::raw_ostream &os) {
+  std::string seqQ = op.getCausal() ? "seq" : "seq_q", seqKv = op.getCausal() ? "seq" : "seq_kv";
+  auto shape = [&](int64_t heads, StringRef seq, int64_t dim) {
+    std::string h = std::to_string(heads), d = std::to_string(dim);
+    return op.getLayout() == Layout::bhsd ? "[batch, " + h + ", " + seq.str() + ", " + d + "]"
+                                          : "[batch, " + seq.str() + ", " + h + ", " + d + "]";
+  };
+  int64_t dk = op.getDim(), dv = op.getValueDimOrDefault();
+  StringRef dlName = dlpackName(op.getDtype());
+  os << "/* " << kernel.getSymName() << ": linear attention, " << op.getHeads() << " heads ("
+     << op.getKvHeads() << " kv), head_dim " << dk << ", value_dim " << dv << ", "
+     << stringifyLayout(op.getLayout()) << "\n *   phi = " << stringifyFeatureMap(op.getFeatureMap())
+     << ", scale " << op.getScaleOrDefault() << (op.getCausal() ? ", causal (chunks of " : "")
+     << (op.getCausal() ? std::to_string(op.getChunkOrDefault()) + " rows)" : "");
+  if (op.getNormalize())
+    os << ", normalized: out_i = Q_i S / (Q_i . z + " << op.getEpsOrDefault() << ")\n";
+  else
+    os << ", unnormalized: out_i = Q_i S\n";
+  os << " *   q:   " << dlName << " " << shape(op.getHeads(), seqQ, dk) << "\n"
+     << " *   k:   " << dlName << " " << shape(op.getKvHeads(), seqKv, dk) << "\n"
+     << " *   v:   " << dlName << " " << shape(op.getKvHeads(), seqKv, dv) << "\n"
+     << " *   out: " << dlName << " " << shape(op.getHeads(), seqQ, dv) << "\n";
+  std::string state = "[batch, " + std::to_string(op.getKvHeads()) + ", " + std::to_string(dk);
+  if (op.getCarryState())
+    os << " *   initial_state: float32 " << state << ", " << dv << "], initial_norm: float32 "
+       << state << "]: the state to continue from, or NULL for 0\n"
+       << " *   final_state, final_norm: the same shapes, written: the state after the last "
+          "row;\n *   pass them as the next call's initial ones (a decode step: seq = 1)\n";
+  else if (!op.getCausal())
+    os << " *   each call allocates the state, batch x " << op.getKvHeads() << " x " << dk
+       << " x " << dv << " float32, as working memory\n";
+  os << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
+     << "int " << kernel.getSymName()
+     << "(const DLTensor *q, const DLTensor *k, const DLTensor *v, DLTensor *out,\n    "
+     << (op.getCarryState() ? "const DLTensor *initial_state, const DLTensor *initial_norm,\n"
+                              "    DLTensor *final_state, DLTensor *final_norm, "
+                            : "")
+     << "const attnc_options *opt);\n\n";
+}
+
 static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
+  if (auto linear = dyn_cast_or_null<LinearAttentionOp>(kernel.getCompute().getOperation()))
+    return describeLinearKernel(kernel, linear, os);
   AttentionSpecOpInterface op = kernel.getSpec(); // attn.attention or attn.flash
   if (op.hasOutput(OutputKind::dq))
     return describeBackwardKernel(kernel, op, os);

@@ -152,6 +152,10 @@ llvm::Error attnc::compileMultiTarget(mlir::ModuleOp module, llvm::ArrayRef<Sele
   std::vector<std::string> kernels;
   for (mlir::attn::KernelOp kernel : module.getOps<mlir::attn::KernelOp>()) {
     // The dispatcher forwards attention's five tensors (attnc_rt_dispatch).
+    if (!kernel.getSpec())
+      return error("kernel '" + kernel.getSymName() + "' is a " +
+                   kernel.getCompute().getFamily() + " kernel, whose entry is not attention's; "
+                   "multi-target objects dispatch attention kernels: give one --target");
     if (kernel.getSpec().hasOutput(mlir::attn::OutputKind::weights))
       return error("kernel '" + kernel.getSymName() + "' outputs weights, whose entry takes "
                    "six tensors; multi-target objects dispatch five: give one --target");

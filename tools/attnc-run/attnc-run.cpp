@@ -19,6 +19,7 @@
 #include "Backward.h"
 #include "BandwidthProbe.h"
 #include "Compiled.h"
+#include "Linear.h"
 #include "PeakProbe.h"
 
 #include "attnc/Dialect/Attn/ModInputs.h"
@@ -139,6 +140,12 @@ static cl::opt<double> relTol("rtol", cl::desc("With --so: relative tolerance (d
 static cl::opt<double> absTol("atol", cl::desc("With --so: absolute tolerance (default per dtype: f32 2e-6, f16 1e-3, bf16 8e-3, for inputs in [-1, 1); larger inputs scale it: out's by max |v| max |q| max |k|, lse's by max |q| max |k|)"), cl::cat(compiledCat));
 static cl::opt<int> callers("callers", cl::desc("With --so: then call the kernel from this many threads at once (each --num-threads), --repeat rounds: time against the same calls one after another, and require bit-identical outputs"), cl::init(1), cl::cat(compiledCat));
 static cl::opt<bool> hostParallelFor("host-parallel-for", cl::desc("With --so: run the kernel's helper threads through attnc_set_parallel_for, on attnc-run's own threads, as a host with a thread pool does"), cl::cat(compiledCat));
+static cl::opt<int64_t> steps(
+    "steps",
+    cl::desc("With --so and a linear attention kernel with state = carry: also run the "
+             "sequence as a prefill of seq-q - N rows and N calls of one row, each from the "
+             "previous call's final state, and check those against the reference too"),
+    cl::init(0), cl::cat(compiledCat));
 static cl::opt<bool> noPeak("no-peak", cl::desc("With --so: skip the FMA peak probe"), cl::cat(compiledCat));
 
 namespace {
@@ -147,13 +154,13 @@ llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-llvm::Expected<attn::AttentionSpecOpInterface> selectKernel(ModuleOp module) {
+llvm::Expected<attn::KernelOp> selectKernel(ModuleOp module) {
   llvm::SmallVector<attn::KernelOp> kernels(module.getOps<attn::KernelOp>());
   if (kernels.empty())
     return error(specFile + " holds no attn.kernel");
   for (attn::KernelOp kernel : kernels)
     if (kernelName.empty() ? kernels.size() == 1 : kernel.getSymName() == kernelName)
-      return kernel.getSpec();
+      return kernel;
   std::string names;
   for (attn::KernelOp kernel : kernels)
     names += " @" + kernel.getSymName().str();
@@ -584,6 +591,30 @@ llvm::Error runBackwardKernel(attn::AttentionSpecOpInterface op, const Inputs &i
   return runCompiledBackward(op, in.q, in.k, in.v, in.mods, options);
 }
 
+/// A linear attention spec: its reference on seeded inputs, or with --so
+/// its compiled kernel against it.
+llvm::Error runLinearKernel(attn::LinearAttentionOp op) {
+  if (!qFile.empty() || !kFile.empty() || !vFile.empty() || !inputFiles.empty() ||
+      !kvLens.empty() || !seqLens.empty() || !tiled.empty() || backward)
+    return error("a linear attention kernel runs on seeded inputs (--batch, --seq-q, --seq-kv, "
+                 "--seed) alone");
+  LinearRunOptions options;
+  options.batch = batch;
+  options.seqQ = seqQ;
+  options.seqKv = seqKv < 0 ? seqQ : seqKv;
+  options.seed = seed;
+  options.soPath = soFile;
+  options.dir = soFile.empty() || outDir.getNumOccurrences() ? std::string(outDir) : std::string();
+  options.threads = threads;
+  options.repeat = repeat;
+  options.measurePeak = !noPeak;
+  options.noReference = noReference;
+  options.steps = steps;
+  if (relTol.getNumOccurrences())
+    options.rtol = relTol;
+  return runLinear(op, options);
+}
+
 llvm::Error run(ModuleOp module) {
   std::optional<TileShape> tile;
   if (!tiled.empty()) {
@@ -592,20 +623,23 @@ llvm::Error run(ModuleOp module) {
       return parsed.takeError();
     tile = *parsed;
   }
-  llvm::Expected<attn::AttentionSpecOpInterface> op = selectKernel(module);
-  if (!op)
-    return op.takeError();
-  ElementType type = *elementTypeOf(op->getDtype());
-  llvm::Expected<Inputs> in = loadInputs(*op, type);
+  llvm::Expected<attn::KernelOp> kernel = selectKernel(module);
+  if (!kernel)
+    return kernel.takeError();
+  if (auto linear = dyn_cast_or_null<attn::LinearAttentionOp>(kernel->getCompute().getOperation()))
+    return runLinearKernel(linear);
+  attn::AttentionSpecOpInterface op = kernel->getSpec();
+  ElementType type = *elementTypeOf(op.getDtype());
+  llvm::Expected<Inputs> in = loadInputs(op, type);
   if (!in)
     return in.takeError();
-  if (op->hasOutput(attn::OutputKind::dq))
-    return runBackwardKernel(*op, *in);
+  if (op.hasOutput(attn::OutputKind::dq))
+    return runBackwardKernel(op, *in);
   if (!soFile.empty())
-    return runCompiledMode(*op, *in);
+    return runCompiledMode(op, *in);
   if (tile)
-    return runTiledReferenceMode(module, *op, *in, *tile);
-  return runReferenceMode(*op, *in);
+    return runTiledReferenceMode(module, op, *in, *tile);
+  return runReferenceMode(op, *in);
 }
 
 } // namespace

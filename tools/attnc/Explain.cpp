@@ -240,8 +240,47 @@ void describeDecode(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
   }
 }
 
+/// A linear attention kernel: its work items, FLOPs and state.
+void explainLinear(KernelOp kernel, LinearAttentionOp op, const attnc::ExplainOptions &o,
+                   llvm::raw_ostream &os) {
+  int64_t dk = op.getDim(), dv = op.getValueDimOrDefault(), c = op.getChunkOrDefault();
+  int64_t seqKv = op.getCausal() ? o.seqQ : o.seqKv;
+  os << "kernel @" << kernel.getSymName() << ": linear attention, " << op.getHeads()
+     << " heads (" << op.getKvHeads() << " kv), head_dim " << dk << ", value_dim " << dv
+     << ", phi = " << stringifyFeatureMap(op.getFeatureMap())
+     << (op.getCausal() ? ", causal" : ", non-causal")
+     << (op.getNormalize() ? ", normalized" : ", unnormalized") << "\n";
+  os << llvm::formatv("problem: batch {0}, seq_q {1}, seq_kv {2}\n", o.batch, o.seqQ, seqKv);
+  double heads = double(o.batch) * op.getHeads(), kvHeads = double(o.batch) * op.getKvHeads();
+  // Causal: per chunk and query head, Q K^T and A V over the lower triangle
+  // (about c^2 / 2 pairs each) and Q S; per chunk and KV head, K^T V.
+  double flops = op.getCausal()
+                     ? heads * o.seqQ * (double(c) * (dk + dv) + 2.0 * dk * dv) +
+                           kvHeads * 2.0 * seqKv * dk * dv
+                     : heads * 2.0 * o.seqQ * dk * dv + kvHeads * 2.0 * seqKv * dk * dv;
+  double softmax = heads * 2.0 * o.seqQ * seqKv * (dk + dv) / (op.getCausal() ? 2 : 1);
+  os << llvm::formatv("FLOPs: {0:e3} (softmax attention of these sizes: {1:e3}, {2:f1}x)\n",
+                      flops, softmax, softmax / std::max(flops, 1.0));
+  if (op.getCausal())
+    os << llvm::formatv("work items: batch x kv_heads = {0}, each its {1}-row chunks in order "
+                        "(every query head of its KV head per chunk)\n",
+                        int64_t(kvHeads), c);
+  else
+    os << llvm::formatv("work items: batch x kv_heads = {0} (the state), then batch x heads x "
+                        "query tiles of 64 rows = {1}\n",
+                        int64_t(kvHeads),
+                        int64_t(heads) * ((o.seqQ + 63) / 64));
+  os << llvm::formatv("state: float32 {0} x {1} + {0} per KV head = {2:f1} KiB per sequence{3}\n",
+                      dk, dv, op.getKvHeads() * (dk * dv + dk) * 4 / 1024.0,
+                      op.getCarryState() ? " (state = carry: taken and returned)" : "");
+}
+
 llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           llvm::raw_ostream &os, std::string *svg) {
+  if (auto linear = dyn_cast_or_null<LinearAttentionOp>(kernel.getCompute().getOperation())) {
+    explainLinear(kernel, linear, o, os);
+    return llvm::Error::success();
+  }
   AttentionSpecOpInterface op = kernel.getSpec();
   const attnc::Schedule &schedule = o.selection.schedule;
   // A kernel already in its tiled form (attn.flash) compiles with its own tile sizes.

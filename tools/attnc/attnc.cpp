@@ -278,7 +278,7 @@ llvm::Error runExplain(ModuleOp module) {
     auto [name, file] = StringRef(given).split('=');
     mlir::attn::ModInputAttr decl;
     for (mlir::attn::KernelOp kernel : module.getOps<mlir::attn::KernelOp>())
-      if (!decl)
+      if (!decl && kernel.getSpec())
         decl = mlir::attn::findModInput(kernel.getSpec().getInputsAttr(), name);
     if (file.empty() || !decl)
       return error("--input " + given + ": expected NAME=FILE.npy with NAME an input of the "

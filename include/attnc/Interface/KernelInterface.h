@@ -126,6 +126,29 @@ KernelInterface attentionInterface(const AttentionFacts &facts);
 /// in item order.
 KernelInterface backwardInterface(const AttentionFacts &facts, int64_t chunks);
 
+/// The facts of a linear attention kernel (attn.linear_attention).
+struct LinearFacts {
+  int64_t heads = 1, kvHeads = 1, headDim = 1, valueDim = 1, blockQ = 64;
+  int32_t layout = 0; // 0: bhsd, 1: bshd
+  int32_t dtypeCode = kDLFloat, dtypeBits = 32;
+  bool causal = false, carry = false;
+};
+
+/// The linear attention family's interface: q [.., heads, seq_q, head_dim],
+/// k [.., kv_heads, seq_kv, head_dim], v [.., kv_heads, seq_kv, value_dim]
+/// and out [.., heads, seq_q, value_dim] (the layout's order; a causal
+/// kernel's q, k, v and out share one length, `seq`) as arguments 0-3; with
+/// `carry`, the f32 initial_state [batch, kv_heads, head_dim, value_dim]
+/// and initial_norm [batch, kv_heads, head_dim] (optional: NULL for 0) and
+/// final_state and final_norm (written) as 4-7; a non-causal kernel has
+/// kv_state and kv_norm of those shapes as scratch (a causal one keeps its
+/// state on the item's stack). Params: attnc_param's linear ones. Phases:
+/// causal, "attention" over (batch, kv_heads): the chunks in order, each
+/// item every query head of its KV head; non-causal, "state" over (batch,
+/// kv_heads) (S and z into the scratch), then "attention" over (batch,
+/// heads, seq_q / block_q).
+KernelInterface linearInterface(const LinearFacts &facts);
+
 /// An interface laid out as the C structs the runtime reads, valid while
 /// this object lives (and is not moved from).
 class InterfaceTables {

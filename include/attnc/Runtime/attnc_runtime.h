@@ -191,7 +191,21 @@ enum attnc_param {
   ATTNC_P_DQ_PART_STRIDES = 29,
   ATTNC_P_DELTA_STRIDES = 33,
   ATTNC_P_DLSE_STRIDES = 35,
-  ATTNC_P_BACKWARD_COUNT = 38
+  ATTNC_P_BACKWARD_COUNT = 38,
+  /* Linear attention kernels (attn.linear_attention) take the lengths and
+   * q, k, v and out's strides above (a causal one's seq_q and seq_kv are
+   * both its one length), then the strides (batch, kv head, head_dim row) of
+   * its states [batch, kv_heads, head_dim, value_dim] and (batch, kv head)
+   * of its normalizers [batch, kv_heads, head_dim]: the initial ones (state =
+   * carry; 0 when NULL), the final ones, and the scratch ones in which a
+   * kernel without state = carry builds them. */
+  ATTNC_P_INITIAL_STATE_STRIDES = 14,
+  ATTNC_P_INITIAL_NORM_STRIDES = 17,
+  ATTNC_P_FINAL_STATE_STRIDES = 19,
+  ATTNC_P_FINAL_NORM_STRIDES = 22,
+  ATTNC_P_KV_STATE_STRIDES = 24,
+  ATTNC_P_KV_NORM_STRIDES = 27,
+  ATTNC_P_LINEAR_COUNT = 29
 };
 
 /* The attention family's functions, which its tables' item and device

@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Replaces each attn.kernel holding an attn.flash by its x86-64 tile function
-// (FlashKernel.cpp; an attn.flash_backward by its two, BackwardKernel.cpp) and records the facts the runtime descriptor needs in the
+// (FlashKernel.cpp; an attn.flash_backward by its phases', BackwardKernel.cpp;
+// an attn.linear_attention by its phases', LinearKernel.cpp) and records the facts the runtime descriptor needs in the
 // module attribute `attn.cpu_kernels`. Expects attn-tile-flash to have run;
 // the vector width and register block come from the CPU target description.
 //
@@ -71,6 +72,13 @@ struct AttnLowerFlashToCPUPass
         if (failed(buildCpuBackwardKernel(backward, config)))
           return signalPassFailure();
         kernels.push_back(backward.describeEntry(kernel.getSymName(), kDLCPU));
+        kernel.erase();
+        continue;
+      }
+      if (auto linear = dyn_cast_or_null<LinearAttentionOp>(kernel.getCompute().getOperation())) {
+        if (failed(buildCpuLinearKernel(linear, config)))
+          return signalPassFailure();
+        kernels.push_back(linear.describeEntry(kernel.getSymName(), kDLCPU));
         kernel.erase();
         continue;
       }

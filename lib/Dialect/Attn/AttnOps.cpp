@@ -63,8 +63,9 @@ LogicalResult KernelOp::verify() {
     if (!held(op))
       return op.emitOpError("cannot appear in an attn.kernel body; a kernel "
                             "holds exactly one attn.attention (or its tiled "
-                            "form, attn.flash)");
-  return emitOpError("must hold exactly one attn.attention (or attn.flash), found ")
+                            "form, attn.flash) or attn.linear_attention");
+  return emitOpError("must hold exactly one attn.attention (or attn.flash) or "
+                     "attn.linear_attention, found ")
          << count;
 }
 

@@ -366,7 +366,7 @@ attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask =
 
 // -----
 
-// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash), found 2}}
+// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash) or attn.linear_attention, found 2}}
 attn.kernel @two_attentions {
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
   attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [lse]}
@@ -374,7 +374,7 @@ attn.kernel @two_attentions {
 
 // -----
 
-// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash), found 0}}
+// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash) or attn.linear_attention, found 0}}
 attn.kernel @empty {
 }
 
@@ -481,7 +481,7 @@ attn.kernel @flash_unknown_parameter {
 
 // -----
 
-// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash), found 2}}
+// expected-error @below {{'attn.kernel' op must hold exactly one attn.attention (or attn.flash) or attn.linear_attention, found 2}}
 attn.kernel @two_forms {
   attn.attention {num_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
   attn.flash {num_heads = 2, num_kv_heads = 2, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], block_q = 64, block_kv = 64}

@@ -57,6 +57,12 @@ LogicalResult buildCpuDecodeKernel(FlashOp op, const CpuKernelConfig &config);
 /// q_tile) (BackwardKernel.cpp).
 LogicalResult buildCpuBackwardKernel(FlashBackwardOp op, const CpuKernelConfig &config);
 
+/// An attn.linear_attention: causal, `_mlir_ciface_<name>_tile` (b, g: the
+/// chunks in order); non-causal, `_mlir_ciface_<name>_tile` (b, g: the
+/// state) and `_mlir_ciface_<name>_attention_tile` (b, h, q_tile)
+/// (LinearKernel.cpp).
+LogicalResult buildCpuLinearKernel(LinearAttentionOp op, const CpuKernelConfig &config);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H

@@ -1,0 +1,305 @@
+//===- Linear.cpp - attnc-run's linear attention kernels ------------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Linear.h"
+
+#include "PeakProbe.h"
+#include "attnc/Reference/KernelCall.h"
+#include "attnc/Reference/Linear.h"
+#include "attnc/Reference/Npy.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+using namespace attnc;
+using mlir::attn::LinearAttentionOp;
+
+namespace {
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+double largestMagnitude(const HostTensor &t) {
+  double m = 0;
+  for (double x : t.data)
+    m = std::max(m, std::fabs(x));
+  return m;
+}
+
+/// The seeded tensors of one call: q, k, v, and with state = carry an
+/// initial state (entries in [-1, 1)) and normalizer (in [4, 12): the
+/// sums of phi(k) over some earlier keys, positive as elu + 1's are).
+struct LinearInputs {
+  HostTensor q, k, v, s0, z0;
+};
+
+LinearInputs seededInputs(LinearAttentionOp op, const LinearRunOptions &o) {
+  ElementType type = *elementTypeOf(op.getDtype());
+  int64_t seqKv = op.getCausal() ? o.seqQ : o.seqKv, dk = op.getDim();
+  LinearInputs in;
+  in.q = randomTensor(type, linearShape(op, o.batch, o.seqQ, true, false), o.seed);
+  in.k = randomTensor(type, linearShape(op, o.batch, seqKv, false, false), o.seed + (1ULL << 40));
+  in.v = randomTensor(type, linearShape(op, o.batch, seqKv, false, true), o.seed + (1ULL << 41));
+  if (op.getCarryState()) {
+    in.s0 = randomTensor(ElementType::f32, {o.batch, op.getKvHeads(), dk, op.getValueDimOrDefault()},
+                         o.seed + (1ULL << 42));
+    in.z0 = randomTensor(ElementType::f32, {o.batch, op.getKvHeads(), dk}, o.seed + (3ULL << 41));
+    for (double &z : in.z0.data)
+      z = roundTo(ElementType::f32, 8 + 4 * z);
+  }
+  return in;
+}
+
+/// Rows [from, from + count) of a [batch, heads, seq, dim] tensor in the
+/// layout (bshd: seq is dim 1).
+HostTensor rowsOf(const HostTensor &t, bool bshd, int64_t from, int64_t count) {
+  llvm::SmallVector<int64_t, 4> shape(t.shape);
+  int seqDim = bshd ? 1 : 2;
+  shape[seqDim] = count;
+  HostTensor r(t.type, shape);
+  int64_t outer = bshd ? t.shape[0] : t.shape[0] * t.shape[1];
+  int64_t inner = bshd ? t.shape[2] * t.shape[3] : t.shape[3];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t s = 0; s < count; ++s)
+      std::copy_n(t.data.begin() + (o * t.shape[seqDim] + from + s) * inner, inner,
+                  r.data.begin() + (o * count + s) * inner);
+  return r;
+}
+
+/// Writes `part` as rows [from, ...) of `whole` (rowsOf's inverse).
+void putRows(HostTensor &whole, const HostTensor &part, bool bshd, int64_t from) {
+  int seqDim = bshd ? 1 : 2;
+  int64_t count = part.shape[seqDim];
+  int64_t outer = bshd ? whole.shape[0] : whole.shape[0] * whole.shape[1];
+  int64_t inner = bshd ? whole.shape[2] * whole.shape[3] : whole.shape[3];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t s = 0; s < count; ++s)
+      std::copy_n(part.data.begin() + (o * count + s) * inner, inner,
+                  whole.data.begin() + (o * whole.shape[seqDim] + from + s) * inner);
+}
+
+/// One call of a loaded kernel: its outputs, or the kernel's error.
+struct LinearCall {
+  const LoadedKernel &kernel;
+  mutable LinearAttentionOp op;
+
+  llvm::Expected<LinearResult> operator()(const LinearInputs &in, const HostTensor *s0,
+                                          const HostTensor *z0, int threads,
+                                          double *seconds = nullptr) const {
+    ElementType type = in.q.type;
+    std::unique_ptr<DeviceTensor> qkv[] = {DeviceTensor::from(type, in.q),
+                                           DeviceTensor::from(type, in.k),
+                                           DeviceTensor::from(type, in.v)};
+    llvm::SmallVector<int64_t, 4> outShape(in.q.shape);
+    outShape[3] = op.getValueDimOrDefault();
+    DeviceTensor out(type, outShape);
+    std::vector<const DLTensor *> args = {&qkv[0]->dl, &qkv[1]->dl, &qkv[2]->dl, &out.dl};
+    std::unique_ptr<DeviceTensor> state[2], final[2];
+    if (op.getCarryState()) {
+      int64_t b = in.q.shape[0], g = op.getKvHeads(), dk = op.getDim();
+      final[0] = std::make_unique<DeviceTensor>(ElementType::f32,
+                                                llvm::ArrayRef<int64_t>{b, g, dk, outShape[3]});
+      final[1] = std::make_unique<DeviceTensor>(ElementType::f32,
+                                                llvm::ArrayRef<int64_t>{b, g, dk});
+      state[0] = s0 ? DeviceTensor::from(ElementType::f32, *s0) : nullptr;
+      state[1] = z0 ? DeviceTensor::from(ElementType::f32, *z0) : nullptr;
+      for (auto &t : state)
+        args.push_back(t ? &t->dl : nullptr); // NULL: from 0
+      args.push_back(&final[0]->dl);
+      args.push_back(&final[1]->dl);
+    }
+    attnc_options options{threads};
+    auto start = std::chrono::steady_clock::now();
+    if (int status = kernel.run(kernel.desc, args.data(), &options))
+      return error("kernel returned " + llvm::Twine(status) + ": " +
+                   (kernel.lastError ? kernel.lastError() : "(no attnc_last_error)"));
+    if (seconds)
+      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    LinearResult r;
+    r.out = out.toHost();
+    if (final[0]) {
+      r.finalState = final[0]->toHost();
+      r.finalNorm = final[1]->toHost();
+    }
+    return std::move(r);
+  }
+};
+
+/// got against want, each tensor relative to its largest entry.
+bool compareLinear(const LinearResult &got, const LinearResult &want, double rtol,
+                   llvm::StringRef what) {
+  bool ok = compareOutputs((what + "out").str(), got.out, want.out, rtol,
+                           rtol * largestMagnitude(want.out));
+  if (!got.finalState.empty()) {
+    ok &= compareOutputs((what + "final_state").str(), got.finalState, want.finalState, rtol,
+                         rtol * largestMagnitude(want.finalState));
+    ok &= compareOutputs((what + "final_norm").str(), got.finalNorm, want.finalNorm, rtol,
+                         rtol * largestMagnitude(want.finalNorm));
+  }
+  return ok;
+}
+
+/// A prefill of seq - steps rows, then `steps` calls of one row, each from
+/// the previous call's final state: the concatenated rows and the last
+/// state.
+llvm::Expected<LinearResult> runInSteps(const LinearCall &call, const LinearInputs &in,
+                                        int64_t steps, int threads) {
+  bool bshd = call.op.getLayout() == mlir::attn::Layout::bshd;
+  int64_t seq = in.q.shape[bshd ? 1 : 2], prefill = seq - steps;
+  LinearResult whole;
+  llvm::SmallVector<int64_t, 4> outShape(in.q.shape);
+  outShape[3] = call.op.getValueDimOrDefault();
+  whole.out = HostTensor(in.q.type, outShape);
+  HostTensor s = in.s0, z = in.z0;
+  for (int64_t from = 0; from < seq; from += from < prefill ? prefill : 1) {
+    int64_t count = from < prefill ? prefill : 1;
+    LinearInputs part{rowsOf(in.q, bshd, from, count), rowsOf(in.k, bshd, from, count),
+                      rowsOf(in.v, bshd, from, count)};
+    llvm::Expected<LinearResult> r = call(part, &s, &z, threads);
+    if (!r)
+      return r.takeError();
+    putRows(whole.out, r->out, bshd, from);
+    s = r->finalState, z = r->finalNorm;
+  }
+  whole.finalState = s, whole.finalNorm = z;
+  return std::move(whole);
+}
+
+llvm::Error writeTensors(llvm::StringRef dir,
+                         llvm::ArrayRef<std::pair<const char *, const HostTensor *>> tensors) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return llvm::createStringError(ec, "cannot create %s", dir.str().c_str());
+  for (auto [name, tensor] : tensors) {
+    if (tensor->empty())
+      continue;
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, llvm::Twine(name) + ".npy");
+    if (llvm::Error err = writeNpy(path, *tensor))
+      return err;
+    llvm::outs() << llvm::formatv("wrote {0} {1} {2}\n", path, tensor->shapeString(),
+                                  toString(tensor->type));
+  }
+  return llvm::Error::success();
+}
+
+/// FLOPs of one call as `attnc explain` counts them.
+double linearFlops(LinearAttentionOp op, const LinearRunOptions &o) {
+  double dk = op.getDim(), dv = op.getValueDimOrDefault(), c = op.getChunkOrDefault();
+  double heads = double(o.batch) * op.getHeads(), kvHeads = double(o.batch) * op.getKvHeads();
+  double seqKv = op.getCausal() ? o.seqQ : o.seqKv;
+  double state = kvHeads * 2 * seqKv * dk * dv;
+  return op.getCausal() ? heads * o.seqQ * (c * (dk + dv) + 2 * dk * dv) + state
+                        : heads * 2 * o.seqQ * dk * dv + state;
+}
+
+llvm::Error runCompiled(LinearAttentionOp op, const LinearRunOptions &o, const LinearInputs &in,
+                        const LinearResult *ref) {
+  std::string name = op->getParentOfType<mlir::attn::KernelOp>().getSymName().str();
+  llvm::Expected<LoadedKernel> kernel = loadKernel(o.soPath, name, /*global=*/false);
+  if (!kernel)
+    return kernel.takeError();
+  if (!kernel->desc || !kernel->run)
+    return error("the kernel object lacks attnc_describe_" + name + " or attnc_rt_run");
+  LinearCall call{*kernel, op};
+  const HostTensor *s0 = op.getCarryState() ? &in.s0 : nullptr;
+  const HostTensor *z0 = op.getCarryState() ? &in.z0 : nullptr;
+  std::vector<double> times;
+  std::optional<LinearResult> got;
+  for (int r = 0; r <= o.repeat; ++r) { // run 0 warms up
+    double seconds = 0;
+    llvm::Expected<LinearResult> result = call(in, s0, z0, o.threads, &seconds);
+    if (!result)
+      return result.takeError();
+    if (r)
+      times.push_back(seconds);
+    got = std::move(*result);
+  }
+  std::sort(times.begin(), times.end());
+  double median = times[times.size() / 2];
+  int threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  double gflops = linearFlops(op, o) / median * 1e-9;
+  llvm::outs() << llvm::formatv("compiled linear attention kernel @{0} ({1}), {2} threads: "
+                                "median {3:f3} ms, best {4:f3} ms over {5} runs\n",
+                                name, o.soPath, threads, median * 1e3, times.front() * 1e3,
+                                times.size());
+  llvm::outs() << llvm::formatv("GFLOPS (attnc explain's count, median): {0:f1}", gflops);
+  if (o.measurePeak) {
+    double peak = measureFmaPeakGflops(threads);
+    llvm::outs() << llvm::formatv("; FMA peak {0:f1} GFLOPS on {1} threads: {2:f1}% of peak",
+                                  peak, threads, 100 * gflops / peak);
+  }
+  llvm::outs() << "\n";
+  if (!ref)
+    return llvm::Error::success();
+  double rtol = o.rtol >= 0                       ? o.rtol
+                : in.q.type == ElementType::f32 ? 1e-4
+                : in.q.type == ElementType::f16 ? 4e-3
+                                                  : 2e-2;
+  bool ok = compareLinear(*got, *ref, rtol, "");
+  if (o.steps > 0) {
+    llvm::Expected<LinearResult> stepped = runInSteps(call, in, o.steps, o.threads);
+    if (!stepped)
+      return stepped.takeError();
+    llvm::outs() << llvm::formatv("in steps: a prefill of {0} rows, then {1} calls of one row "
+                                  "each from the previous call's state:\n",
+                                  o.seqQ - o.steps, o.steps);
+    ok &= compareLinear(*stepped, *ref, rtol, "stepped ");
+  }
+  if (!o.dir.empty())
+    if (llvm::Error err = writeTensors(o.dir, {{"out", &got->out},
+                                               {"final_state", &got->finalState},
+                                               {"final_norm", &got->finalNorm}}))
+      return err;
+  return ok ? llvm::Error::success()
+            : error("the compiled linear attention kernel does not match the reference");
+}
+
+} // namespace
+
+llvm::Error attnc::runLinear(LinearAttentionOp op, const LinearRunOptions &o) {
+  if (o.batch < 1 || o.seqQ < 0 || o.seqKv < 0)
+    return error("linear attention needs --batch >= 1 and lengths >= 0");
+  if (op.getCausal() && o.seqKv != o.seqQ)
+    return error("a causal linear attention has one length: give --seq-q alone");
+  if (o.steps < 0 || o.steps > o.seqQ || (o.steps && !op.getCarryState()))
+    return error("--steps needs a kernel with state = carry and at most --seq-q steps");
+  LinearInputs in = seededInputs(op, o);
+  std::optional<LinearResult> ref;
+  if (!o.noReference) {
+    auto start = std::chrono::steady_clock::now();
+    llvm::Expected<LinearResult> r =
+        evaluateLinear(op, in.q, in.k, in.v, op.getCarryState() ? &in.s0 : nullptr,
+                       op.getCarryState() ? &in.z0 : nullptr);
+    if (!r)
+      return r.takeError();
+    ref = std::move(*r);
+    llvm::outs() << llvm::formatv(
+        "linear attention (reference, double): {0:f3} s; out {1}, max |out| {2:e2}\n",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+        ref->out.shapeString(), largestMagnitude(ref->out));
+  }
+  if (!o.soPath.empty())
+    return runCompiled(op, o, in, ref ? &*ref : nullptr);
+  if (!ref)
+    return error("--no-reference goes with --so");
+  return writeTensors(o.dir, {{"q", &in.q},
+                              {"k", &in.k},
+                              {"v", &in.v},
+                              {"initial_state", &in.s0},
+                              {"initial_norm", &in.z0},
+                              {"out", &ref->out},
+                              {"final_state", &ref->finalState},
+                              {"final_norm", &ref->finalNorm}});
+}
