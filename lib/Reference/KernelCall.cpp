@@ -120,6 +120,14 @@ llvm::Expected<LoadedKernel> attnc::loadKernel(llvm::StringRef soPath, llvm::Str
   return kernel;
 }
 
+llvm::Expected<LoadedKernel> attnc::loadTableKernel(llvm::StringRef soPath,
+                                                    llvm::StringRef name) {
+  llvm::Expected<LoadedKernel> kernel = loadKernel(soPath, name, /*global=*/false);
+  if (kernel && (!kernel->desc || !kernel->run))
+    return error("the kernel object lacks attnc_describe_" + name + " or attnc_rt_run");
+  return kernel;
+}
+
 IndexTensor::IndexTensor(std::vector<int32_t> values, std::vector<int64_t> dims)
     : data(std::move(values)), shape(std::move(dims)) {
   dl.data = data.data();

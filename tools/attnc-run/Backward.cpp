@@ -145,11 +145,9 @@ llvm::Error attnc::runCompiledBackward(AttentionSpecOpInterface op, const HostTe
   if (!ref)
     return ref.takeError();
   std::string name = op->getParentOfType<mlir::attn::KernelOp>().getSymName().str();
-  llvm::Expected<LoadedKernel> kernel = loadKernel(o.soPath, name, /*global=*/false);
+  llvm::Expected<LoadedKernel> kernel = loadTableKernel(o.soPath, name);
   if (!kernel)
     return kernel.takeError();
-  if (!kernel->desc || !kernel->run)
-    return error("the kernel object lacks attnc_describe_" + name + " or attnc_rt_run");
   // The kernel reads the forward's out as the spec's dtype stores it.
   std::unique_ptr<DeviceTensor> forward[] = {
       DeviceTensor::from(q.type, q),          DeviceTensor::from(q.type, k),

@@ -207,11 +207,9 @@ double linearFlops(LinearAttentionOp op, const LinearRunOptions &o) {
 llvm::Error runCompiled(LinearAttentionOp op, const LinearRunOptions &o, const LinearInputs &in,
                         const LinearResult *ref) {
   std::string name = op->getParentOfType<mlir::attn::KernelOp>().getSymName().str();
-  llvm::Expected<LoadedKernel> kernel = loadKernel(o.soPath, name, /*global=*/false);
+  llvm::Expected<LoadedKernel> kernel = loadTableKernel(o.soPath, name);
   if (!kernel)
     return kernel.takeError();
-  if (!kernel->desc || !kernel->run)
-    return error("the kernel object lacks attnc_describe_" + name + " or attnc_rt_run");
   LinearCall call{*kernel, op};
   const HostTensor *s0 = op.getCarryState() ? &in.s0 : nullptr;
   const HostTensor *z0 = op.getCarryState() ? &in.z0 : nullptr;

@@ -517,6 +517,11 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
   if (!kernel)
     return kernel.takeError();
   attn::AttentionOp op = kernel->getAttention();
+  if (!kernel->getSpec())
+    return error(attnc::locationText(kernel->getCompute()->getLoc()) + ": @" +
+                 kernel->getSymName() + " is a " + kernel->getCompute().getFamily() +
+                 " kernel; attnc-tune searches the schedules of attention specs (a linear "
+                 "attention's chunk is its spec's parameter: 32, 64 or 128)");
   // A tiled kernel's tile sizes are fixed in its attn.flash: there is no schedule to search.
   if (!op)
     return error(attnc::locationText(kernel->getSpec()->getLoc()) + ": @" +

@@ -84,6 +84,10 @@ struct LoadedKernel {
 llvm::Expected<LoadedKernel> loadKernel(llvm::StringRef soPath, llvm::StringRef name,
                                         bool global);
 
+/// loadKernel (local symbols) for a call through the descriptor
+/// (attnc_rt_run): an error when the object lacks either.
+llvm::Expected<LoadedKernel> loadTableKernel(llvm::StringRef soPath, llvm::StringRef name);
+
 /// The entry of a decode kernel with kv_cache: kv_lens, and block_table when
 /// paged; a varlen kernel's takes cu_seqlens_q and cu_seqlens_kv there.
 using LensEntryFn = int (*)(const DLTensor *, const DLTensor *, const DLTensor *, DLTensor *,

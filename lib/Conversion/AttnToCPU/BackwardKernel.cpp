@@ -434,12 +434,7 @@ LogicalResult mlir::attn::buildCpuBackwardKernel(FlashBackwardOp op,
   args.append(tables.size(), f32Buf); // their shares
   args.push_back(i64Buf);
   auto create = [&](StringRef phase, int64_t rank) {
-    SmallVector<Type> types = args;
-    types.append(rank, b.getIndexType());
-    std::string name = phaseFunctionName(kernel.getSymName(), "tile", phase);
-    auto func = func::FuncOp::create(b, name, FunctionType::get(ctx, types, {b.getI32Type()}));
-    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-    return func;
+    return createTileFunction(b, kernel, args, phase, rank);
   };
   using Phase = void (BackwardKernelBuilder::*)(func::FuncOp);
   std::pair<StringRef, Phase> phases[] = {{"", &BackwardKernelBuilder::buildDelta},

@@ -55,13 +55,13 @@
 
 namespace mlir::attn::cpu {
 
-class BackwardKernelBuilder : LoopBuilder {
+class BackwardKernelBuilder : VectorLoopBuilder {
 public:
   static constexpr double kLog2e = 1.44269504088896341;
 
   BackwardKernelBuilder(FlashBackwardOp op, const CpuKernelConfig &config,
                         ImplicitLocOpBuilder &b)
-      : LoopBuilder(b), op(op), cfg(config), w(config.vectorWidth), dim(op.getDim()),
+      : VectorLoopBuilder(b, config.vectorWidth), op(op), cfg(config), dim(op.getDim()),
         dimPadded((dim + w - 1) / w * w), blockQ(op.getTileQ()), blockKv(op.getTileKv()),
         group(op.getHeads() / op.getKvHeads()), chunks(op.getChunks()),
         elemType(op.getDtype()), scoreMod(!op.getScoreMod().empty()),
@@ -75,20 +75,6 @@ public:
   void buildInputSum(func::FuncOp func, size_t table);
 
 private:
-  VectorType vecType() { return VectorType::get({w}, b.getF32Type()); }
-  Value splat(Value x) { return vector::BroadcastOp::create(b, vecType(), x); }
-  Value zeroVec() {
-    return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
-  }
-  Value load(Value buf, ValueRange at) { return memref::LoadOp::create(b, buf, at); }
-  void store(Value x, Value buf, ValueRange at) { memref::StoreOp::create(b, x, buf, at); }
-  Value loadVec(Value buf, ValueRange at) { return vector::LoadOp::create(b, vecType(), buf, at); }
-  void storeVec(Value x, Value buf, ValueRange at) { vector::StoreOp::create(b, x, buf, at); }
-  Value fma(Value x, Value y, Value acc) { return vector::FMAOp::create(b, x, y, acc); }
-  Value stackBuffer(ArrayRef<int64_t> shape) {
-    return memref::AllocaOp::create(b, MemRefType::get(shape, b.getF32Type()),
-                                    b.getI64IntegerAttr(kLineBytes));
-  }
   /// Where row (head, pos)'s D is in delta.
   Value deltaAt(Value head, Value pos) {
     return add(add(mul(batch, deltaS[0]), mul(head, deltaS[1])), pos);
@@ -135,7 +121,7 @@ private:
 
   FlashBackwardOp op;
   CpuKernelConfig cfg;
-  int64_t w, dim, dimPadded, blockQ, blockKv, group, chunks;
+  int64_t dim, dimPadded, blockQ, blockKv, group, chunks;
   Type elemType;
   bool scoreMod;
   int64_t blockRows, blockVectors;

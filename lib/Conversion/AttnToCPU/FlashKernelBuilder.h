@@ -46,9 +46,6 @@ static_assert(kSoftmaxChains % 2 == 0, "the bf16 softmax packs P in key pairs pe
 /// one key up to 12 powers of 2 above m, a whole tile of 64 up to 6.
 constexpr float kFusedSumLimit = 4096.0f;
 
-/// Bytes per cache line, the prefetch granule.
-constexpr int64_t kLineBytes = 64;
-
 /// x (f32) rounded to `elemType` (f32, f16, bf16; nearest even), with
 /// vcvtneps2bf16 where the target has AVX512-BF16 (`nativeBf16`).
 Value roundFromF32(OpBuilder &b, Location loc, Value x, Type elemType, bool nativeBf16);

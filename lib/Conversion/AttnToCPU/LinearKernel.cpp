@@ -27,6 +27,7 @@
 
 #include "attnc/Conversion/AttnToCPU/ExpNonPositive.h"
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Conversion/AttnToCPU/TransposeSquare.h"
 
 #include "FlashKernelBuilder.h"
 #include "LoopBuilder.h"
@@ -42,11 +43,11 @@ namespace {
 
 constexpr double kLog2e = 1.44269504088896341;
 
-class LinearKernelBuilder : LoopBuilder {
+class LinearKernelBuilder : VectorLoopBuilder {
 public:
   LinearKernelBuilder(LinearAttentionOp op, const CpuKernelConfig &config,
                       ImplicitLocOpBuilder &b)
-      : LoopBuilder(b), op(op), cfg(config), w(config.vectorWidth), dk(op.getDim()),
+      : VectorLoopBuilder(b, config.vectorWidth), op(op), cfg(config), dk(op.getDim()),
         dv(op.getValueDimOrDefault()), dkP(roundUp(dk)), dvP(roundUp(dv)),
         chunk(op.getCausal() ? op.getChunkOrDefault() : kRowsPerTile),
         group(op.getHeads() / op.getKvHeads()), elemType(op.getDtype()),
@@ -62,21 +63,7 @@ public:
 
 private:
   int64_t roundUp(int64_t n) const { return (n + w - 1) / w * w; }
-  VectorType vecType() { return VectorType::get({w}, b.getF32Type()); }
-  Value splat(Value x) { return vector::BroadcastOp::create(b, vecType(), x); }
-  Value zeroVec() {
-    return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
-  }
-  Value load(Value buf, ValueRange at) { return memref::LoadOp::create(b, buf, at); }
-  void store(Value x, Value buf, ValueRange at) { memref::StoreOp::create(b, x, buf, at); }
-  Value loadVec(Value buf, ValueRange at) { return vector::LoadOp::create(b, vecType(), buf, at); }
-  void storeVec(Value x, Value buf, ValueRange at) { vector::StoreOp::create(b, x, buf, at); }
-  Value fma(Value x, Value y, Value acc) { return vector::FMAOp::create(b, x, y, acc); }
   Value sum(Value x) { return vector::ReductionOp::create(b, vector::CombiningKind::ADD, x); }
-  Value stackBuffer(ArrayRef<int64_t> shape) {
-    return memref::AllocaOp::create(b, MemRefType::get(shape, b.getF32Type()),
-                                    b.getI64IntegerAttr(kLineBytes));
-  }
 
   ArrayRef<BlockArgument> readArgs(ArrayRef<BlockArgument> args);
   Value loadLanes(Value buf, Value at, int64_t valid);
@@ -89,13 +76,14 @@ private:
   void storeState(Value stateBuf, Value normBuf, int64_t stateParam, int64_t normParam);
   void scores(Value i0, int64_t rows);
   void outputRows(Value head, Value q0, Value rows, bool intra);
+  void storeRow(Value x, Value at, int64_t valid);
   void updateState(Value rows);
   using Step = llvm::function_ref<SmallVector<Value>(Value l, ValueRange acc)>;
   SmallVector<Value> fold(Value lo, Value hi, SmallVector<Value> init, Step step);
 
   LinearAttentionOp op;
   CpuKernelConfig cfg;
-  int64_t w, dk, dv, dkP, dvP, chunk, group;
+  int64_t dk, dv, dkP, dvP, chunk, group;
   Type elemType;
   int64_t blockRows, blockVectors;
   Value qBuf, kBuf, vBuf, outBuf, s0Buf, z0Buf, sBuf, zBuf;
@@ -204,26 +192,34 @@ void LinearKernelBuilder::loadQueries(Value head, Value q0, Value rows) {
   });
 }
 
-/// KT = phi(k)^T and VF = v of the keys [k0, k0 + rows); 0 past them.
+/// KT = phi(k)^T and VF = v of the keys [k0, k0 + rows); 0 past them. KT
+/// is written w keys x w lanes at a time, transposed in registers.
 void LinearKernelBuilder::loadKeysValues(Value k0, Value rows) {
+  loop(0, chunk, w, [&](Value j0) {
+    for (int64_t d = 0; d < dkP; d += w) {
+      int64_t valid = std::min(w, dk - d);
+      SmallVector<Value> block;
+      for (int64_t r = 0; r < w; ++r) {
+        Value j = add(j0, idx(r));
+        block.push_back(select(lt(j, rows), vecType(), [&] {
+          Value kRow = offset(kS, batch, kvHead, add(k0, j));
+          return featureMap(loadLanes(kBuf, add(kRow, idx(d)), valid), valid);
+        }, [&] { return zeroVec(); }));
+      }
+      emitTransposeSquare(b, b.getLoc(), block);
+      for (int64_t l = 0; l < w; ++l)
+        storeVec(block[l], KT, {idx(d + l), j0});
+    }
+  });
   loop(0, chunk, 1, [&](Value j) {
     ifThenElse(
         lt(j, rows),
         [&] {
-          Value kRow = offset(kS, batch, kvHead, add(k0, j));
           Value vRow = offset(vS, batch, kvHead, add(k0, j));
-          for (int64_t d = 0; d < dkP; d += w) {
-            int64_t valid = std::min(w, dk - d);
-            Value x = featureMap(loadLanes(kBuf, add(kRow, idx(d)), valid), valid);
-            for (int64_t lane = 0; lane < valid; ++lane)
-              store(vector::ExtractOp::create(b, x, ArrayRef<int64_t>{lane}), KT,
-                    {idx(d + lane), j});
-          }
           for (int64_t e = 0; e < dvP; e += w)
             storeVec(loadLanes(vBuf, add(vRow, idx(e)), std::min(w, dv - e)), VF, {j, idx(e)});
         },
         [&] {
-          loop(0, dk, 1, [&](Value d) { store(f32(0), KT, {d, j}); });
           for (int64_t e = 0; e < dvP; e += w)
             storeVec(zeroVec(), VF, {j, idx(e)});
         });
@@ -381,16 +377,31 @@ void LinearKernelBuilder::outputRows(Value head, Value q0, Value rows, bool intr
           ifThen(lt(add(i0, idx(r)), rows), [&] {
             Value base = offset(outS, batch, head, add(q0, add(i0, idx(r))));
             for (int64_t c = 0; c < vecs; ++c)
-              for (int64_t lane = 0; lane < w && (c0 + c) * w + lane < dv; ++lane) {
-                Value e = vector::ExtractOp::create(b, acc[r * vecs + c], ArrayRef<int64_t>{lane});
-                e = arith::MulFOp::create(b, e, factors[r]);
-                store(roundFromF32(b, b.getLoc(), e, elemType, cfg.bf16Dot), outBuf,
-                      {add(base, idx((c0 + c) * w + lane))});
-              }
+              storeRow(arith::MulFOp::create(b, acc[r * vecs + c], splat(factors[r])),
+                       add(base, idx((c0 + c) * w)), std::min(w, dv - (c0 + c) * w));
           });
       }
     });
   });
+}
+
+/// `valid` lanes of x into out at `at`, rounded to its element type.
+void LinearKernelBuilder::storeRow(Value x, Value at, int64_t valid) {
+  if (!elemType.isF32()) {
+    for (int64_t lane = 0; lane < valid; ++lane) {
+      Value e = vector::ExtractOp::create(b, x, ArrayRef<int64_t>{lane});
+      store(roundFromF32(b, b.getLoc(), e, elemType, cfg.bf16Dot), outBuf,
+            {add(at, idx(lane))});
+    }
+    return;
+  }
+  if (valid == w) {
+    vector::StoreOp::create(b, x, outBuf, ValueRange{at});
+    return;
+  }
+  Value mask = vector::CreateMaskOp::create(b, VectorType::get({w}, b.getI1Type()),
+                                            ValueRange{idx(valid)});
+  vector::MaskedStoreOp::create(b, outBuf, ValueRange{at}, mask, x);
 }
 
 /// S += K^T V and z += colsum K over the chunk's `rows` keys.
@@ -506,14 +517,6 @@ LogicalResult mlir::attn::buildCpuLinearKernel(LinearAttentionOp op,
   bool causal = op.getCausal();
   args.append(op.getCarryState() ? 4 : causal ? 0 : 2, f32Buf);
   args.push_back(i64Buf);
-  auto create = [&](StringRef phase, int64_t rank) {
-    SmallVector<Type> types = args;
-    types.append(rank, b.getIndexType());
-    std::string name = phaseFunctionName(kernel.getSymName(), "tile", phase);
-    auto func = func::FuncOp::create(b, name, FunctionType::get(ctx, types, {b.getI32Type()}));
-    func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
-    return func;
-  };
   using Phase = void (LinearKernelBuilder::*)(func::FuncOp);
   SmallVector<std::tuple<StringRef, int64_t, Phase>> phases;
   if (causal)
@@ -522,7 +525,7 @@ LogicalResult mlir::attn::buildCpuLinearKernel(LinearAttentionOp op,
     phases.append({{"", 2, &LinearKernelBuilder::buildState},
                    {"attention", 3, &LinearKernelBuilder::buildRows}});
   for (auto [phase, rank, build] : phases) {
-    func::FuncOp func = create(phase, rank);
+    func::FuncOp func = createTileFunction(b, kernel, args, phase, rank);
     ImplicitLocOpBuilder body(op.getLoc(), ctx);
     LinearKernelBuilder builder(op, config, body);
     (builder.*build)(func);

@@ -9,18 +9,22 @@
 // constants, index arithmetic, scf loops and branches whose bodies are C++
 // lambdas, and the sizes and strides a tile function reads from its params
 // array. FlashKernelBuilder (the prefill tile function) and
-// DecodeKernelBuilder (the split-KV decode) derive from it. Private to
-// lib/Conversion/AttnToCPU.
+// DecodeKernelBuilder (the split-KV decode) derive from it; the backward and
+// linear attention builders from VectorLoopBuilder, its vector helpers.
+// Private to lib/Conversion/AttnToCPU.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTNC_LIB_CONVERSION_ATTNTOCPU_LOOPBUILDER_H
 #define ATTNC_LIB_CONVERSION_ATTNTOCPU_LOOPBUILDER_H
 
+#include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <limits>
@@ -125,6 +129,39 @@ protected:
   Value seqQ, seqKv;
   Strides qS, kS, vS, outS, lseS;
 };
+
+/// Bytes per cache line: the prefetch granule, and stack buffers' alignment.
+constexpr int64_t kLineBytes = 64;
+
+/// LoopBuilder with vectors of `w` f32 lanes: the loads, stores, FMAs and
+/// stack buffers the register-blocked kernels (backward, linear) build with.
+class VectorLoopBuilder : protected LoopBuilder {
+protected:
+  VectorLoopBuilder(ImplicitLocOpBuilder &b, int64_t w) : LoopBuilder(b), w(w) {}
+
+  VectorType vecType() { return VectorType::get({w}, b.getF32Type()); }
+  Value splat(Value x) { return vector::BroadcastOp::create(b, vecType(), x); }
+  Value zeroVec() {
+    return arith::ConstantOp::create(b, DenseElementsAttr::get(vecType(), b.getF32FloatAttr(0)));
+  }
+  Value load(Value buf, ValueRange at) { return memref::LoadOp::create(b, buf, at); }
+  void store(Value x, Value buf, ValueRange at) { memref::StoreOp::create(b, x, buf, at); }
+  Value loadVec(Value buf, ValueRange at) { return vector::LoadOp::create(b, vecType(), buf, at); }
+  void storeVec(Value x, Value buf, ValueRange at) { vector::StoreOp::create(b, x, buf, at); }
+  Value fma(Value x, Value y, Value acc) { return vector::FMAOp::create(b, x, y, acc); }
+  /// An f32 buffer of `shape` on the function's stack, cache-line aligned.
+  Value stackBuffer(ArrayRef<int64_t> shape) {
+    return memref::AllocaOp::create(b, MemRefType::get(shape, b.getF32Type()),
+                                    b.getI64IntegerAttr(kLineBytes));
+  }
+
+  int64_t w;
+};
+
+/// `func.func @<kernel>[_<phase>]_tile(args..., index x rank) -> i32` with
+/// its C interface, before `kernel`: one phase's item function.
+func::FuncOp createTileFunction(ImplicitLocOpBuilder &b, KernelOp kernel, ArrayRef<Type> args,
+                                StringRef phase, int64_t rank);
 
 } // namespace mlir::attn::cpu
 

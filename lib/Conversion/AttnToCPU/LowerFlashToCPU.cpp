@@ -5,10 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Replaces each attn.kernel holding an attn.flash by its x86-64 tile function
-// (FlashKernel.cpp; an attn.flash_backward by its phases', BackwardKernel.cpp;
-// an attn.linear_attention by its phases', LinearKernel.cpp) and records the facts the runtime descriptor needs in the
-// module attribute `attn.cpu_kernels`. Expects attn-tile-flash to have run;
+// Replaces each attn.kernel by its family op's tile functions (attn.flash:
+// FlashKernel.cpp, DecodeKernel.cpp; attn.flash_backward: BackwardKernel.cpp;
+// attn.linear_attention: LinearKernel.cpp) and records the facts the runtime
+// descriptor needs in the module attribute `attn.cpu_kernels`. Expects attn-tile-flash to have run;
 // the vector width and register block come from the CPU target description.
 //
 //===----------------------------------------------------------------------===//
@@ -28,11 +28,21 @@ using namespace mlir::attn;
 
 namespace {
 
-/// The split-KV decode kernel for num_splits, else the prefill tile function.
-LogicalResult lowerFlash(FlashOp flash, const CpuKernelConfig &config) {
-  if (flash.getNumSplits())
-    return buildCpuDecodeKernel(flash, config);
-  return buildCpuFlashKernel(flash, config);
+/// The tile functions of a kernel's family op: attn.flash (the split-KV
+/// decode kernel for num_splits, else the prefill one), attn.flash_backward,
+/// attn.linear_attention.
+LogicalResult lowerKernel(KernelOp kernel, const CpuKernelConfig &config, StringRef target) {
+  Operation *compute = kernel.getCompute();
+  if (auto backward = dyn_cast_or_null<FlashBackwardOp>(compute))
+    return buildCpuBackwardKernel(backward, config);
+  if (auto linear = dyn_cast_or_null<LinearAttentionOp>(compute))
+    return buildCpuLinearKernel(linear, config);
+  FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target);
+  if (failed(flash))
+    return failure();
+  if (flash->getNumSplits())
+    return buildCpuDecodeKernel(*flash, config);
+  return buildCpuFlashKernel(*flash, config);
 }
 
 struct AttnLowerFlashToCPUPass
@@ -68,24 +78,9 @@ struct AttnLowerFlashToCPUPass
     config.countTiles = countTiles;
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
-      if (auto backward = dyn_cast_or_null<FlashBackwardOp>(kernel.getCompute().getOperation())) {
-        if (failed(buildCpuBackwardKernel(backward, config)))
-          return signalPassFailure();
-        kernels.push_back(backward.describeEntry(kernel.getSymName(), kDLCPU));
-        kernel.erase();
-        continue;
-      }
-      if (auto linear = dyn_cast_or_null<LinearAttentionOp>(kernel.getCompute().getOperation())) {
-        if (failed(buildCpuLinearKernel(linear, config)))
-          return signalPassFailure();
-        kernels.push_back(linear.describeEntry(kernel.getSymName(), kDLCPU));
-        kernel.erase();
-        continue;
-      }
-      FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target);
-      if (failed(flash) || failed(lowerFlash(*flash, config)))
+      if (failed(lowerKernel(kernel, config, target)))
         return signalPassFailure();
-      kernels.push_back(flash->describeEntry(kernel.getSymName(), kDLCPU));
+      kernels.push_back(kernel.getCompute().describeEntry(kernel.getSymName(), kDLCPU));
       kernel.erase();
     }
     module->setAttr(kKernelEntriesAttr, ArrayAttr::get(&getContext(), kernels));

@@ -60,30 +60,38 @@ LogicalResult mlir::attn::readEntryInts(DictionaryAttr entry,
   return success();
 }
 
-LogicalResult mlir::attn::readCommonEntry(DictionaryAttr entry, EntryError fail,
-                                          attnc::AttentionFacts &f) {
-  int64_t layout = 0;
-  if (failed(readEntryInts(entry,
-                           {{"num_heads", &f.heads},
-                            {"num_kv_heads", &f.kvHeads},
-                            {"head_dim", &f.headDim},
-                            {"block_q", &f.blockQ},
-                            {"max_seq_q", &f.maxSeqQ},
-                            {"max_seq_kv", &f.maxSeqKv},
-                            {"layout", &layout}},
-                           fail)))
+LogicalResult mlir::attn::readLayoutAndDtype(DictionaryAttr entry, EntryError fail,
+                                             int32_t &layout, int32_t &dtypeCode,
+                                             int32_t &dtypeBits) {
+  int64_t given = 0;
+  if (failed(readEntryInts(entry, {{"layout", &given}}, fail)))
     return failure();
-  if (layout != 0 && layout != 1)
-    return fail() << "'layout' is " << layout << ", neither bhsd (0) nor bshd (1)";
-  f.layout = int32_t(layout);
+  if (given != 0 && given != 1)
+    return fail() << "'layout' is " << given << ", neither bhsd (0) nor bshd (1)";
+  layout = int32_t(given);
   auto dtype = dyn_cast_or_null<TypeAttr>(entry.get("dtype"));
   if (!dtype)
     return fail() << "no 'dtype' type in attn.cpu_kernels";
   Type type = dtype.getValue();
   if (!type.isF32() && !type.isF16() && !type.isBF16())
     return fail() << "dtype " << type << " has no DLPack spelling here; expected f32, f16 or bf16";
-  f.dtypeCode = type.isBF16() ? kDLBfloat : kDLFloat;
-  f.dtypeBits = int32_t(type.getIntOrFloatBitWidth());
+  dtypeCode = type.isBF16() ? kDLBfloat : kDLFloat;
+  dtypeBits = int32_t(type.getIntOrFloatBitWidth());
+  return success();
+}
+
+LogicalResult mlir::attn::readCommonEntry(DictionaryAttr entry, EntryError fail,
+                                          attnc::AttentionFacts &f) {
+  if (failed(readEntryInts(entry,
+                           {{"num_heads", &f.heads},
+                            {"num_kv_heads", &f.kvHeads},
+                            {"head_dim", &f.headDim},
+                            {"block_q", &f.blockQ},
+                            {"max_seq_q", &f.maxSeqQ},
+                            {"max_seq_kv", &f.maxSeqKv}},
+                           fail)) ||
+      failed(readLayoutAndDtype(entry, fail, f.layout, f.dtypeCode, f.dtypeBits)))
+    return failure();
   if (auto inputs = dyn_cast_or_null<ArrayAttr>(entry.get("inputs")))
     for (Attribute a : inputs) {
       auto input = dyn_cast<ModInputAttr>(a);

@@ -33,6 +33,11 @@ using EntryError = llvm::function_ref<InFlightDiagnostic()>;
 LogicalResult readEntryInts(DictionaryAttr entry,
                             ArrayRef<std::pair<StringRef, int64_t *>> ints, EntryError fail);
 
+/// `layout` (0 bhsd, 1 bshd) and `dtype` (f32, f16, bf16, as a DLPack code
+/// and bits) of `entry`.
+LogicalResult readLayoutAndDtype(DictionaryAttr entry, EntryError fail, int32_t &layout,
+                                 int32_t &dtypeCode, int32_t &dtypeBits);
+
 /// The facts commonEntryFacts wrote (heads, head_dim, block_q, bounds,
 /// layout, dtype, inputs) into `f`.
 LogicalResult readCommonEntry(DictionaryAttr entry, EntryError fail, attnc::AttentionFacts &f);

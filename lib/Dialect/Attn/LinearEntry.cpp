@@ -46,24 +46,14 @@ FailureOr<attnc::KernelInterface>
 LinearAttentionOp::interfaceFromEntry(Location loc, DictionaryAttr entry) {
   auto fail = [&]() { return entryError(loc, entry); };
   attnc::LinearFacts f;
-  int64_t layout = 0;
   if (failed(readEntryInts(entry,
                            {{"num_heads", &f.heads},
                             {"num_kv_heads", &f.kvHeads},
                             {"head_dim", &f.headDim},
-                            {"value_dim", &f.valueDim},
-                            {"layout", &layout}},
-                           fail)))
+                            {"value_dim", &f.valueDim}},
+                           fail)) ||
+      failed(readLayoutAndDtype(entry, fail, f.layout, f.dtypeCode, f.dtypeBits)))
     return failure();
-  if (layout != 0 && layout != 1)
-    return fail() << "'layout' is " << layout << ", neither bhsd (0) nor bshd (1)";
-  auto dtype = dyn_cast_or_null<TypeAttr>(entry.get("dtype"));
-  if (!dtype || !(dtype.getValue().isF32() || dtype.getValue().isF16() ||
-                  dtype.getValue().isBF16()))
-    return fail() << "no 'dtype' of f32, f16 or bf16 in attn.cpu_kernels";
-  f.layout = int32_t(layout);
-  f.dtypeCode = dtype.getValue().isBF16() ? kDLBfloat : kDLFloat;
-  f.dtypeBits = int32_t(dtype.getValue().getIntOrFloatBitWidth());
   f.causal = entry.contains("causal");
   f.carry = entry.contains("carry_state");
   return attnc::linearInterface(f);

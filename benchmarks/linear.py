@@ -1,0 +1,125 @@
+"""Linear attention: attnc's kernels (attn.linear_attention, elu + 1, normalized) against a
+PyTorch eager chunked implementation (the same algorithm in batched matmuls: per chunk
+phi(Q) phi(K)^T masked, a cumulative state across chunks; non-causal phi(K)^T V first), and
+against attnc's own softmax attention of the same shape (causal or dense), timed in turn.
+
+    benchmarks/.venv/bin/python benchmarks/linear.py --seq 1024 4096 16384 65536
+
+Columns: milliseconds median (best); GFLOPS of the linear kernel (attnc explain's count) and
+its % of the FMA peak measured in the same run; x over PyTorch; softmax attention's time and
+softmax / linear. The crossover is the shortest length where linear is faster than softmax
+(softmax left out above --softmax-limit keys: its time grows as seq^2). Each row checks
+attnc's out against PyTorch's float64 (max |err| / max |out| <= 1e-4).
+"""
+import argparse
+import subprocess
+import sys
+
+import torch
+
+import attnc
+from timing import timed_in_turn
+
+SPEC = """
+attn.kernel @linear {{
+  attn.linear_attention {{num_heads = {heads}, head_dim = {dim}, dtype = f32, layout = bhsd,
+                         feature_map = elu1{causal}}}
+}}
+attn.kernel @softmax {{
+  attn.attention {{num_heads = {heads}, head_dim = {dim}, dtype = f32, layout = bhsd,
+                  mask = {mask}, outputs = [out]}}
+}}
+"""
+
+
+def phi(x):
+    return torch.nn.functional.elu(x) + 1
+
+
+def torch_chunked(q, k, v, causal, chunk=64, eps=1e-6):
+    """PyTorch eager linear attention: non-causal phi(K)^T V first; causal in chunks (the
+    masked product inside a chunk, an exclusive cumulative state across chunks)."""
+    q, k = phi(q), phi(k)
+    if not causal:
+        state, norm = k.transpose(-1, -2) @ v, k.sum(-2)
+        return (q @ state) / ((q @ norm[..., None]) + eps)
+    b, h, t, d = q.shape
+    pad = (-t) % chunk
+    q, k, v = (torch.nn.functional.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
+    n = (t + pad) // chunk
+    q, k, v = (x.reshape(b, h, n, chunk, x.shape[-1]) for x in (q, k, v))
+    kv = k.transpose(-1, -2) @ v
+    state = kv.cumsum(2) - kv
+    ksum = k.sum(-2)
+    norm = ksum.cumsum(2) - ksum
+    scores = (q @ k.transpose(-1, -2)).tril()
+    num = q @ state + scores @ v
+    den = (q * norm[..., None, :]).sum(-1) + scores.sum(-1)
+    out = num / (den + eps)[..., None]
+    return out.reshape(b, h, n * chunk, -1)[:, :, :t]
+
+
+def fma_peak(threads):
+    line = subprocess.run(["attnc-run", "--fma-peak", "--num-threads", str(threads)],
+                          capture_output=True, text=True, check=True).stdout
+    return float(line.split()[2])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seq", type=int, nargs="+",
+                        default=[128, 256, 512, 1024, 4096, 16384, 65536])
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--dim", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--target", default="host")
+    parser.add_argument("--softmax-limit", type=int, default=16384)
+    parser.add_argument("--non-causal", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    causal = not args.non_causal
+    module = attnc.compile(SPEC.format(heads=args.heads, dim=args.dim,
+                                       causal=", causal = true" if causal else "",
+                                       mask="#attn.causal<top_left>" if causal else "#attn.full"),
+                           target=args.target)
+    peak = fma_peak(args.threads)
+    print("%s, %d heads, head_dim %d, %d threads; FMA peak %.1f GFLOPS"
+          % ("causal" if causal else "non-causal", args.heads, args.dim, args.threads, peak))
+    print("| seq | attnc linear ms | GFLOPS (% peak) | PyTorch chunked ms | x over PyTorch | "
+          "attnc softmax ms | softmax / linear |")
+    print("|---|---|---|---|---|---|---|")
+    failed, crossover = False, None
+    for n in args.seq:
+        gen = torch.Generator().manual_seed(n)
+        q, k, v = (torch.randn(1, args.heads, n, args.dim, generator=gen) for _ in range(3))
+        calls = {"linear": lambda: module.linear(q, k, v, num_threads=args.threads),
+                 "torch": lambda: torch_chunked(q, k, v, causal)}
+        if n <= args.softmax_limit:
+            calls["softmax"] = lambda: module.softmax(q, k, v, num_threads=args.threads)
+        want = torch_chunked(q.double(), k.double(), v.double(), causal)
+        got = calls["linear"]()
+        err = ((got.double() - want).abs().max() / want.abs().max()).item()
+        failed |= err > 1e-4
+        times = timed_in_turn(calls, args.repeats)
+        lin, peer = times["linear"], times["torch"]
+        d = args.dim
+        flops = args.heads * n * ((64 * 2 * d + 2 * d * d) + 2 * d * d) if causal else \
+            args.heads * n * 4 * d * d
+        gflops = flops / (lin[0] * 1e-3) * 1e-9
+        soft = "- | -"
+        if "softmax" in times:
+            ratio = times["softmax"][0] / lin[0]
+            soft = "%.2f (%.2f) | %.2f" % (times["softmax"][0], times["softmax"][1], ratio)
+            if ratio > 1 and crossover is None:
+                crossover = n
+        print("| %d | %.2f (%.2f) | %.1f (%.0f%%) | %.2f (%.2f) | %.1fx | %s | (max rel err %.1e)"
+              % (n, lin[0], lin[1], gflops, 100 * gflops / peak, peer[0], peer[1],
+                 peer[0] / lin[0], soft, err))
+    print("crossover: linear faster than softmax attention from seq %s on (of those measured)"
+          % crossover)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
