@@ -12,13 +12,12 @@ softmax / linear. The crossover is the shortest length where linear is faster th
 attnc's out against PyTorch's float64 (max |err| / max |out| <= 1e-4).
 """
 import argparse
-import subprocess
 import sys
 
 import torch
 
 import attnc
-from timing import timed_in_turn
+from timing import fma_peak, timed_in_turn
 
 SPEC = """
 attn.kernel @linear {{
@@ -57,12 +56,6 @@ def torch_chunked(q, k, v, causal, chunk=64, eps=1e-6):
     den = (q * norm[..., None, :]).sum(-1) + scores.sum(-1)
     out = num / (den + eps)[..., None]
     return out.reshape(b, h, n * chunk, -1)[:, :, :t]
-
-
-def fma_peak(threads):
-    line = subprocess.run(["attnc-run", "--fma-peak", "--num-threads", str(threads)],
-                          capture_output=True, text=True, check=True).stdout
-    return float(line.split()[2])
 
 
 def main():

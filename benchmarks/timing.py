@@ -1,5 +1,6 @@
 """Timing helpers the Python benchmarks share: median and best milliseconds of calls."""
 import statistics
+import subprocess
 import time
 
 
@@ -21,3 +22,10 @@ def timed_in_turn(calls, repeats):
             fn()
             times[name].append(time.perf_counter() - start)
     return {name: (statistics.median(t) * 1e3, min(t) * 1e3) for name, t in times.items()}
+
+
+def fma_peak(threads):
+    """attnc-run's FMA peak probe on `threads` threads, in GFLOPS (attnc-run on PATH)."""
+    line = subprocess.run(["attnc-run", "--fma-peak", "--num-threads", str(threads)],
+                          capture_output=True, text=True, check=True).stdout
+    return float(line.split()[2])

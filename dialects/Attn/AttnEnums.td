@@ -70,4 +70,20 @@ def Attn_FeatureMap : I32EnumAttr<"FeatureMap",
   }];
 }
 
+def Attn_WeightLayout : I32EnumAttr<"WeightLayout",
+    "how a multi-head attention's projection weights are laid out", [
+    I32EnumAttrCase<"pytorch", 0>,
+    I32EnumAttrCase<"onnx", 1>
+  ]> {
+  let cppNamespace = "::mlir::attn";
+  let description = [{
+    `pytorch`: as `nn.Linear` weights, [out_features, in_features] (y = x W^T):
+    `in_proj_weight` [(heads + 2 kv_heads) head_dim, embed_dim], `out_proj_weight`
+    [embed_dim, heads head_dim] (`nn.MultiheadAttention`'s). `onnx`: as MatMul weights,
+    [in_features, out_features] (y = x W): [embed_dim, (heads + 2 kv_heads) head_dim] and
+    [heads head_dim, embed_dim] (ONNX Runtime's Attention op). The packed rows (or columns)
+    are q's heads, then k's, then v's, each head's head_dim together.
+  }];
+}
+
 #endif // ATTN_ENUMS_TD

@@ -159,7 +159,7 @@ defvar Attn_SpecArguments = (ins
     OptionalAttr<FlatSymbolRefAttr>:$additive);
 
 class Attn_SpecOp<string mnemonic, list<Trait> traits = []> : Attn_Op<mnemonic, [
-    HasParent<"KernelOp">, IsolatedFromAbove, Attn_AttentionSpecOpInterface] # traits> {
+    ParentOneOf<["KernelOp", "MultiHeadAttentionOp"]>, IsolatedFromAbove, Attn_AttentionSpecOpInterface] # traits> {
   let regions = (region MaxSizedRegion<1>:$score_mod, MaxSizedRegion<1>:$mask_mod);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -460,6 +460,54 @@ def Attn_LinearAttentionOp : Attn_Op<"linear_attention", [
     double getScaleOrDefault() { return getScaleAttr() ? getScaleAttr().getValueAsDouble() : 1.0; }
     double getEpsOrDefault() { return getEpsAttr() ? getEpsAttr().getValueAsDouble() : 1e-6; }
     int64_t getChunkOrDefault() { return getChunkAttr() ? getChunkAttr().getInt() : 64; }
+  }];
+}
+
+def Attn_MultiHeadAttentionOp : Attn_Op<"multihead_attention", [
+    HasParent<"KernelOp">, SingleBlock, NoTerminator,
+    DeclareOpInterfaceMethods<Attn_KernelFamilyOpInterface>]> {
+  let summary = "multi-head attention from X: the packed QKV projection, an attention, the output projection";
+  let description = [{
+    `Concat(head_1 .. head_h) W_O + b_O` with `head_i = Attention(X W_Q_i + b_Q_i, X W_K_i +
+    b_K_i, X W_V_i + b_V_i)` (self-attention: q, k and v from one X [batch, seq, embed_dim]),
+    `nn.MultiheadAttention`'s and ONNX Runtime's computation. The attention is the spec in the
+    body, an `attn.attention` with any mask and mods, GQA and scale: its num_heads,
+    num_kv_heads and head_dim size the projections; it must have `dtype = f32` (it runs on the
+    projections' f32 results), `layout = bshd` and `outputs = [out]`.
+
+    | parameter | value | meaning |
+    |---|---|---|
+    | `embed_dim` | 1 to 2048 | X's and out's rows (E) |
+    | `dtype` | `f32`, `f16`, `bf16` | X, the weights, the biases and out |
+    | `weights` | `pytorch` (default), `onnx` | the weights' layout (below) |
+
+    The kernel takes `(x, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out,
+    opt)`; either bias may be NULL (none). With H heads, H_kv KV heads and head_dim D:
+    `pytorch` weights are `nn.Linear`'s, `in_proj_weight` [(H + 2 H_kv) D, E] and
+    `out_proj_weight` [E, H D]; `onnx` weights are MatMul's, [E, (H + 2 H_kv) D] and [H D, E].
+    The biases are [(H + 2 H_kv) D] and [E]. The projections are computed by attnc
+    (register-blocked products, f32 accumulation), not a BLAS.
+
+    Example, BERT-base self-attention:
+
+    ```mlir
+    attn.kernel @bert_attention {
+      attn.multihead_attention {embed_dim = 768, dtype = f32, weights = pytorch} {
+        attn.attention {num_heads = 12, head_dim = 64, dtype = f32, layout = bshd,
+                        mask = #attn.full, outputs = [out]}
+      }
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$embed_dim, TypeAttr:$dtype, Attn_WeightLayout:$weight_layout);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getEmbedSize() { return getEmbedDimAttr().getInt(); }
+    /// The attention of the body (attn.attention, or after attn-tile-flash attn.flash).
+    AttentionSpecOpInterface getAttention();
+    bool isOnnx() { return getWeightLayout() == WeightLayout::onnx; }
   }];
 }
 

@@ -7,6 +7,8 @@
 
 #include "attnc/Interface/KernelInterface.h"
 
+#include "TensorSpecs.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -30,30 +32,6 @@ Dims attentionDims(int32_t layout, const char *heads, const char *seq) {
   }
   dims.legend = (bshd ? "bshd: " : "bhsd: ") + dims.legend;
   return dims;
-}
-
-/// "batch,heads" -> "batch, heads".
-std::string legendOf(std::string dims) {
-  for (size_t at = dims.find(','); at != std::string::npos; at = dims.find(',', at + 2))
-    dims.replace(at, 1, ", ");
-  return dims;
-}
-
-/// A tensor's table entry from its fields.
-TensorSpec tensorSpec(const char *name, const char *dims, const char *legend,
-                      const char *strides, int32_t arg, int32_t flags, int32_t dtypeCode,
-                      int32_t dtypeBits, int32_t param) {
-  TensorSpec t;
-  t.name = name;
-  t.dims = dims;
-  t.legend = legend;
-  t.strides = strides;
-  t.arg = arg;
-  t.flags = flags;
-  t.dtypeCode = dtypeCode;
-  t.dtypeBits = dtypeBits;
-  t.strideParam = param;
-  return t;
 }
 
 /// A split-KV decode: each (batch, KV head, split) work item writes its

@@ -133,9 +133,45 @@ static void describeLinearKernel(KernelOp kernel, LinearAttentionOp op, llvm::ra
      << "const attnc_options *opt);\n\n";
 }
 
+/// A multi-head attention kernel (attn.multihead_attention).
+static void describeMultiHeadKernel(KernelOp kernel, MultiHeadAttentionOp op,
+                                    llvm::raw_ostream &os) {
+  AttentionSpecOpInterface attention = op.getAttention();
+  int64_t e = op.getEmbedSize(), h = attention.getHeads(), g = attention.getKvHeads();
+  int64_t d = attention.getDim(), qkv = (h + 2 * g) * d;
+  auto matrix = [&](int64_t out, int64_t in) {
+    return op.isOnnx() ? "[" + std::to_string(in) + ", " + std::to_string(out) + "]"
+                       : "[" + std::to_string(out) + ", " + std::to_string(in) + "]";
+  };
+  StringRef dlName = dlpackName(op.getDtype());
+  std::string mask;
+  llvm::raw_string_ostream(mask) << attention.getMask();
+  os << "/* " << kernel.getSymName() << ": multi-head self-attention, embed_dim " << e << ", "
+     << h << " heads (" << g << " kv), head_dim " << d << ", scale "
+     << attention.getScaleOrDefault() << "\n *   mask " << mask
+     << (attention.getScoreMod().empty() ? "" : ", score_mod")
+     << (attention.getMaskMod().empty() ? "" : ", mask_mod") << "; "
+     << (op.isOnnx() ? "MatMul weights [in, out] (y = x W, ONNX Runtime's)"
+                     : "nn.Linear weights [out, in] (y = x W^T, nn.MultiheadAttention's)")
+     << "\n *   x, out: " << dlName << " [batch, seq, " << e << "]\n"
+     << " *   in_proj_weight: " << dlName << " " << matrix(qkv, e)
+     << ", q's heads, then k's, then v's; in_proj_bias: [" << qkv << "] or NULL\n"
+     << " *   out_proj_weight: " << dlName << " " << matrix(e, h * d) << "; out_proj_bias: ["
+     << e << "] or NULL\n"
+     << " *   each call allocates q, k, v and the attention's output in float32, batch x seq x "
+     << (2 * h + 2 * g) * d << " values, as working memory\n"
+     << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
+     << "int " << kernel.getSymName()
+     << "(const DLTensor *x, const DLTensor *in_proj_weight, const DLTensor *in_proj_bias,\n"
+        "    const DLTensor *out_proj_weight, const DLTensor *out_proj_bias, DLTensor *out,\n"
+        "    const attnc_options *opt);\n\n";
+}
+
 static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   if (auto linear = dyn_cast_or_null<LinearAttentionOp>(kernel.getCompute().getOperation()))
     return describeLinearKernel(kernel, linear, os);
+  if (auto mha = dyn_cast_or_null<MultiHeadAttentionOp>(kernel.getCompute().getOperation()))
+    return describeMultiHeadKernel(kernel, mha, os);
   AttentionSpecOpInterface op = kernel.getSpec(); // attn.attention or attn.flash
   if (op.hasOutput(OutputKind::dq))
     return describeBackwardKernel(kernel, op, os);

@@ -74,10 +74,16 @@ struct AttnTileFlashPass
           << int64_t(kvChunks) << " and a rule value of " << leastRule;
       return signalPassFailure();
     }
-    for (KernelOp kernel : module.getOps<KernelOp>())
-      if (AttentionOp op = kernel.getAttention())
-        if (failed(tile(op, blockQ, blockKv, kvChunks, rule)))
-          return signalPassFailure();
+    for (KernelOp kernel : module.getOps<KernelOp>()) {
+      AttentionOp op = kernel.getAttention();
+      // A multi-head attention's own attention, in its body.
+      if (auto mha = dyn_cast_or_null<MultiHeadAttentionOp>(kernel.getBody().front().empty()
+                                                                ? nullptr
+                                                                : &kernel.getBody().front().front()))
+        op = dyn_cast<AttentionOp>(mha.getAttention().getOperation());
+      if (op && failed(tile(op, blockQ, blockKv, kvChunks, rule)))
+        return signalPassFailure();
+    }
   }
 };
 

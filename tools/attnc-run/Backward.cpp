@@ -8,6 +8,7 @@
 #include "Backward.h"
 
 #include "PeakProbe.h"
+#include "SeededRun.h"
 #include "attnc/Reference/Backward.h"
 #include "attnc/Reference/KernelCall.h"
 #include "attnc/Reference/Npy.h"
@@ -54,13 +55,6 @@ llvm::Expected<std::optional<HostTensor>> gradientOfLse(AttentionSpecOpInterface
   if (!t)
     return t.takeError();
   return std::move(*t);
-}
-
-double largestMagnitude(const HostTensor &t) {
-  double m = 0;
-  for (double x : t.data)
-    m = std::max(m, std::fabs(x));
-  return m;
 }
 
 /// `tensors` written to `dir` as <name>.npy in f32.

@@ -7,7 +7,7 @@
 
 #include "Linear.h"
 
-#include "PeakProbe.h"
+#include "SeededRun.h"
 #include "attnc/Reference/KernelCall.h"
 #include "attnc/Reference/Linear.h"
 #include "attnc/Reference/Npy.h"
@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <thread>
 
 using namespace attnc;
 using mlir::attn::LinearAttentionOp;
@@ -29,13 +28,6 @@ namespace {
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-double largestMagnitude(const HostTensor &t) {
-  double m = 0;
-  for (double x : t.data)
-    m = std::max(m, std::fabs(x));
-  return m;
 }
 
 /// The seeded tensors of one call: q, k, v, and with state = carry an
@@ -47,9 +39,9 @@ struct LinearInputs {
 
 LinearInputs seededInputs(LinearAttentionOp op, const LinearRunOptions &o) {
   ElementType type = *elementTypeOf(op.getDtype());
-  int64_t seqKv = op.getCausal() ? o.seqQ : o.seqKv, dk = op.getDim();
+  int64_t seqKv = op.getCausal() ? o.seq : o.seqKv, dk = op.getDim();
   LinearInputs in;
-  in.q = randomTensor(type, linearShape(op, o.batch, o.seqQ, true, false), o.seed);
+  in.q = randomTensor(type, linearShape(op, o.batch, o.seq, true, false), o.seed);
   in.k = randomTensor(type, linearShape(op, o.batch, seqKv, false, false), o.seed + (1ULL << 40));
   in.v = randomTensor(type, linearShape(op, o.batch, seqKv, false, true), o.seed + (1ULL << 41));
   if (op.getCarryState()) {
@@ -177,31 +169,14 @@ llvm::Expected<LinearResult> runInSteps(const LinearCall &call, const LinearInpu
   return std::move(whole);
 }
 
-llvm::Error writeTensors(llvm::StringRef dir,
-                         llvm::ArrayRef<std::pair<const char *, const HostTensor *>> tensors) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return llvm::createStringError(ec, "cannot create %s", dir.str().c_str());
-  for (auto [name, tensor] : tensors) {
-    if (tensor->empty())
-      continue;
-    llvm::SmallString<128> path(dir);
-    llvm::sys::path::append(path, llvm::Twine(name) + ".npy");
-    if (llvm::Error err = writeNpy(path, *tensor))
-      return err;
-    llvm::outs() << llvm::formatv("wrote {0} {1} {2}\n", path, tensor->shapeString(),
-                                  toString(tensor->type));
-  }
-  return llvm::Error::success();
-}
-
 /// FLOPs of one call as `attnc explain` counts them.
 double linearFlops(LinearAttentionOp op, const LinearRunOptions &o) {
   double dk = op.getDim(), dv = op.getValueDimOrDefault(), c = op.getChunkOrDefault();
   double heads = double(o.batch) * op.getHeads(), kvHeads = double(o.batch) * op.getKvHeads();
-  double seqKv = op.getCausal() ? o.seqQ : o.seqKv;
+  double seqKv = op.getCausal() ? o.seq : o.seqKv;
   double state = kvHeads * 2 * seqKv * dk * dv;
-  return op.getCausal() ? heads * o.seqQ * (c * (dk + dv) + 2 * dk * dv) + state
-                        : heads * 2 * o.seqQ * dk * dv + state;
+  return op.getCausal() ? heads * o.seq * (c * (dk + dv) + 2 * dk * dv) + state
+                        : heads * 2 * o.seq * dk * dv + state;
 }
 
 llvm::Error runCompiled(LinearAttentionOp op, const LinearRunOptions &o, const LinearInputs &in,
@@ -225,26 +200,10 @@ llvm::Error runCompiled(LinearAttentionOp op, const LinearRunOptions &o, const L
     got = std::move(*result);
   }
   std::sort(times.begin(), times.end());
-  double median = times[times.size() / 2];
-  int threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
-  double gflops = linearFlops(op, o) / median * 1e-9;
-  llvm::outs() << llvm::formatv("compiled linear attention kernel @{0} ({1}), {2} threads: "
-                                "median {3:f3} ms, best {4:f3} ms over {5} runs\n",
-                                name, o.soPath, threads, median * 1e3, times.front() * 1e3,
-                                times.size());
-  llvm::outs() << llvm::formatv("GFLOPS (attnc explain's count, median): {0:f1}", gflops);
-  if (o.measurePeak) {
-    double peak = measureFmaPeakGflops(threads);
-    llvm::outs() << llvm::formatv("; FMA peak {0:f1} GFLOPS on {1} threads: {2:f1}% of peak",
-                                  peak, threads, 100 * gflops / peak);
-  }
-  llvm::outs() << "\n";
+  printSpeed(o, "linear attention", name, times, linearFlops(op, o), "attnc explain's count");
   if (!ref)
     return llvm::Error::success();
-  double rtol = o.rtol >= 0                       ? o.rtol
-                : in.q.type == ElementType::f32 ? 1e-4
-                : in.q.type == ElementType::f16 ? 4e-3
-                                                  : 2e-2;
+  double rtol = relativeTolerance(o, in.q.type);
   bool ok = compareLinear(*got, *ref, rtol, "");
   if (o.steps > 0) {
     llvm::Expected<LinearResult> stepped = runInSteps(call, in, o.steps, o.threads);
@@ -252,7 +211,7 @@ llvm::Error runCompiled(LinearAttentionOp op, const LinearRunOptions &o, const L
       return stepped.takeError();
     llvm::outs() << llvm::formatv("in steps: a prefill of {0} rows, then {1} calls of one row "
                                   "each from the previous call's state:\n",
-                                  o.seqQ - o.steps, o.steps);
+                                  o.seq - o.steps, o.steps);
     ok &= compareLinear(*stepped, *ref, rtol, "stepped ");
   }
   if (!o.dir.empty())
@@ -267,11 +226,11 @@ llvm::Error runCompiled(LinearAttentionOp op, const LinearRunOptions &o, const L
 } // namespace
 
 llvm::Error attnc::runLinear(LinearAttentionOp op, const LinearRunOptions &o) {
-  if (o.batch < 1 || o.seqQ < 0 || o.seqKv < 0)
+  if (o.batch < 1 || o.seq < 0 || o.seqKv < 0)
     return error("linear attention needs --batch >= 1 and lengths >= 0");
-  if (op.getCausal() && o.seqKv != o.seqQ)
+  if (op.getCausal() && o.seqKv != o.seq)
     return error("a causal linear attention has one length: give --seq-q alone");
-  if (o.steps < 0 || o.steps > o.seqQ || (o.steps && !op.getCarryState()))
+  if (o.steps < 0 || o.steps > o.seq || (o.steps && !op.getCarryState()))
     return error("--steps needs a kernel with state = carry and at most --seq-q steps");
   LinearInputs in = seededInputs(op, o);
   std::optional<LinearResult> ref;

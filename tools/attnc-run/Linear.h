@@ -8,20 +8,15 @@
 #ifndef ATTNC_TOOLS_ATTNC_RUN_LINEAR_H
 #define ATTNC_TOOLS_ATTNC_RUN_LINEAR_H
 
+#include "SeededRun.h"
+
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "llvm/Support/Error.h"
 
-#include <string>
-
 namespace attnc {
 
-struct LinearRunOptions {
-  int64_t batch = 1, seqQ = 1, seqKv = 1;
-  uint64_t seed = 0;
-  std::string soPath, dir; // no soPath: the reference alone
-  int threads = 0, repeat = 5;
-  bool measurePeak = true, noReference = false;
-  double rtol = -1; // < 0: the dtype's (f32 1e-4, f16 4e-3, bf16 2e-2)
+/// seq: q's length (a causal kernel's one length), seqKv: k's and v's.
+struct LinearRunOptions : SeededRunOptions {
   /// state = carry: also run the sequence as a prefill of seq - steps rows
   /// and `steps` calls of one row, each from the previous call's state.
   int64_t steps = 0;

@@ -20,6 +20,7 @@
 #include "BandwidthProbe.h"
 #include "Compiled.h"
 #include "Linear.h"
+#include "MultiHead.h"
 #include "PeakProbe.h"
 
 #include "attnc/Dialect/Attn/ModInputs.h"
@@ -146,6 +147,9 @@ static cl::opt<int64_t> steps(
              "sequence as a prefill of seq-q - N rows and N calls of one row, each from the "
              "previous call's final state, and check those against the reference too"),
     cl::init(0), cl::cat(compiledCat));
+static cl::opt<bool> noBias(
+    "no-bias", cl::desc("A multi-head attention kernel: pass both biases as NULL (none)"),
+    cl::cat(problemCat));
 static cl::opt<bool> noPeak("no-peak", cl::desc("With --so: skip the FMA peak probe"), cl::cat(compiledCat));
 
 namespace {
@@ -591,28 +595,48 @@ llvm::Error runBackwardKernel(attn::AttentionSpecOpInterface op, const Inputs &i
   return runCompiledBackward(op, in.q, in.k, in.v, in.mods, options);
 }
 
+/// The sizes, seed and timing options of a seeded run (a family beside
+/// attention), or an error for the attention-only options given.
+llvm::Error seededRunOptions(SeededRunOptions &o, llvm::StringRef family) {
+  if (!qFile.empty() || !kFile.empty() || !vFile.empty() || !inputFiles.empty() ||
+      !kvLens.empty() || !seqLens.empty() || !tiled.empty() || backward)
+    return error("a " + family + " kernel runs on seeded inputs (--batch, --seq-q, --seq-kv, "
+                 "--seed) alone");
+  o.batch = batch;
+  o.seq = seqQ;
+  o.seqKv = seqKv < 0 ? seqQ : seqKv;
+  o.seed = seed;
+  o.soPath = soFile;
+  o.dir = soFile.empty() || outDir.getNumOccurrences() ? std::string(outDir) : std::string();
+  o.threads = threads;
+  o.repeat = repeat;
+  o.measurePeak = !noPeak;
+  o.noReference = noReference;
+  if (relTol.getNumOccurrences())
+    o.rtol = relTol;
+  return llvm::Error::success();
+}
+
 /// A linear attention spec: its reference on seeded inputs, or with --so
 /// its compiled kernel against it.
 llvm::Error runLinearKernel(attn::LinearAttentionOp op) {
-  if (!qFile.empty() || !kFile.empty() || !vFile.empty() || !inputFiles.empty() ||
-      !kvLens.empty() || !seqLens.empty() || !tiled.empty() || backward)
-    return error("a linear attention kernel runs on seeded inputs (--batch, --seq-q, --seq-kv, "
-                 "--seed) alone");
   LinearRunOptions options;
-  options.batch = batch;
-  options.seqQ = seqQ;
-  options.seqKv = seqKv < 0 ? seqQ : seqKv;
-  options.seed = seed;
-  options.soPath = soFile;
-  options.dir = soFile.empty() || outDir.getNumOccurrences() ? std::string(outDir) : std::string();
-  options.threads = threads;
-  options.repeat = repeat;
-  options.measurePeak = !noPeak;
-  options.noReference = noReference;
+  if (llvm::Error err = seededRunOptions(options, "linear attention"))
+    return err;
   options.steps = steps;
-  if (relTol.getNumOccurrences())
-    options.rtol = relTol;
   return runLinear(op, options);
+}
+
+/// A multi-head attention spec: its reference on seeded x, weights and
+/// biases, or with --so its compiled kernel against it.
+llvm::Error runMultiHeadKernel(attn::MultiHeadAttentionOp op) {
+  MultiHeadRunOptions options;
+  if (llvm::Error err = seededRunOptions(options, "multi-head attention"))
+    return err;
+  if (options.seqKv != options.seq)
+    return error("a multi-head attention kernel is self-attention: one length, --seq-q");
+  options.noBias = noBias;
+  return runMultiHead(op, options);
 }
 
 llvm::Error run(ModuleOp module) {
@@ -628,6 +652,8 @@ llvm::Error run(ModuleOp module) {
     return kernel.takeError();
   if (auto linear = dyn_cast_or_null<attn::LinearAttentionOp>(kernel->getCompute().getOperation()))
     return runLinearKernel(linear);
+  if (auto mha = dyn_cast_or_null<attn::MultiHeadAttentionOp>(kernel->getCompute().getOperation()))
+    return runMultiHeadKernel(mha);
   attn::AttentionSpecOpInterface op = kernel->getSpec();
   ElementType type = *elementTypeOf(op.getDtype());
   llvm::Expected<Inputs> in = loadInputs(op, type);

@@ -275,8 +275,35 @@ void explainLinear(KernelOp kernel, LinearAttentionOp op, const attnc::ExplainOp
                       op.getCarryState() ? " (state = carry: taken and returned)" : "");
 }
 
+/// A multi-head attention kernel: its projections' FLOPs beside the
+/// attention's (explained as its own kernel would be).
+void explainMultiHead(KernelOp kernel, MultiHeadAttentionOp op, const attnc::ExplainOptions &o,
+                      llvm::raw_ostream &os) {
+  AttentionSpecOpInterface attention = op.getAttention();
+  double e = op.getEmbedSize(), h = attention.getHeads(), g = attention.getKvHeads();
+  double d = attention.getDim(), tokens = double(o.batch) * o.seqQ;
+  double projections = 2 * tokens * e * ((h + 2 * g) * d + h * d);
+  double attend = 4 * tokens * o.seqQ * h * d;
+  os << "kernel @" << kernel.getSymName() << ": multi-head self-attention, embed_dim "
+     << op.getEmbedSize() << ", " << attention.getHeads() << " heads (" << attention.getKvHeads()
+     << " kv), head_dim " << attention.getDim() << ", mask " << attention.getMask() << "\n";
+  os << llvm::formatv("problem: batch {0}, seq {1}\n", o.batch, o.seqQ);
+  os << llvm::formatv("FLOPs: projections {0:e3}, attention at most {1:e3} (dense); the "
+                      "projections' share {2:f1}%\n",
+                      projections, attend, 100 * projections / (projections + attend));
+  os << llvm::formatv("work items: qkv batch x {0} row tiles x {1} column tiles of 64, then "
+                      "the attention's batch x heads x query tiles, then out batch x {0} x {2}\n",
+                      (o.seqQ + 63) / 64,
+                      int64_t(std::ceil(h * d / 64) + 2 * std::ceil(g * d / 64)),
+                      int64_t(std::ceil(e / 64)));
+}
+
 llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                           llvm::raw_ostream &os, std::string *svg) {
+  if (auto mha = dyn_cast_or_null<MultiHeadAttentionOp>(kernel.getCompute().getOperation())) {
+    explainMultiHead(kernel, mha, o, os);
+    return llvm::Error::success();
+  }
   if (auto linear = dyn_cast_or_null<LinearAttentionOp>(kernel.getCompute().getOperation())) {
     explainLinear(kernel, linear, o, os);
     return llvm::Error::success();

@@ -205,7 +205,19 @@ enum attnc_param {
   ATTNC_P_FINAL_NORM_STRIDES = 22,
   ATTNC_P_KV_STATE_STRIDES = 24,
   ATTNC_P_KV_NORM_STRIDES = 27,
-  ATTNC_P_LINEAR_COUNT = 29
+  ATTNC_P_LINEAR_COUNT = 29,
+  /* Multi-head attention kernels (attn.multihead_attention) take the
+   * attention's params above for their f32 scratch q, k, v and attention
+   * output (token-major), then x's strides (batch, seq), the row strides of
+   * in_proj_weight and out_proj_weight and the biases' strides (0 when
+   * NULL), and out's (batch, seq). */
+  ATTNC_P_X_STRIDES = 17,
+  ATTNC_P_IN_WEIGHT_STRIDES = 19,
+  ATTNC_P_IN_BIAS_STRIDES = 20,
+  ATTNC_P_OUT_WEIGHT_STRIDES = 21,
+  ATTNC_P_OUT_BIAS_STRIDES = 22,
+  ATTNC_P_EMBED_OUT_STRIDES = 23,
+  ATTNC_P_MULTIHEAD_COUNT = 25
 };
 
 /* The attention family's functions, which its tables' item and device

@@ -408,7 +408,8 @@ void FlashKernelBuilder::computeTile(StringRef counterName) {
 
 FailureOr<func::FuncOp>
 mlir::attn::buildCpuFlashKernel(FlashOp op, const CpuKernelConfig &config) {
-  auto kernel = cast<KernelOp>(op->getParentOp());
+  // The kernel's own attention, or a multi-head attention's.
+  auto kernel = op->getParentOfType<KernelOp>();
   Type elem = op.getDtype();
   if (!elem.isF32() && !elem.isF16() && !elem.isBF16())
     return op.emitOpError("the CPU backend supports dtypes f32, f16 and bf16, got ")

@@ -7,7 +7,8 @@
 //
 // Replaces each attn.kernel by its family op's tile functions (attn.flash:
 // FlashKernel.cpp, DecodeKernel.cpp; attn.flash_backward: BackwardKernel.cpp;
-// attn.linear_attention: LinearKernel.cpp) and records the facts the runtime
+// attn.linear_attention: LinearKernel.cpp; attn.multihead_attention:
+// MultiHeadKernel.cpp) and records the facts the runtime
 // descriptor needs in the module attribute `attn.cpu_kernels`. Expects attn-tile-flash to have run;
 // the vector width and register block come from the CPU target description.
 //
@@ -30,13 +31,15 @@ namespace {
 
 /// The tile functions of a kernel's family op: attn.flash (the split-KV
 /// decode kernel for num_splits, else the prefill one), attn.flash_backward,
-/// attn.linear_attention.
+/// attn.linear_attention, attn.multihead_attention.
 LogicalResult lowerKernel(KernelOp kernel, const CpuKernelConfig &config, StringRef target) {
   Operation *compute = kernel.getCompute();
   if (auto backward = dyn_cast_or_null<FlashBackwardOp>(compute))
     return buildCpuBackwardKernel(backward, config);
   if (auto linear = dyn_cast_or_null<LinearAttentionOp>(compute))
     return buildCpuLinearKernel(linear, config);
+  if (auto mha = dyn_cast_or_null<MultiHeadAttentionOp>(compute))
+    return buildCpuMultiHeadKernel(mha, config);
   FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target);
   if (failed(flash))
     return failure();

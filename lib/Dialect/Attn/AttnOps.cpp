@@ -63,7 +63,8 @@ LogicalResult KernelOp::verify() {
     if (!held(op))
       return op.emitOpError("cannot appear in an attn.kernel body; a kernel "
                             "holds exactly one attn.attention (or its tiled "
-                            "form, attn.flash) or attn.linear_attention");
+                            "form, attn.flash), attn.linear_attention or "
+                            "attn.multihead_attention");
   return emitOpError("must hold exactly one attn.attention (or attn.flash) or "
                      "attn.linear_attention, found ")
          << count;

@@ -63,6 +63,14 @@ LogicalResult buildCpuBackwardKernel(FlashBackwardOp op, const CpuKernelConfig &
 /// (LinearKernel.cpp).
 LogicalResult buildCpuLinearKernel(LinearAttentionOp op, const CpuKernelConfig &config);
 
+/// An attn.multihead_attention whose attention is tiled: its three phases'
+/// tile functions, `_mlir_ciface_<name>_tile` (b, m, n: the QKV projection),
+/// `_mlir_ciface_<name>_attention_tile` (b, h, q_tile) and
+/// `_mlir_ciface_<name>_out_tile` (b, m, n: the output projection), and the
+/// attention's tile function `<name>__flash_tile` they call
+/// (MultiHeadKernel.cpp).
+LogicalResult buildCpuMultiHeadKernel(MultiHeadAttentionOp op, const CpuKernelConfig &config);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H

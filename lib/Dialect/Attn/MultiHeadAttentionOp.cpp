@@ -1,0 +1,129 @@
+//===- MultiHeadAttentionOp.cpp - attn.multihead_attention ----------------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Its syntax, `{embed_dim = E, dtype = T, weights = pytorch}` then the body
+// holding the attention, and its verifier: what the projections around the
+// attention need of it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnc/Dialect/Attn/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// The largest embed_dim and heads x head_dim: a work item keeps a 64-row
+/// block of its product's input and a 64-column panel of its weight in f32
+/// on its stack (512 KiB each at 2048).
+constexpr int64_t kMaxEmbedDim = 2048;
+
+ParseResult parseParameter(OpAsmParser &parser, MultiHeadAttentionOp::Properties &props,
+                           llvm::SmallDenseSet<StringRef> &seen) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef name;
+  if (failed(parser.parseOptionalKeyword(&name)))
+    return parser.emitError(loc, "expected a multi-head attention parameter name, one of "
+                                 "embed_dim, dtype, weights");
+  if (parser.parseEqual())
+    return failure();
+  if (!seen.insert(name).second)
+    return parser.emitError(loc, "multi-head attention parameter '") << name << "' is given twice";
+  Builder b(parser.getContext());
+  if (name == "embed_dim") {
+    int64_t value;
+    if (parser.parseInteger(value))
+      return failure();
+    props.embed_dim = b.getI64IntegerAttr(value);
+    return success();
+  }
+  if (name == "dtype") {
+    Type type;
+    if (parser.parseType(type))
+      return failure();
+    props.dtype = TypeAttr::get(type);
+    return success();
+  }
+  if (name != "weights")
+    return parser.emitError(loc, "unknown multi-head attention parameter '")
+           << name << "'; expected one of embed_dim, dtype, weights";
+  SMLoc at = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<WeightLayout> layout = symbolizeWeightLayout(keyword);
+  if (!layout)
+    return parser.emitError(at, "unknown weights '")
+           << keyword << "'; expected pytorch ([out, in], y = x W^T) or onnx ([in, out], y = x W)";
+  props.weight_layout = WeightLayoutAttr::get(b.getContext(), *layout);
+  return success();
+}
+
+} // namespace
+
+ParseResult MultiHeadAttentionOp::parse(OpAsmParser &parser, OperationState &result) {
+  Properties &props = result.getOrAddProperties<Properties>();
+  llvm::SmallDenseSet<StringRef> seen;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Braces,
+                                     [&] { return parseParameter(parser, props, seen); }))
+    return failure();
+  for (StringRef name : {"embed_dim", "dtype"})
+    if (!seen.contains(name))
+      return parser.emitError(loc, "multi-head attention parameter '") << name << "' is required";
+  if (!props.weight_layout)
+    props.weight_layout = WeightLayoutAttr::get(parser.getContext(), WeightLayout::pytorch);
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body))
+    return failure();
+  if (body->empty())
+    body->emplaceBlock();
+  return parser.parseOptionalAttrDictWithKeyword(result.attributes);
+}
+
+void MultiHeadAttentionOp::print(OpAsmPrinter &p) {
+  p << " {embed_dim = " << getEmbedSize() << ", dtype = " << getDtype()
+    << ", weights = " << stringifyWeightLayout(getWeightLayout()) << "} ";
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), getAttributeNames());
+}
+
+AttentionSpecOpInterface MultiHeadAttentionOp::getAttention() {
+  Block &body = getBody().front();
+  return body.empty() ? nullptr : dyn_cast<AttentionSpecOpInterface>(&body.front());
+}
+
+LogicalResult MultiHeadAttentionOp::verify() {
+  int64_t e = getEmbedSize();
+  if (e < 1 || e > kMaxEmbedDim)
+    return emitOpError("embed_dim must be in 1 to ") << kMaxEmbedDim << ", got " << e;
+  Type dtype = getDtype();
+  if (!dtype.isF32() && !dtype.isF16() && !dtype.isBF16())
+    return emitOpError("dtype must be f32, f16 or bf16, got ") << dtype;
+  Block &body = getBody().front();
+  AttentionSpecOpInterface attention = getAttention();
+  if (!attention || body.getOperations().size() != 1)
+    return emitOpError("holds exactly one attn.attention (its attention part) in its body");
+  if (isa<FlashBackwardOp>(attention.getOperation()) || attention.hasOutput(OutputKind::dq))
+    return emitOpError("computes the forward; its attention cannot output gradients");
+  if (!attention.getDtype().isF32() || attention.getLayout() != Layout::bshd ||
+      attention.getOutputs() != OutputKind::out)
+    return emitOpError("runs its attention on the projections' f32 results, token-major: "
+                       "the attention needs dtype = f32, layout = bshd, outputs = [out]");
+  if (attention.getNumSplits() || attention.getPageSize() || attention.getVarlen() ||
+      attention.getInputsAttr() || attention.getAdditiveAttr())
+    return emitOpError("takes attentions of one length per batch without inputs: drop "
+                       "num_splits, kv_cache, varlen, inputs and additive");
+  int64_t width = attention.getHeads() * attention.getDim();
+  if (width > kMaxEmbedDim)
+    return emitOpError("heads x head_dim (") << width << ") must be at most " << kMaxEmbedDim;
+  return success();
+}

@@ -1,0 +1,45 @@
+//===- TensorSpecs.h - building kernel interfaces' tensor entries -*- C++ -*-===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// What the families' interface builders share. Private to lib/Interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTNC_LIB_INTERFACE_TENSORSPECS_H
+#define ATTNC_LIB_INTERFACE_TENSORSPECS_H
+
+#include "attnc/Interface/KernelInterface.h"
+
+namespace attnc {
+
+/// "batch,heads" -> "batch, heads".
+inline std::string legendOf(std::string dims) {
+  for (size_t at = dims.find(','); at != std::string::npos; at = dims.find(',', at + 2))
+    dims.replace(at, 1, ", ");
+  return dims;
+}
+
+/// A tensor's table entry from its fields.
+inline TensorSpec tensorSpec(const char *name, const char *dims, const char *legend,
+                             const char *strides, int32_t arg, int32_t flags,
+                             int32_t dtypeCode, int32_t dtypeBits, int32_t param) {
+  TensorSpec t;
+  t.name = name;
+  t.dims = dims;
+  t.legend = legend;
+  t.strides = strides;
+  t.arg = arg;
+  t.flags = flags;
+  t.dtypeCode = dtypeCode;
+  t.dtypeBits = dtypeBits;
+  t.strideParam = param;
+  return t;
+}
+
+} // namespace attnc
+
+#endif // ATTNC_LIB_INTERFACE_TENSORSPECS_H

@@ -1,0 +1,132 @@
+//===- MultiHead.cpp - attnc-run's multi-head attention kernels -----------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "MultiHead.h"
+
+#include "SeededRun.h"
+#include "attnc/Reference/KernelCall.h"
+#include "attnc/Reference/MultiHead.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace attnc;
+using mlir::attn::MultiHeadAttentionOp;
+
+namespace {
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Uniform in [-1, 1) over sqrt(fan_in), nn.Linear's initialisation's scale,
+/// rounded to `type`.
+HostTensor weight(ElementType type, llvm::ArrayRef<int64_t> shape, int64_t fanIn, uint64_t seed) {
+  HostTensor t = randomTensor(ElementType::f32, shape, seed);
+  t.type = type;
+  for (double &x : t.data)
+    x = roundTo(type, x / std::sqrt(double(fanIn)));
+  return t;
+}
+
+/// Seconds of each of `repeat` timed calls after a warm-up one, sorted.
+llvm::Expected<std::vector<double>> timeCalls(const LoadedKernel &kernel,
+                                              std::vector<const DLTensor *> &args,
+                                              const MultiHeadRunOptions &o) {
+  attnc_options options{o.threads};
+  std::vector<double> times;
+  for (int r = 0; r <= o.repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (int status = kernel.run(kernel.desc, args.data(), &options))
+      return error("kernel returned " + llvm::Twine(status) + ": " +
+                   (kernel.lastError ? kernel.lastError() : "(no attnc_last_error)"));
+    if (r)
+      times.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
+} // namespace
+
+llvm::Error attnc::runMultiHead(MultiHeadAttentionOp op, const MultiHeadRunOptions &o) {
+  if (o.batch < 1 || o.seq < 0)
+    return error("multi-head attention needs --batch >= 1 and --seq-q >= 0");
+  ElementType type = *elementTypeOf(op.getDtype());
+  int64_t e = op.getEmbedSize(), width = op.getAttention().getHeads() * op.getAttention().getDim();
+  HostTensor x = randomTensor(type, {o.batch, o.seq, e}, o.seed);
+  ProjectionWeights w;
+  w.inWeight = weight(type, inWeightShape(op), e, o.seed + (1ULL << 40));
+  w.outWeight = weight(type, outWeightShape(op), width, o.seed + (1ULL << 41));
+  if (!o.noBias) {
+    w.inBias = weight(type, {qkvWidth(op)}, e, o.seed + (1ULL << 42));
+    w.outBias = weight(type, {e}, width, o.seed + (3ULL << 41));
+  }
+  std::optional<MultiHeadResult> ref;
+  if (!o.noReference) {
+    auto start = std::chrono::steady_clock::now();
+    llvm::Expected<MultiHeadResult> r = evaluateMultiHead(op, x, w);
+    if (!r)
+      return r.takeError();
+    ref = std::move(*r);
+    llvm::outs() << llvm::formatv(
+        "multi-head attention (reference, double): {0:f3} s; out {1}, max |out| {2:e2}\n",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+        ref->out.shapeString(), largestMagnitude(ref->out));
+  }
+  if (o.soPath.empty()) {
+    if (!ref)
+      return error("--no-reference goes with --so");
+    return writeTensors(o.dir, {{"x", &x},
+                                {"in_proj_weight", &w.inWeight},
+                                {"in_proj_bias", &w.inBias},
+                                {"out_proj_weight", &w.outWeight},
+                                {"out_proj_bias", &w.outBias},
+                                {"out", &ref->out}});
+  }
+  std::string name = op->getParentOfType<mlir::attn::KernelOp>().getSymName().str();
+  llvm::Expected<LoadedKernel> kernel = loadTableKernel(o.soPath, name);
+  if (!kernel)
+    return kernel.takeError();
+  std::unique_ptr<DeviceTensor> inputs[] = {
+      DeviceTensor::from(type, x), DeviceTensor::from(type, w.inWeight),
+      w.inBias.empty() ? nullptr : DeviceTensor::from(type, w.inBias),
+      DeviceTensor::from(type, w.outWeight),
+      w.outBias.empty() ? nullptr : DeviceTensor::from(type, w.outBias)};
+  DeviceTensor out(type, x.shape);
+  std::vector<const DLTensor *> args;
+  for (const auto &t : inputs)
+    args.push_back(t ? &t->dl : nullptr); // a NULL bias: none
+  args.push_back(&out.dl);
+  llvm::Expected<std::vector<double>> times = timeCalls(*kernel, args, o);
+  if (!times)
+    return times.takeError();
+  auto a = op.getAttention();
+  double tokens = double(o.batch) * o.seq;
+  double projections = 2 * tokens * e * (qkvWidth(op) + width);
+  double pairs = ref ? double(ref->keptPairs) : double(o.batch) * a.getHeads() * o.seq * o.seq;
+  double flops = projections + 4.0 * a.getDim() * pairs;
+  printSpeed(o, "multi-head attention", name, *times, flops,
+             llvm::formatv("projections + 4 head_dim per kept pair; the projections {0:f1}%",
+                           100 * projections / flops)
+                 .str());
+  if (!ref)
+    return llvm::Error::success();
+  double rtol = relativeTolerance(o, type);
+  HostTensor got = out.toHost();
+  bool ok = compareOutputs("out", got, ref->out, rtol, rtol * largestMagnitude(ref->out));
+  if (!o.dir.empty())
+    if (llvm::Error err = writeTensors(o.dir, {{"out", &got}}))
+      return err;
+  return ok ? llvm::Error::success()
+            : error("the compiled multi-head attention kernel does not match the reference");
+}
