@@ -361,7 +361,7 @@ attn.kernel @region_uses_outer_value {
 
 // -----
 
-// expected-error @below {{'attn.attention' op expects parent op 'attn.kernel'}}
+// expected-error @below {{'attn.attention' op expects parent op to be one of 'attn.kernel, attn.multihead_attention'}}
 attn.attention {num_heads = 8, head_dim = 64, dtype = f32, layout = bhsd, mask = #attn.full, outputs = [out]}
 
 // -----
