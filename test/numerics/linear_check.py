@@ -6,7 +6,9 @@ phi(k) over the keys it sees); this script evaluates the same kernels by the rec
 (S_i = S_{i-1} + phi(k_i)^T v_i, z_i = z_{i-1} + phi(k_i), out_i = phi(q_i) S_i /
 (phi(q_i) . z_i + eps)) or, non-causal, with the whole state first, and compares out, the
 final state and the normalizer at 1e-6 relative to each tensor's largest entry: both compute
-in float64, and the files hold float32 (each entry rounded once, 6e-8 relative).
+in float64, and the files hold float32 (each entry rounded once, 6e-8 relative). With
+--attnc, the compiled kernels (f32) are checked against the same recurrence at 1e-4 on the
+same seeded inputs, the causal ones also at each of --lengths.
 
 Prints PASS / FAIL lines and exits non-zero on a failure.
 """
@@ -64,37 +66,73 @@ def recurrence(q, k, v, s0, z0, causal, fmap, normalize, scale, eps, group):
     return out, fs, fz
 
 
-def check(name, got, want):
+def check(name, got, want, tol):
     err = np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300)
-    ok = err <= 1e-6
-    print("%s %s rel err %.2e" % ("PASS" if ok else "FAIL", name, err))
+    ok = err <= tol
+    print("%s %s rel err %.2e (tolerance %.0e)" % ("PASS" if ok else "FAIL", name, err, tol))
+    return ok
+
+
+def run_case(args, name, spec, sq, skv, carry, expect):
+    """The reference's files for (sq, skv) checked at 1e-6 (they are float32); with --so, the
+    kernel's out and final state on the same seeded inputs at 1e-4."""
+    out_dir = os.path.join(args.work, "%s_%d_%d" % (name, sq, skv))
+    common = [spec, "--batch", "2", "--seq-q", str(sq), "--seq-kv", str(skv), "--seed", "7"]
+    subprocess.run([args.attnc_run] + common + ["--reference", "-o", out_dir], check=True,
+                   stdout=subprocess.DEVNULL)
+    load = lambda d, n: np.load(os.path.join(d, n + ".npy")).astype(np.float64)
+    q, k, v = load(out_dir, "q"), load(out_dir, "k"), load(out_dir, "v")
+    s0, z0 = (load(out_dir, "initial_state"), load(out_dir, "initial_norm")) if carry \
+        else (None, None)
+    out, fs, fz = expect(q, k, v, s0, z0)
+    label = "%s T=%d" % (name, sq) if sq == skv else "%s %dx%d" % (name, sq, skv)
+    ok = check(label + " reference out", load(out_dir, "out"), out, 1e-6)
+    ok &= check(label + " reference final_state", load(out_dir, "final_state"), fs, 1e-6)
+    ok &= check(label + " reference final_norm", load(out_dir, "final_norm"), fz, 1e-6)
+    if args.so:
+        kernel_dir = out_dir + "_kernel"
+        subprocess.run([args.attnc_run] + common + ["--so", args.so, "--kernel", name,
+                                                    "--no-reference", "--no-peak", "--repeat",
+                                                    "1", "-o", kernel_dir],
+                       check=True, stdout=subprocess.DEVNULL)
+        ok &= check(label + " kernel out", load(kernel_dir, "out"), out, 1e-4)
+        if carry:
+            ok &= check(label + " kernel final_state", load(kernel_dir, "final_state"), fs, 1e-4)
     return ok
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--attnc-run", required=True)
+    p.add_argument("--attnc", help="also compile the kernels and check them (1e-4)")
+    p.add_argument("--target", default="host")
+    p.add_argument("--lengths", type=int, nargs="*", default=[],
+                   help="causal lengths to run each causal kernel at, beside its own")
     p.add_argument("--work", required=True)
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    specs = "".join("attn.kernel @%s {\n  attn.linear_attention {dtype = f32, layout = bhsd, %s}\n}\n"
+                    % (name, spec[0]) for name, spec in SPECS.items())
+    spec = os.path.join(args.work, "linear.mlir")
+    with open(spec, "w") as f:
+        f.write(specs)
+    args.so = None
+    if args.attnc:
+        args.so = os.path.join(args.work, "linear.so")
+        subprocess.run([args.attnc, spec, "--target=" + args.target, "--emit=so", "-o",
+                        args.so], check=True)
     ok = True
     for name, (params, causal, carry, fmap, normalize, scale, eps, sq, skv) in SPECS.items():
-        spec = os.path.join(args.work, name + ".mlir")
-        with open(spec, "w") as f:
+        def expect(q, k, v, s0, z0):
+            return recurrence(q, k, v, s0, z0, causal, fmap, normalize, scale, eps,
+                              q.shape[1] // k.shape[1])
+        one = os.path.join(args.work, name + ".mlir")
+        with open(one, "w") as f:
             f.write("attn.kernel @%s {\n  attn.linear_attention {dtype = f32, layout = bhsd, %s}\n}\n"
                     % (name, params))
-        out_dir = os.path.join(args.work, name)
-        subprocess.run([args.attnc_run, spec, "--reference", "--batch", "2", "--seq-q", str(sq),
-                        "--seq-kv", str(skv), "--seed", "7", "-o", out_dir],
-                       check=True, stdout=subprocess.DEVNULL)
-        load = lambda n: np.load(os.path.join(out_dir, n + ".npy")).astype(np.float64)
-        q, k, v = load("q"), load("k"), load("v")
-        s0, z0 = (load("initial_state"), load("initial_norm")) if carry else (None, None)
-        group = q.shape[1] // k.shape[1]
-        out, fs, fz = recurrence(q, k, v, s0, z0, causal, fmap, normalize, scale, eps, group)
-        ok &= check(name + " out", load("out"), out)
-        ok &= check(name + " final_state", load("final_state"), fs)
-        ok &= check(name + " final_norm", load("final_norm"), fz)
+        lengths = [(sq, skv)] + ([(t, t) for t in args.lengths] if causal else [])
+        for a, b in lengths:
+            ok &= run_case(args, name, one, a, b, carry, expect)
     return 0 if ok else 1
 
 

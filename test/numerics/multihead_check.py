@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """attnc's multi-head attention reference against a float64 NumPy evaluation from the .npy
-files `attnc-run --reference` wrote for a kernel with nn.Linear weights, a full or causal
-mask and the default scale: out = softmax(q k^T / sqrt(d)) v per head, from x's projection,
-then the output projection. Compared at 1e-6 relative to out's largest entry (the files hold
-float32). Prints PASS / FAIL and exits non-zero on a failure.
+files `attnc-run --reference` wrote for a kernel with a full or causal mask and the default
+scale (nn.Linear weights, or MatMul's with --onnx): out = softmax(q k^T / sqrt(d)) v per head,
+from x's projection, then the output projection. The reference's out is compared at 1e-6
+relative to out's largest entry (the files hold float32); with --kernel-out, a compiled f32
+kernel's out on the same inputs (attnc-run --so -o) at 1e-5. Prints PASS / FAIL and exits
+non-zero on a failure.
 """
 import argparse
 import os
@@ -18,10 +20,14 @@ def main():
     p.add_argument("--heads", type=int, required=True)
     p.add_argument("--kv-heads", type=int, required=True)
     p.add_argument("--causal", action="store_true")
+    p.add_argument("--onnx", action="store_true", help="MatMul weights [in, out]")
+    p.add_argument("--kernel-out", help="a compiled kernel's out.npy on the same inputs")
     args = p.parse_args()
     load = lambda n: np.load(os.path.join(args.dir, n + ".npy")).astype(np.float64)
     x, w_in, b_in = load("x"), load("in_proj_weight"), load("in_proj_bias")
     w_out, b_out, want = load("out_proj_weight"), load("out_proj_bias"), load("out")
+    if args.onnx:  # MatMul's [in, out]: nn.Linear's transposed
+        w_in, w_out = w_in.T, w_out.T
     h, g = args.heads, args.kv_heads
     batch, seq, _ = x.shape
     d = w_in.shape[0] // (h + 2 * g)
@@ -37,9 +43,14 @@ def main():
     p_ /= p_.sum(-1, keepdims=True)
     attn = np.einsum("bhij,bjhd->bihd", p_, v).reshape(batch, seq, h * d)
     out = attn @ w_out.T + b_out
-    err = np.max(np.abs(out - want)) / np.max(np.abs(out))
-    ok = err <= 1e-6
-    print("%s out rel err %.2e" % ("PASS" if ok else "FAIL", err))
+    def check(name, got, tol):
+        err = np.max(np.abs(out - got)) / np.max(np.abs(out))
+        ok = err <= tol
+        print("%s %s rel err %.2e (tolerance %.0e)" % ("PASS" if ok else "FAIL", name, err, tol))
+        return ok
+    ok = check("reference out", want, 1e-6)
+    if args.kernel_out:
+        ok &= check("kernel out", np.load(args.kernel_out).astype(np.float64), 1e-5)
     return 0 if ok else 1
 
 

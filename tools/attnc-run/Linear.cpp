@@ -201,6 +201,11 @@ llvm::Error runCompiled(LinearAttentionOp op, const LinearRunOptions &o, const L
   }
   std::sort(times.begin(), times.end());
   printSpeed(o, "linear attention", name, times, linearFlops(op, o), "attnc explain's count");
+  if (!o.dir.empty())
+    if (llvm::Error err = writeTensors(o.dir, {{"out", &got->out},
+                                               {"final_state", &got->finalState},
+                                               {"final_norm", &got->finalNorm}}))
+      return err;
   if (!ref)
     return llvm::Error::success();
   double rtol = relativeTolerance(o, in.q.type);
@@ -214,11 +219,6 @@ llvm::Error runCompiled(LinearAttentionOp op, const LinearRunOptions &o, const L
                                   o.seq - o.steps, o.steps);
     ok &= compareLinear(*stepped, *ref, rtol, "stepped ");
   }
-  if (!o.dir.empty())
-    if (llvm::Error err = writeTensors(o.dir, {{"out", &got->out},
-                                               {"final_state", &got->finalState},
-                                               {"final_norm", &got->finalNorm}}))
-      return err;
   return ok ? llvm::Error::success()
             : error("the compiled linear attention kernel does not match the reference");
 }

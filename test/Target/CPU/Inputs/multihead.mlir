@@ -1,6 +1,7 @@
 // Multi-head attention kernels (multihead-numerics.test): nn.Linear weights with causal GQA,
 // embed_dim 96 and head_dim 24 (neither a multiple of 64); MatMul (ONNX) weights in bf16; f16
-// with a sliding window and a soft-capping score_mod, heads x head_dim != embed_dim.
+// with a sliding window and a soft-capping score_mod, heads x head_dim != embed_dim; MatMul
+// weights in f32 with GQA (NumPy's check of both weight orders).
 attn.kernel @pytorch_gqa {
   attn.multihead_attention {embed_dim = 96, dtype = f32, weights = pytorch} {
     attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 24, dtype = f32, layout = bshd,
@@ -25,5 +26,11 @@ attn.kernel @window_f16 {
       %r = arith.mulf %t, %cap : f32
       attn.yield %r : f32
     }
+  }
+}
+attn.kernel @onnx_f32 {
+  attn.multihead_attention {embed_dim = 128, dtype = f32, weights = onnx} {
+    attn.attention {num_heads = 4, num_kv_heads = 1, head_dim = 32, dtype = f32, layout = bshd,
+                    mask = #attn.full, outputs = [out]}
   }
 }
