@@ -55,7 +55,8 @@ llvm::SmallVector<int64_t, 2> attnc::outWeightShape(MultiHeadAttentionOp op) {
   return {e, width};
 }
 
-llvm::Expected<MultiHeadResult> attnc::evaluateMultiHead(MultiHeadAttentionOp op, const HostTensor &x,
+llvm::Expected<MultiHeadResult> attnc::evaluateMultiHead(MultiHeadAttentionOp op,
+                                                         const HostTensor &x,
                                                          const ProjectionWeights &w) {
   auto attention = op.getAttention();
   int64_t e = op.getEmbedSize(), h = attention.getHeads(), g = attention.getKvHeads();

@@ -104,7 +104,8 @@ static void describeLinearKernel(KernelOp kernel, LinearAttentionOp op, llvm::ra
   StringRef dlName = dlpackName(op.getDtype());
   os << "/* " << kernel.getSymName() << ": linear attention, " << op.getHeads() << " heads ("
      << op.getKvHeads() << " kv), head_dim " << dk << ", value_dim " << dv << ", "
-     << stringifyLayout(op.getLayout()) << "\n *   phi = " << stringifyFeatureMap(op.getFeatureMap())
+     << stringifyLayout(op.getLayout())
+     << "\n *   phi = " << stringifyFeatureMap(op.getFeatureMap())
      << ", scale " << op.getScaleOrDefault() << (op.getCausal() ? ", causal (chunks of " : "")
      << (op.getCausal() ? std::to_string(op.getChunkOrDefault()) + " rows)" : "");
   if (op.getNormalize())

@@ -77,9 +77,8 @@ struct AttnTileFlashPass
     for (KernelOp kernel : module.getOps<KernelOp>()) {
       AttentionOp op = kernel.getAttention();
       // A multi-head attention's own attention, in its body.
-      if (auto mha = dyn_cast_or_null<MultiHeadAttentionOp>(kernel.getBody().front().empty()
-                                                                ? nullptr
-                                                                : &kernel.getBody().front().front()))
+      Block &body = kernel.getBody().front();
+      if (auto mha = dyn_cast_or_null<MultiHeadAttentionOp>(body.empty() ? nullptr : &body.front()))
         op = dyn_cast<AttentionOp>(mha.getAttention().getOperation());
       if (op && failed(tile(op, blockQ, blockKv, kvChunks, rule)))
         return signalPassFailure();

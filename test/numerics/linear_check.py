@@ -66,6 +66,11 @@ def recurrence(q, k, v, s0, z0, causal, fmap, normalize, scale, eps, group):
     return out, fs, fz
 
 
+def kernel_text(name, params):
+    return ("attn.kernel @%s {\n  attn.linear_attention {dtype = f32, layout = bhsd, %s}\n}\n"
+            % (name, params))
+
+
 def check(name, got, want, tol):
     err = np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300)
     ok = err <= tol
@@ -111,8 +116,7 @@ def main():
     p.add_argument("--work", required=True)
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    specs = "".join("attn.kernel @%s {\n  attn.linear_attention {dtype = f32, layout = bhsd, %s}\n}\n"
-                    % (name, spec[0]) for name, spec in SPECS.items())
+    specs = "".join(kernel_text(name, spec[0]) for name, spec in SPECS.items())
     spec = os.path.join(args.work, "linear.mlir")
     with open(spec, "w") as f:
         f.write(specs)
@@ -128,8 +132,7 @@ def main():
                               q.shape[1] // k.shape[1])
         one = os.path.join(args.work, name + ".mlir")
         with open(one, "w") as f:
-            f.write("attn.kernel @%s {\n  attn.linear_attention {dtype = f32, layout = bhsd, %s}\n}\n"
-                    % (name, params))
+            f.write(kernel_text(name, params))
         lengths = [(sq, skv)] + ([(t, t) for t in args.lengths] if causal else [])
         for a, b in lengths:
             ok &= run_case(args, name, one, a, b, carry, expect)

@@ -45,7 +45,8 @@ LinearInputs seededInputs(LinearAttentionOp op, const LinearRunOptions &o) {
   in.k = randomTensor(type, linearShape(op, o.batch, seqKv, false, false), o.seed + (1ULL << 40));
   in.v = randomTensor(type, linearShape(op, o.batch, seqKv, false, true), o.seed + (1ULL << 41));
   if (op.getCarryState()) {
-    in.s0 = randomTensor(ElementType::f32, {o.batch, op.getKvHeads(), dk, op.getValueDimOrDefault()},
+    int64_t dv = op.getValueDimOrDefault();
+    in.s0 = randomTensor(ElementType::f32, {o.batch, op.getKvHeads(), dk, dv},
                          o.seed + (1ULL << 42));
     in.z0 = randomTensor(ElementType::f32, {o.batch, op.getKvHeads(), dk}, o.seed + (3ULL << 41));
     for (double &z : in.z0.data)

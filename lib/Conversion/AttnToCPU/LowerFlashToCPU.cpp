@@ -8,9 +8,10 @@
 // Replaces each attn.kernel by its family op's tile functions (attn.flash:
 // FlashKernel.cpp, DecodeKernel.cpp; attn.flash_backward: BackwardKernel.cpp;
 // attn.linear_attention: LinearKernel.cpp; attn.multihead_attention:
-// MultiHeadKernel.cpp) and records the facts the runtime
-// descriptor needs in the module attribute `attn.cpu_kernels`. Expects attn-tile-flash to have run;
-// the vector width and register block come from the CPU target description.
+// MultiHeadKernel.cpp) and records the facts the runtime descriptor needs in
+// the module attribute `attn.cpu_kernels`. Expects attn-tile-flash to have
+// run; the vector width and register block come from the CPU target
+// description.
 //
 //===----------------------------------------------------------------------===//
 

@@ -17,9 +17,10 @@
 //
 // A product tile packs its 64 weight columns (WT [K, 64], f32: nn.Linear's
 // [out, in] weights are transposed w x w lanes at a time in registers,
-// MatMul's [in, out] ones read as rows) and, 16-bit, its 64 input rows
-// (AF [64, K], f32; f32 rows are read in place), then runs register blocks of 6 rows x 2 or 4 vectors over
-// K, as the attention kernels' P V products do.
+// MatMul's [in, out] ones read as rows) and, 16-bit, its 64 input rows (AF
+// [64, K], f32; f32 rows are read in place), then runs register blocks of 6
+// rows x 2 or 4 vectors over K, as the attention kernels' P V products do.
+// Up to kFewRows rows, nn.Linear weights are read in place instead (fewRows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -440,6 +441,7 @@ LogicalResult mlir::attn::buildCpuMultiHeadKernel(MultiHeadAttentionOp op,
   MultiHeadKernelBuilder(op, config, *body)
       .buildAttention(createTileFunction(b, kernel, args, "attention", 3), *flash);
   body = builder();
-  MultiHeadKernelBuilder(op, config, *body).buildOutput(createTileFunction(b, kernel, args, "out", 3));
+  MultiHeadKernelBuilder(op, config, *body)
+      .buildOutput(createTileFunction(b, kernel, args, "out", 3));
   return success();
 }
