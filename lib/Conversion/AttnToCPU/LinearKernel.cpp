@@ -356,13 +356,13 @@ void LinearKernelBuilder::outputRows(Value head, Value q0, Value rows, bool intr
       }
       for (int64_t c0 = 0; c0 < vectors; c0 += blockVectors) {
         int64_t vecs = std::min(blockVectors, vectors - c0);
-        auto product = [&](Value src, Value rowsOf, int64_t bias) {
-          return [&, src, rowsOf, bias](Value l, ValueRange acc) {
+        auto product = [&](Value src, Value rowsOf) {
+          return [&, src, rowsOf](Value l, ValueRange acc) {
             SmallVector<Value> next, y;
             for (int64_t c = 0; c < vecs; ++c)
               y.push_back(loadVec(src, {l, idx((c0 + c) * w)}));
             for (int64_t r = 0; r < blockRows; ++r) {
-              Value x = splat(load(rowsOf, {add(i0, idx(r + bias)), l}));
+              Value x = splat(load(rowsOf, {add(i0, idx(r)), l}));
               for (int64_t c = 0; c < vecs; ++c)
                 next.push_back(fma(x, y[c], acc[r * vecs + c]));
             }
@@ -370,9 +370,9 @@ void LinearKernelBuilder::outputRows(Value head, Value q0, Value rows, bool intr
           };
         };
         SmallVector<Value> acc(blockRows * vecs, zeroVec());
-        acc = fold(idx(0), idx(dk), acc, product(SF, QF, 0));
+        acc = fold(idx(0), idx(dk), acc, product(SF, QF));
         if (intra)
-          acc = fold(idx(0), keys, acc, product(VF, A, 0));
+          acc = fold(idx(0), keys, acc, product(VF, A));
         for (int64_t r = 0; r < blockRows; ++r)
           ifThen(lt(add(i0, idx(r)), rows), [&] {
             Value base = offset(outS, batch, head, add(q0, add(i0, idx(r))));
