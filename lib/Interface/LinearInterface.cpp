@@ -7,6 +7,8 @@
 
 #include "attnc/Interface/KernelInterface.h"
 
+#include "TensorSpecs.h"
+
 using namespace attnc;
 
 namespace {
@@ -18,38 +20,21 @@ TensorSpec rowTensor(const LinearFacts &f, const char *name, const char *heads,
                      int32_t param) {
   std::string b = "batch", h = heads, s = seq;
   bool bshd = f.layout == 1;
-  std::string order[4] = {b, bshd ? s : h, bshd ? h : s, dim};
-  TensorSpec t;
-  t.name = name;
-  for (int i = 0; i < 4; ++i) {
-    t.dims += (i ? "," : "") + order[i];
-    t.legend += (i ? ", " : "") + order[i];
-  }
-  t.legend = (bshd ? "bshd: " : "bhsd: ") + t.legend;
-  t.strides = b + "," + h + "," + s;
-  t.arg = arg;
-  t.flags = flags | ATTNC_TENSOR_UNIT_INNER;
-  t.dtypeCode = f.dtypeCode;
-  t.dtypeBits = f.dtypeBits;
-  t.strideParam = param;
-  return t;
+  std::string dims = b + "," + (bshd ? s + "," + h : h + "," + s) + "," + dim;
+  std::string legend = (bshd ? "bshd: " : "bhsd: ") + legendOf(dims);
+  return tensorSpec(name, dims.c_str(), legend.c_str(), (b + "," + h + "," + s).c_str(), arg,
+                    flags | ATTNC_TENSOR_UNIT_INNER, f.dtypeCode, f.dtypeBits, param);
 }
 
 /// A state [batch, kv_heads, head_dim, value_dim] (`norm`: a normalizer
 /// [batch, kv_heads, head_dim]), f32.
 TensorSpec stateTensor(const char *name, bool norm, int32_t arg, int32_t flags,
                        int32_t param) {
-  TensorSpec t;
-  t.name = name;
-  t.dims = norm ? "batch,kv_heads,head_dim" : "batch,kv_heads,head_dim,value_dim";
-  t.legend = norm ? "batch, kv_heads, head_dim" : "batch, kv_heads, head_dim, value_dim";
+  const char *dims = norm ? "batch,kv_heads,head_dim" : "batch,kv_heads,head_dim,value_dim";
+  TensorSpec t = tensorSpec(name, dims, legendOf(dims).c_str(),
+                            norm ? "batch,kv_heads" : "batch,kv_heads,head_dim", arg,
+                            flags | ATTNC_TENSOR_UNIT_INNER, kDLFloat, 32, param);
   t.about = "linear attention's state is float32 whatever the kernel's dtype";
-  t.strides = norm ? "batch,kv_heads" : "batch,kv_heads,head_dim";
-  t.arg = arg;
-  t.flags = flags | ATTNC_TENSOR_UNIT_INNER;
-  t.dtypeCode = kDLFloat;
-  t.dtypeBits = 32;
-  t.strideParam = param;
   return t;
 }
 

@@ -15,6 +15,8 @@
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Dialect/Attn/ModInputs.h"
 
+#include "ParameterSyntax.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
@@ -143,15 +145,8 @@ public:
   ParseResult parseOne() {
     SMLoc loc = parser.getCurrentLocation();
     StringRef name;
-    if (failed(parser.parseOptionalKeyword(&name)))
-      return parser.emitError(loc, "expected an attention parameter name, one "
-                                   "of ")
-             << names;
-    if (parser.parseEqual())
+    if (parseParameterName(parser, "attention", names, seen, name))
       return failure();
-    if (!seen.insert(name).second)
-      return parser.emitError(loc, "attention parameter '")
-             << name << "' is given twice";
     if (name == "num_heads")
       return parseI64(props.num_heads);
     if (name == "num_kv_heads")
@@ -159,13 +154,13 @@ public:
     if (name == "head_dim")
       return parseI64(props.head_dim);
     if (name == "dtype")
-      return parseDType();
+      return parseTypeParameter(parser, props.dtype);
     if (name == "layout")
-      return parseLayout();
+      return parseLayoutParameter(parser, props.layout);
     if (name == "mask")
       return parseMask();
     if (name == "scale")
-      return parseScale();
+      return parseF64Parameter(parser, props.scale);
     if (name == "max_seq")
       return parseMaxSeq();
     if (name == "outputs")
@@ -204,13 +199,7 @@ public:
   }
 
 private:
-  ParseResult parseI64(IntegerAttr &attr) {
-    int64_t value;
-    if (parser.parseInteger(value))
-      return failure();
-    attr = b.getI64IntegerAttr(value);
-    return success();
-  }
+  ParseResult parseI64(IntegerAttr &attr) { return parseI64Parameter(parser, attr); }
 
   /// `lengths` (page_size 0), `paged<N>` or `paged<N, nhd>` (page_size N,
   /// token-major pages) or `paged<N, hnd>` (head-major pages).
@@ -262,26 +251,6 @@ private:
     return success();
   }
 
-  ParseResult parseDType() {
-    Type type;
-    if (parser.parseType(type))
-      return failure();
-    props.dtype = TypeAttr::get(type);
-    return success();
-  }
-
-  ParseResult parseLayout() {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef keyword;
-    if (parser.parseKeyword(&keyword))
-      return failure();
-    std::optional<Layout> layout = symbolizeLayout(keyword);
-    if (!layout)
-      return parser.emitError(loc, "unknown layout '")
-             << keyword << "'; expected bhsd or bshd";
-    props.layout = LayoutAttr::get(b.getContext(), *layout);
-    return success();
-  }
 
   ParseResult parseMask() {
     SMLoc loc = parser.getCurrentLocation();
@@ -295,14 +264,6 @@ private:
                                    "#attn.block_sparse, #attn.longformer, "
                                    "#attn.bigbird, #attn.and, #attn.or), got ")
              << attr;
-    return success();
-  }
-
-  ParseResult parseScale() {
-    double value;
-    if (parser.parseFloat(value))
-      return failure();
-    props.scale = b.getF64FloatAttr(value);
     return success();
   }
 

@@ -13,9 +13,10 @@
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 
+#include "ParameterSyntax.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 
@@ -40,34 +41,21 @@ public:
   ParseResult parseOne() {
     SMLoc loc = parser.getCurrentLocation();
     StringRef name;
-    if (failed(parser.parseOptionalKeyword(&name)))
-      return parser.emitError(loc, "expected a linear attention parameter name, one of ")
-             << kLinearParameterNames;
-    if (parser.parseEqual())
+    if (parseParameterName(parser, "linear attention", kLinearParameterNames, seen, name))
       return failure();
-    if (!seen.insert(name).second)
-      return parser.emitError(loc, "linear attention parameter '") << name << "' is given twice";
-    if (name == "num_heads")
-      return parseI64(props.num_heads);
-    if (name == "num_kv_heads")
-      return parseI64(props.num_kv_heads);
-    if (name == "head_dim")
-      return parseI64(props.head_dim);
-    if (name == "value_dim")
-      return parseI64(props.value_dim);
-    if (name == "chunk")
-      return parseI64(props.chunk);
+    for (auto [param, attr] : {std::pair{"num_heads", &props.num_heads},
+                               {"num_kv_heads", &props.num_kv_heads},
+                               {"head_dim", &props.head_dim},
+                               {"value_dim", &props.value_dim},
+                               {"chunk", &props.chunk}})
+      if (name == param)
+        return parseI64Parameter(parser, *attr);
     if (name == "scale")
-      return parseF64(props.scale);
+      return parseF64Parameter(parser, props.scale);
     if (name == "eps")
-      return parseF64(props.eps);
-    if (name == "dtype") {
-      Type type;
-      if (parser.parseType(type))
-        return failure();
-      props.dtype = TypeAttr::get(type);
-      return success();
-    }
+      return parseF64Parameter(parser, props.eps);
+    if (name == "dtype")
+      return parseTypeParameter(parser, props.dtype);
     if (name == "causal")
       return parseBool([&](bool v) { props.causal = v ? b.getUnitAttr() : nullptr; });
     if (name == "normalize")
@@ -85,20 +73,15 @@ public:
 private:
   /// layout, feature_map and state, whose values are keywords.
   ParseResult parseKeywordParameter(StringRef name, SMLoc loc) {
-    if (name != "layout" && name != "feature_map" && name != "state")
+    if (name == "layout")
+      return parseLayoutParameter(parser, props.layout);
+    if (name != "feature_map" && name != "state")
       return parser.emitError(loc, "unknown linear attention parameter '")
              << name << "'; expected one of " << kLinearParameterNames;
     SMLoc at = parser.getCurrentLocation();
     StringRef keyword;
     if (parser.parseKeyword(&keyword))
       return failure();
-    if (name == "layout") {
-      std::optional<Layout> layout = symbolizeLayout(keyword);
-      if (!layout)
-        return parser.emitError(at, "unknown layout '") << keyword << "'; expected bhsd or bshd";
-      props.layout = LayoutAttr::get(b.getContext(), *layout);
-      return success();
-    }
     if (name == "feature_map") {
       std::optional<FeatureMap> map = symbolizeFeatureMap(keyword);
       if (!map)
@@ -111,22 +94,6 @@ private:
       return parser.emitError(at, "unknown state '")
              << keyword << "'; expected carry (take initial_state, write final_state)";
     props.carry_state = b.getUnitAttr();
-    return success();
-  }
-
-  ParseResult parseI64(IntegerAttr &attr) {
-    int64_t value;
-    if (parser.parseInteger(value))
-      return failure();
-    attr = b.getI64IntegerAttr(value);
-    return success();
-  }
-
-  ParseResult parseF64(FloatAttr &attr) {
-    double value;
-    if (parser.parseFloat(value))
-      return failure();
-    attr = b.getF64FloatAttr(value);
     return success();
   }
 

@@ -13,6 +13,8 @@
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 
+#include "ParameterSyntax.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -27,31 +29,16 @@ namespace {
 constexpr int64_t kMaxEmbedDim = 2048;
 
 ParseResult parseParameter(OpAsmParser &parser, MultiHeadAttentionOp::Properties &props,
-                           llvm::SmallDenseSet<StringRef> &seen) {
+                           llvm::StringSet<> &seen) {
   SMLoc loc = parser.getCurrentLocation();
   StringRef name;
-  if (failed(parser.parseOptionalKeyword(&name)))
-    return parser.emitError(loc, "expected a multi-head attention parameter name, one of "
-                                 "embed_dim, dtype, weights");
-  if (parser.parseEqual())
+  if (parseParameterName(parser, "multi-head attention", "embed_dim, dtype, weights", seen,
+                         name))
     return failure();
-  if (!seen.insert(name).second)
-    return parser.emitError(loc, "multi-head attention parameter '") << name << "' is given twice";
-  Builder b(parser.getContext());
-  if (name == "embed_dim") {
-    int64_t value;
-    if (parser.parseInteger(value))
-      return failure();
-    props.embed_dim = b.getI64IntegerAttr(value);
-    return success();
-  }
-  if (name == "dtype") {
-    Type type;
-    if (parser.parseType(type))
-      return failure();
-    props.dtype = TypeAttr::get(type);
-    return success();
-  }
+  if (name == "embed_dim")
+    return parseI64Parameter(parser, props.embed_dim);
+  if (name == "dtype")
+    return parseTypeParameter(parser, props.dtype);
   if (name != "weights")
     return parser.emitError(loc, "unknown multi-head attention parameter '")
            << name << "'; expected one of embed_dim, dtype, weights";
@@ -63,7 +50,7 @@ ParseResult parseParameter(OpAsmParser &parser, MultiHeadAttentionOp::Properties
   if (!layout)
     return parser.emitError(at, "unknown weights '")
            << keyword << "'; expected pytorch ([out, in], y = x W^T) or onnx ([in, out], y = x W)";
-  props.weight_layout = WeightLayoutAttr::get(b.getContext(), *layout);
+  props.weight_layout = WeightLayoutAttr::get(parser.getContext(), *layout);
   return success();
 }
 
@@ -71,7 +58,7 @@ ParseResult parseParameter(OpAsmParser &parser, MultiHeadAttentionOp::Properties
 
 ParseResult MultiHeadAttentionOp::parse(OpAsmParser &parser, OperationState &result) {
   Properties &props = result.getOrAddProperties<Properties>();
-  llvm::SmallDenseSet<StringRef> seen;
+  llvm::StringSet<> seen;
   SMLoc loc = parser.getCurrentLocation();
   if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Braces,
                                      [&] { return parseParameter(parser, props, seen); }))
