@@ -72,19 +72,7 @@ Value BackwardKernelBuilder::loadInput(Operation *load, ArrayRef<Value> indices)
 /// Lanes [d, d + w) of the row at `base` of a tensor as f32; lanes past
 /// head_dim are 0 and not read (the row may end the tensor).
 Value BackwardKernelBuilder::loadRow(Value buf, Value base, int64_t d) {
-  Type elem = cast<MemRefType>(buf.getType()).getElementType();
-  auto type = VectorType::get({w}, elem);
-  Value at = add(base, idx(d));
-  Value x;
-  if (d + w <= dim) {
-    x = vector::LoadOp::create(b, type, buf, ValueRange{at});
-  } else {
-    Value mask = vector::CreateMaskOp::create(b, VectorType::get({w}, b.getI1Type()),
-                                              ValueRange{idx(dim - d)});
-    Value pass = arith::ConstantOp::create(b, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
-    x = vector::MaskedLoadOp::create(b, type, buf, ValueRange{at}, mask, pass);
-  }
-  return elem.isF32() ? x : arith::ExtFOp::create(b, vecType(), x).getResult();
+  return loadLanes(buf, add(base, idx(d)), std::min(w, dim - d));
 }
 
 /// Stores lanes [d, min(d + w, head_dim)) of x times `factor` at `base` of an

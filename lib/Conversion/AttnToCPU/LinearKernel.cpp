@@ -66,7 +66,6 @@ private:
   Value sum(Value x) { return vector::ReductionOp::create(b, vector::CombiningKind::ADD, x); }
 
   ArrayRef<BlockArgument> readArgs(ArrayRef<BlockArgument> args);
-  Value loadLanes(Value buf, Value at, int64_t valid);
   Value featureMap(Value x, int64_t valid);
   void zeroFill(Value buf, ArrayRef<int64_t> shape);
   void loadQueries(Value head, Value q0, Value rows);
@@ -78,8 +77,6 @@ private:
   void outputRows(Value head, Value q0, Value rows, bool intra);
   void storeRow(Value x, Value at, int64_t valid);
   void updateState(Value rows);
-  using Step = llvm::function_ref<SmallVector<Value>(Value l, ValueRange acc)>;
-  SmallVector<Value> fold(Value lo, Value hi, SmallVector<Value> init, Step step);
 
   LinearAttentionOp op;
   CpuKernelConfig cfg;
@@ -129,23 +126,6 @@ void LinearKernelBuilder::zeroFill(Value buf, ArrayRef<int64_t> shape) {
     for (int64_t d = 0; d < shape[1]; d += w)
       storeVec(zero, buf, {r, idx(d)});
   });
-}
-
-/// `valid` lanes (1 to w) from `at` of a tensor, as f32; the others 0 and
-/// not read (the row may end the tensor).
-Value LinearKernelBuilder::loadLanes(Value buf, Value at, int64_t valid) {
-  Type elem = cast<MemRefType>(buf.getType()).getElementType();
-  auto type = VectorType::get({w}, elem);
-  Value x;
-  if (valid == w) {
-    x = vector::LoadOp::create(b, type, buf, ValueRange{at});
-  } else {
-    Value mask = vector::CreateMaskOp::create(b, VectorType::get({w}, b.getI1Type()),
-                                              ValueRange{idx(valid)});
-    Value pass = arith::ConstantOp::create(b, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
-    x = vector::MaskedLoadOp::create(b, type, buf, ValueRange{at}, mask, pass);
-  }
-  return elem.isF32() ? x : arith::ExtFOp::create(b, vecType(), x).getResult();
 }
 
 /// phi(x) per lane; lanes from `valid` on are 0 (elu + 1 of a padding 0 is 1).
@@ -268,18 +248,6 @@ void LinearKernelBuilder::storeState(Value stateBuf, Value normBuf, int64_t stat
       store(load(SF, {d, idx(e)}), stateBuf, {add(row, idx(e))});
     store(load(ZF, {d}), normBuf, {add(normRow, d)});
   });
-}
-
-SmallVector<Value> LinearKernelBuilder::fold(Value lo, Value hi, SmallVector<Value> init,
-                                             Step step) {
-  auto loop = scf::ForOp::create(b, lo, hi, idx(1), init,
-                                 [&](OpBuilder &nested, Location, Value l, ValueRange acc) {
-                                   OpBuilder::InsertionGuard guard(b);
-                                   b.setInsertionPoint(nested.getInsertionBlock(),
-                                                       nested.getInsertionPoint());
-                                   scf::YieldOp::create(b, step(l, acc));
-                                 });
-  return SmallVector<Value>(loop.getResults());
 }
 
 /// A's rows [i0, i0 + rows) = Q K^T over the key vectors up to the last

@@ -149,6 +149,37 @@ protected:
   Value loadVec(Value buf, ValueRange at) { return vector::LoadOp::create(b, vecType(), buf, at); }
   void storeVec(Value x, Value buf, ValueRange at) { vector::StoreOp::create(b, x, buf, at); }
   Value fma(Value x, Value y, Value acc) { return vector::FMAOp::create(b, x, y, acc); }
+  /// `valid` lanes (1 to w) from `at` of a tensor, as f32; the others 0 and
+  /// not read (the row may end the tensor).
+  Value loadLanes(Value buf, Value at, int64_t valid) {
+    Type elem = cast<MemRefType>(buf.getType()).getElementType();
+    auto type = VectorType::get({w}, elem);
+    Value x;
+    if (valid == w) {
+      x = vector::LoadOp::create(b, type, buf, ValueRange{at});
+    } else {
+      Value mask = vector::CreateMaskOp::create(b, VectorType::get({w}, b.getI1Type()),
+                                                ValueRange{idx(valid)});
+      Value pass =
+          arith::ConstantOp::create(b, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
+      x = vector::MaskedLoadOp::create(b, type, buf, ValueRange{at}, mask, pass);
+    }
+    return elem.isF32() ? x : arith::ExtFOp::create(b, vecType(), x).getResult();
+  }
+  /// An scf.for over [lo, hi) carrying `init` (register-blocked
+  /// accumulators), each step's new values from `step`; returns the last.
+  using Step = llvm::function_ref<SmallVector<Value>(Value l, ValueRange acc)>;
+  SmallVector<Value> fold(Value lo, Value hi, SmallVector<Value> init, Step step,
+                          int64_t stride = 1) {
+    auto loop = scf::ForOp::create(b, lo, hi, idx(stride), init,
+                                   [&](OpBuilder &nested, Location, Value l, ValueRange acc) {
+                                     OpBuilder::InsertionGuard guard(b);
+                                     b.setInsertionPoint(nested.getInsertionBlock(),
+                                                         nested.getInsertionPoint());
+                                     scf::YieldOp::create(b, step(l, acc));
+                                   });
+    return SmallVector<Value>(loop.getResults());
+  }
   /// An f32 buffer of `shape` on the function's stack, cache-line aligned.
   Value stackBuffer(ArrayRef<int64_t> shape) {
     return memref::AllocaOp::create(b, MemRefType::get(shape, b.getF32Type()),

@@ -75,7 +75,7 @@ public:
 private:
   int64_t roundUp(int64_t n) const { return (n + w - 1) / w * w; }
   ArrayRef<BlockArgument> readArgs(ArrayRef<BlockArgument> args);
-  Value loadLanes(Value buf, Value at, Value valid);
+  Value loadDynamicLanes(Value buf, Value at, Value valid);
   Value lanesOf(Value count, Value from) {
     return arith::MaxSIOp::create(b, idx(0), minIdx(idx(w), arith::SubIOp::create(b, count, from)));
   }
@@ -104,7 +104,7 @@ ArrayRef<BlockArgument> MultiHeadKernelBuilder::readArgs(ArrayRef<BlockArgument>
 /// `valid` (0 to w, at run time) lanes from `at` as f32, the others 0 and
 /// not read. 16-bit types load whole vectors or lane by lane: LLVM expands
 /// their masked loads on AVX2 into calls libgcc before 13 lacks.
-Value MultiHeadKernelBuilder::loadLanes(Value buf, Value at, Value valid) {
+Value MultiHeadKernelBuilder::loadDynamicLanes(Value buf, Value at, Value valid) {
   Type elem = cast<MemRefType>(buf.getType()).getElementType();
   auto type = VectorType::get({w}, elem);
   if (elem.isF32()) {
@@ -138,8 +138,8 @@ void MultiHeadKernelBuilder::packRows(const ProductTile &t, Value AF, int64_t kP
         [&] {
           Value row = add(t.aBase, mul(i, t.aStride));
           for (int64_t k = 0; k < kPadded; k += w)
-            storeVec(loadLanes(t.aBuf, add(row, idx(k)), idx(std::min(w, t.k - k))), AF,
-                     {i, idx(k)});
+            storeVec(loadDynamicLanes(t.aBuf, add(row, idx(k)), idx(std::min(w, t.k - k))),
+                     AF, {i, idx(k)});
         },
         [&] {
           for (int64_t k = 0; k < kPadded; k += w)
@@ -158,7 +158,7 @@ void MultiHeadKernelBuilder::packColumns(const ProductTile &t, Value WT, int64_t
       for (int64_t j = 0; j < kTile; j += w) {
         Value valid = arith::SelectOp::create(b, inside, lanesOf(t.cols, idx(j)), idx(0));
         Value at = add(mul(k, t.wStride), add(t.wCol0, idx(j)));
-        storeVec(loadLanes(t.wBuf, at, valid), WT, {k, idx(j)});
+        storeVec(loadDynamicLanes(t.wBuf, at, valid), WT, {k, idx(j)});
       }
     });
     return;
@@ -171,7 +171,7 @@ void MultiHeadKernelBuilder::packColumns(const ProductTile &t, Value WT, int64_t
         Value valid = arith::SelectOp::create(b, lt(j, t.cols), idx(std::min(w, t.k - k)), idx(0));
         Value row = mul(add(t.wCol0, minIdx(j, arith::SubIOp::create(b, t.cols, idx(1)))),
                         t.wStride);
-        block.push_back(loadLanes(t.wBuf, add(row, idx(k)), valid));
+        block.push_back(loadDynamicLanes(t.wBuf, add(row, idx(k)), valid));
       }
       emitTransposeSquare(b, b.getLoc(), block);
       for (int64_t l = 0; l < w; ++l)
@@ -220,21 +220,16 @@ void MultiHeadKernelBuilder::fewRows(const ProductTile &t) {
         return add(t.aBase, mul(minIdx(add(g0, idx(r)), lastRow), t.aStride));
       };
       auto step = [&](Value k, int64_t valid, ValueRange acc) {
-        Value wv = loadLanes(t.wBuf, add(wRow, k), idx(valid));
+        Value wv = loadDynamicLanes(t.wBuf, add(wRow, k), idx(valid));
         SmallVector<Value> next;
         for (int64_t r = 0; r < groupRows; ++r)
-          next.push_back(fma(loadLanes(t.aBuf, add(rowOf(r), k), idx(valid)), wv, acc[r]));
+          next.push_back(
+              fma(loadDynamicLanes(t.aBuf, add(rowOf(r), k), idx(valid)), wv, acc[r]));
         return next;
       };
-      SmallVector<Value> acc(groupRows, zeroVec());
-      auto loop = scf::ForOp::create(
-          b, idx(0), idx(whole), idx(w), acc,
-          [&](OpBuilder &nested, Location, Value k, ValueRange acc) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-            scf::YieldOp::create(b, step(k, w, acc));
-          });
-      acc.assign(loop.getResults().begin(), loop.getResults().end());
+      SmallVector<Value> acc = fold(
+          idx(0), idx(whole), SmallVector<Value>(groupRows, zeroVec()),
+          [&](Value k, ValueRange acc) { return step(k, w, acc); }, w);
       if (whole < t.k)
         acc = step(idx(whole), t.k - whole, acc);
       for (int64_t r = 0; r < groupRows; ++r) {
@@ -284,7 +279,7 @@ void MultiHeadKernelBuilder::blocks(const ProductTile &t) {
     // A NULL bias is an empty view: every lane masked off, nothing read.
     Value at = arith::SelectOp::create(b, hasBias, mul(add(t.wCol0, idx(c * w)), t.biasStride),
                                        idx(0));
-    bias.push_back(loadLanes(t.biasBuf, at, valid));
+    bias.push_back(loadDynamicLanes(t.biasBuf, at, valid));
   }
   // Register blocks of 6 rows x 2 vectors (16 registers) or 6 x 4 (32):
   // 10 blocks of 6 rows, then one of 4.
@@ -297,27 +292,23 @@ void MultiHeadKernelBuilder::blocks(const ProductTile &t) {
         for (int64_t r = 0; r < blockRows; ++r)
           for (int64_t c = 0; c < vecs; ++c)
             init.push_back(bias[c0 + c]);
-        auto loop = scf::ForOp::create(
-            b, idx(0), idx(t.k), idx(1), init,
-            [&](OpBuilder &nested, Location, Value k, ValueRange acc) {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPoint(nested.getInsertionBlock(), nested.getInsertionPoint());
-              SmallVector<Value> next, y;
-              for (int64_t c = 0; c < vecs; ++c)
-                y.push_back(loadVec(WT, {k, idx((c0 + c) * w)}));
-              for (int64_t r = 0; r < blockRows; ++r) {
-                Value x = splat(rowElement(add(i0, idx(r)), k));
-                for (int64_t c = 0; c < vecs; ++c)
-                  next.push_back(fma(x, y[c], acc[r * vecs + c]));
-              }
-              scf::YieldOp::create(b, next);
-            });
+        SmallVector<Value> acc = fold(idx(0), idx(t.k), init, [&](Value k, ValueRange acc) {
+          SmallVector<Value> next, y;
+          for (int64_t c = 0; c < vecs; ++c)
+            y.push_back(loadVec(WT, {k, idx((c0 + c) * w)}));
+          for (int64_t r = 0; r < blockRows; ++r) {
+            Value x = splat(rowElement(add(i0, idx(r)), k));
+            for (int64_t c = 0; c < vecs; ++c)
+              next.push_back(fma(x, y[c], acc[r * vecs + c]));
+          }
+          return next;
+        });
         for (int64_t r = 0; r < blockRows; ++r) {
           Value i = add(i0, idx(r));
           ifThen(lt(i, t.rows), [&] {
             Value row = add(t.destBase, mul(i, t.destStride));
             for (int64_t c = 0; c < vecs; ++c)
-              storeLanes(loop.getResult(r * vecs + c), t.dest, add(row, idx((c0 + c) * w)),
+              storeLanes(acc[r * vecs + c], t.dest, add(row, idx((c0 + c) * w)),
                          lanesOf(t.cols, idx((c0 + c) * w)));
           });
         }
