@@ -480,9 +480,14 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multihead_attention", [
     | `embed_dim` | 1 to 2048 | X's and out's rows (E) |
     | `dtype` | `f32`, `f16`, `bf16` | X, the weights, the biases and out |
     | `weights` | `pytorch` (default), `onnx` | the weights' layout (below) |
+    | `key_padding` | `none` (default), `lengths` | keys past each sequence's length masked |
 
     The kernel takes `(x, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, out,
-    opt)`; either bias may be NULL (none). With H heads, H_kv KV heads and head_dim D:
+    opt)`; either bias may be NULL (none). `key_padding = lengths` adds an int32 `key_lengths
+    [batch]` after `out` (ONNX Runtime's 1-d `mask_index`, the right-padded form of
+    `nn.MultiheadAttention`'s `key_padding_mask`): sequence b attends its first
+    `key_lengths[b]` keys (0 to seq; a row with no key is 0), with the body's mask, which must
+    be aligned top-left. With H heads, H_kv KV heads and head_dim D:
     `pytorch` weights are `nn.Linear`'s, `in_proj_weight` [(H + 2 H_kv) D, E] and
     `out_proj_weight` [E, H D]; `onnx` weights are MatMul's, [E, (H + 2 H_kv) D] and [H D, E].
     The biases are [(H + 2 H_kv) D] and [E]. The projections are computed by attnc
@@ -499,7 +504,8 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multihead_attention", [
     }
     ```
   }];
-  let arguments = (ins I64Attr:$embed_dim, TypeAttr:$dtype, Attn_WeightLayout:$weight_layout);
+  let arguments = (ins I64Attr:$embed_dim, TypeAttr:$dtype, Attn_WeightLayout:$weight_layout,
+                       UnitAttr:$key_lengths);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -508,6 +514,8 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multihead_attention", [
     /// The attention of the body (attn.attention, or after attn-tile-flash attn.flash).
     AttentionSpecOpInterface getAttention();
     bool isOnnx() { return getWeightLayout() == WeightLayout::onnx; }
+    /// key_padding = lengths: an int32 key_lengths [batch] argument.
+    bool hasKeyLengths() { return getKeyLengths(); }
   }];
 }
 

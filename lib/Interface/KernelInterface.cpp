@@ -54,17 +54,6 @@ void addDecodeScratch(KernelInterface &in, const AttentionFacts &f) {
                {"merge", "batch,heads", "b,h", f.onDevice}};
 }
 
-/// An int32 tensor of lengths, indices or offsets, entries within `bound`;
-/// its outermost dim's stride goes to params (the innermost one's is 1).
-TensorSpec indexTensor(const char *name, const char *dims, const char *legend,
-                       const char *bound, int32_t arg, int32_t param) {
-  std::string outer(dims, std::strcspn(dims, ","));
-  TensorSpec t = tensorSpec(name, dims, legend, outer.c_str(), arg, ATTNC_TENSOR_UNIT_INNER,
-                            kDLInt, 32, param);
-  t.bound = bound;
-  return t;
-}
-
 /// Per-sequence KV lengths (kv_lens), and with pages the caches' form
 /// [num_pages, page_size, kv_heads, head_dim] (head-major pages: [num_pages,
 /// kv_heads, page_size, head_dim]) and the block table. The caches' strides go

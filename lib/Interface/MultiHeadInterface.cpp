@@ -27,7 +27,7 @@ int64_t tiles(int64_t n) { return (n + kProjectionTile - 1) / kProjectionTile; }
 
 KernelInterface attnc::multiHeadInterface(const MultiHeadFacts &f) {
   KernelInterface in;
-  in.numArgs = 6;
+  in.numArgs = f.keyLengths ? 7 : 6;
   in.numParams = ATTNC_P_MULTIHEAD_COUNT;
   int64_t qWidth = f.heads * f.headDim, kvWidth = f.kvHeads * f.headDim;
   in.symbols = {{"batch"},
@@ -59,16 +59,20 @@ KernelInterface attnc::multiHeadInterface(const MultiHeadFacts &f) {
              ATTNC_P_OUT_BIAS_STRIDES),
       tensor("out", "batch,seq,embed_dim", "batch,seq", 5, unit | ATTNC_TENSOR_OUTPUT, code,
              bits, ATTNC_P_EMBED_OUT_STRIDES)};
+  if (f.keyLengths)
+    in.tensors.push_back(indexTensor("key_lengths", "batch",
+                                     "batch: the keys each sequence attends, from its first",
+                                     "<=seq", 6, ATTNC_P_KEY_LENGTHS_STRIDES));
   // The attention's tensors, f32 and token-major, its strides where an
-  // attention kernel's q, k, v and out take theirs.
-  int32_t scratch = ATTNC_TENSOR_SCRATCH | unit;
-  in.tensors.push_back(tensor("q", "batch,seq,heads,head_dim", "batch,heads,seq", 6, scratch,
+  // attention kernel's q, k, v and out take theirs; after the arguments.
+  int32_t scratch = ATTNC_TENSOR_SCRATCH | unit, at = in.numArgs;
+  in.tensors.push_back(tensor("q", "batch,seq,heads,head_dim", "batch,heads,seq", at, scratch,
                               kDLFloat, 32, ATTNC_P_Q_STRIDES));
-  in.tensors.push_back(tensor("k", "batch,seq,kv_heads,head_dim", "batch,kv_heads,seq", 7,
+  in.tensors.push_back(tensor("k", "batch,seq,kv_heads,head_dim", "batch,kv_heads,seq", at + 1,
                               scratch, kDLFloat, 32, ATTNC_P_K_STRIDES));
-  in.tensors.push_back(tensor("v", "batch,seq,kv_heads,head_dim", "batch,kv_heads,seq", 8,
+  in.tensors.push_back(tensor("v", "batch,seq,kv_heads,head_dim", "batch,kv_heads,seq", at + 2,
                               scratch, kDLFloat, 32, ATTNC_P_V_STRIDES));
-  in.tensors.push_back(tensor("attn", "batch,seq,heads,head_dim", "batch,heads,seq", 9,
+  in.tensors.push_back(tensor("attn", "batch,seq,heads,head_dim", "batch,heads,seq", at + 3,
                               scratch, kDLFloat, 32, ATTNC_P_OUT_STRIDES));
   in.phases = {{"qkv", "batch,seq/block_m,qkv_tiles", "b,m,n"},
                {"attention", "batch,heads,seq/block_q", "b,h,q_tile"},

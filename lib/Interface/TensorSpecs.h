@@ -14,6 +14,8 @@
 
 #include "attnc/Interface/KernelInterface.h"
 
+#include <cstring>
+
 namespace attnc {
 
 /// "batch,heads" -> "batch, heads".
@@ -37,6 +39,17 @@ inline TensorSpec tensorSpec(const char *name, const char *dims, const char *leg
   t.dtypeCode = dtypeCode;
   t.dtypeBits = dtypeBits;
   t.strideParam = param;
+  return t;
+}
+
+/// An int32 tensor of lengths, indices or offsets, entries within `bound`;
+/// its outermost dim's stride goes to params (the innermost one's is 1).
+inline TensorSpec indexTensor(const char *name, const char *dims, const char *legend,
+                              const char *bound, int32_t arg, int32_t param) {
+  std::string outer(dims, std::strcspn(dims, ","));
+  TensorSpec t = tensorSpec(name, dims, legend, outer.c_str(), arg, ATTNC_TENSOR_UNIT_INNER,
+                            kDLInt, 32, param);
+  t.bound = bound;
   return t;
 }
 

@@ -21,6 +21,32 @@ using namespace mlir::attn;
 using attnc::detail::error;
 using attnc::detail::LayoutIndexer;
 
+llvm::Expected<std::vector<int32_t>> attnc::parseLengths(llvm::StringRef lensText,
+                                                         int64_t batch, int64_t seqKv,
+                                                         std::mt19937_64 &random) {
+  std::vector<int32_t> lens;
+  if (lensText.empty()) {
+    lens.assign(batch, int32_t(seqKv));
+  } else if (lensText == "random") {
+    for (int64_t b = 0; b < batch; ++b)
+      lens.push_back(int32_t(random() % uint64_t(seqKv + 1)));
+  } else {
+    llvm::SmallVector<llvm::StringRef> items;
+    lensText.split(items, ',');
+    for (llvm::StringRef item : items) {
+      int64_t n;
+      if (item.trim().getAsInteger(10, n) || n < 0 || n > seqKv)
+        return error("--kv-lens: '" + item + "' is not a length in [0, seq_kv = " +
+                     llvm::Twine(seqKv) + "]");
+      lens.push_back(int32_t(n));
+    }
+    if (int64_t(lens.size()) != batch)
+      return error("--kv-lens gives " + llvm::Twine(lens.size()) +
+                   " lengths for batch " + llvm::Twine(batch));
+  }
+  return lens;
+}
+
 llvm::Expected<KvCache> attnc::makeKvCache(AttentionSpecOpInterface op, int64_t batch,
                                            int64_t seqKv, llvm::StringRef lensText,
                                            uint64_t seed) {
@@ -35,25 +61,10 @@ llvm::Expected<KvCache> attnc::makeKvCache(AttentionSpecOpInterface op, int64_t 
     return error("seq_kv " + llvm::Twine(seqKv) + " does not fit the int32 kv_lens");
   cache.pageSize = int64_t(*page);
   std::mt19937_64 random(seed + (1ULL << 42));
-  if (lensText.empty()) {
-    cache.lens.assign(batch, int32_t(seqKv));
-  } else if (lensText == "random") {
-    for (int64_t b = 0; b < batch; ++b)
-      cache.lens.push_back(int32_t(random() % uint64_t(seqKv + 1)));
-  } else {
-    llvm::SmallVector<llvm::StringRef> items;
-    lensText.split(items, ',');
-    for (llvm::StringRef item : items) {
-      int64_t n;
-      if (item.trim().getAsInteger(10, n) || n < 0 || n > seqKv)
-        return error("--kv-lens: '" + item + "' is not a length in [0, seq_kv = " +
-                     llvm::Twine(seqKv) + "]");
-      cache.lens.push_back(int32_t(n));
-    }
-    if (int64_t(cache.lens.size()) != batch)
-      return error("--kv-lens gives " + llvm::Twine(cache.lens.size()) +
-                   " lengths for batch " + llvm::Twine(batch));
-  }
+  llvm::Expected<std::vector<int32_t>> lens = parseLengths(lensText, batch, seqKv, random);
+  if (!lens)
+    return lens.takeError();
+  cache.lens = std::move(*lens);
   if (cache.pageSize == 0)
     return cache;
   cache.maxPages = (seqKv + cache.pageSize - 1) / cache.pageSize;

@@ -8,6 +8,7 @@
 #include "attnc/Reference/MultiHead.h"
 
 #include "attnc/Reference/Evaluator.h"
+#include "attnc/Reference/KvCache.h"
 
 using namespace attnc;
 using mlir::attn::MultiHeadAttentionOp;
@@ -57,7 +58,8 @@ llvm::SmallVector<int64_t, 2> attnc::outWeightShape(MultiHeadAttentionOp op) {
 
 llvm::Expected<MultiHeadResult> attnc::evaluateMultiHead(MultiHeadAttentionOp op,
                                                          const HostTensor &x,
-                                                         const ProjectionWeights &w) {
+                                                         const ProjectionWeights &w,
+                                                         llvm::ArrayRef<int32_t> keyLengths) {
   auto attention = op.getAttention();
   int64_t e = op.getEmbedSize(), h = attention.getHeads(), g = attention.getKvHeads();
   int64_t d = attention.getDim(), qkv = qkvWidth(op);
@@ -70,6 +72,13 @@ llvm::Expected<MultiHeadResult> attnc::evaluateMultiHead(MultiHeadAttentionOp op
                  w.outWeight.shapeString() + "; expected " + shapeString(inWeightShape(op)) +
                  " and " + shapeString(outWeightShape(op)));
   int64_t batch = x.shape[0], seq = x.shape[1], rows = batch * seq;
+  if (op.hasKeyLengths() && int64_t(keyLengths.size()) != batch)
+    return error("key_lengths has " + llvm::Twine(keyLengths.size()) + " entries for batch " +
+                 llvm::Twine(batch));
+  for (auto [b, keys] : llvm::enumerate(keyLengths))
+    if (keys < 0 || keys > seq)
+      return error("key_lengths[" + llvm::Twine(b) + "] = " + llvm::Twine(keys) +
+                   ", outside [0, seq = " + llvm::Twine(seq) + "]");
   std::vector<double> proj = project(x.data, rows, e, w.inWeight, w.inBias, qkv, op.isOnnx());
   // q [batch, seq, h, d], k and v [batch, seq, g, d]: the projection's
   // columns in q's heads, k's, v's order.
@@ -81,7 +90,10 @@ llvm::Expected<MultiHeadResult> attnc::evaluateMultiHead(MultiHeadAttentionOp op
     std::copy_n(row + h * d, g * d, k.data.begin() + r * g * d);
     std::copy_n(row + (h + g) * d, g * d, v.data.begin() + r * g * d);
   }
-  llvm::Expected<ReferenceResult> inner = evaluateReference(attention, q, k, v);
+  // Key padding: sequence b attends its first key_lengths[b] keys.
+  llvm::Expected<ReferenceResult> inner =
+      op.hasKeyLengths() ? evaluateWithLengths(attention, q, k, v, keyLengths)
+                         : evaluateReference(attention, q, k, v);
   if (!inner)
     return inner.takeError();
   MultiHeadResult r;

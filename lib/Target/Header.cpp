@@ -159,13 +159,18 @@ static void describeMultiHeadKernel(KernelOp kernel, MultiHeadAttentionOp op,
      << ", q's heads, then k's, then v's; in_proj_bias: [" << qkv << "] or NULL\n"
      << " *   out_proj_weight: " << dlName << " " << matrix(e, h * d) << "; out_proj_bias: ["
      << e << "] or NULL\n"
+     << (op.hasKeyLengths() ? " *   key_lengths: int32 [batch], the keys each sequence attends "
+                              "from its first (0 to seq; a row with none is 0)\n"
+                            : "")
      << " *   each call allocates q, k, v and the attention's output in float32, batch x seq x "
      << (2 * h + 2 * g) * d << " values, as working memory\n"
      << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
      << "int " << kernel.getSymName()
      << "(const DLTensor *x, const DLTensor *in_proj_weight, const DLTensor *in_proj_bias,\n"
         "    const DLTensor *out_proj_weight, const DLTensor *out_proj_bias, DLTensor *out,\n"
-        "    const attnc_options *opt);\n\n";
+        "    "
+     << (op.hasKeyLengths() ? "const DLTensor *key_lengths, " : "")
+     << "const attnc_options *opt);\n\n";
 }
 
 static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {

@@ -2,7 +2,9 @@
 """attnc's multi-head attention reference against a float64 NumPy evaluation from the .npy
 files `attnc-run --reference` wrote for a kernel with a full or causal mask and the default
 scale (nn.Linear weights, or MatMul's with --onnx): out = softmax(q k^T / sqrt(d)) v per head,
-from x's projection, then the output projection. The reference's out is compared at 1e-6
+from x's projection, then the output projection; where the directory holds key_lengths.npy
+(key_padding = lengths), sequence b's keys from key_lengths[b] on are masked (a row with no
+key is 0). The reference's out is compared at 1e-6
 relative to out's largest entry (the files hold float32); with --kernel-out, a compiled f32
 kernel's out on the same inputs (attnc-run --so -o) at 1e-5. Prints PASS / FAIL and exits
 non-zero on a failure.
@@ -37,10 +39,16 @@ def main():
     v = proj[..., (h + g) * d:].reshape(batch, seq, g, d)
     k, v = np.repeat(k, h // g, axis=2), np.repeat(v, h // g, axis=2)
     s = np.einsum("bihd,bjhd->bhij", q, k) / np.sqrt(d)
+    keep = np.ones((batch, 1, seq, seq), bool)
     if args.causal:
-        s = np.where(np.tril(np.ones((seq, seq), bool)), s, -np.inf)
-    p_ = np.exp(s - s.max(-1, keepdims=True))
-    p_ /= p_.sum(-1, keepdims=True)
+        keep &= np.tril(np.ones((seq, seq), bool))
+    lengths_file = os.path.join(args.dir, "key_lengths.npy")
+    if os.path.exists(lengths_file):
+        keep &= np.arange(seq)[None, None, None, :] < np.load(lengths_file)[:, None, None, None]
+    s = np.where(keep, s, -np.inf)
+    top = s.max(-1, keepdims=True)
+    p_ = np.exp(s - np.where(np.isfinite(top), top, 0))
+    p_ /= np.maximum(p_.sum(-1, keepdims=True), np.finfo(np.float64).tiny)
     attn = np.einsum("bhij,bjhd->bihd", p_, v).reshape(batch, seq, h * d)
     out = attn @ w_out.T + b_out
     def check(name, got, tol):

@@ -65,6 +65,15 @@ attn.kernel @tables {
     }
 }
 """
+# A kernel family beside attention (one target: multi-target objects dispatch attention alone).
+MHA_SPEC = """
+attn.kernel @padded_mha {
+  attn.multihead_attention {embed_dim = 64, dtype = f32, key_padding = lengths} {
+    attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd,
+                    mask = #attn.full, outputs = [out]}
+  }
+}
+"""
 RTOL, ATOL = 2e-5, 2e-6
 failures = 0
 
@@ -279,6 +288,32 @@ def check_mod_inputs(module, rng):
            "ATTNC_ERR_SHAPE", "bias has shape [2, 38] but needs [2, 39] (heads, 2*seq_kv-1)")
 
 
+def check_key_padding(args, rng):
+    """A multi-head attention with key_padding = lengths: sequence b attends its first
+    key_lengths[b] keys, a sequence with none gives out = out_proj_bias; a length over seq is
+    an error before any work."""
+    module = attnc.compile(MHA_SPEC, target="host", cache=os.path.join(args.work, "cache"),
+                           attnc=args.attnc)
+    x = rng.standard_normal((2, 6, 64), np.float32)
+    w_in = rng.standard_normal((192, 64), np.float32) / 8
+    b_in = rng.standard_normal(192, np.float32)
+    w_out = rng.standard_normal((64, 64), np.float32) / 8
+    b_out = rng.standard_normal(64, np.float32)
+    weights = dict(in_proj_weight=w_in, in_proj_bias=b_in, out_proj_weight=w_out,
+                   out_proj_bias=b_out)
+    out = module.padded_mha(x, key_lengths=np.array([0, 4], np.int32), **weights)
+    proj = x[1].astype(np.float64) @ w_in.T + b_in
+    q, k, v = (proj[:, 64 * i:64 * i + 64].reshape(6, 2, 32) for i in range(3))
+    s = np.einsum("ihd,jhd->hij", q, k[:4]) / np.sqrt(32)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    attn = np.einsum("hij,jhd->ihd", p / p.sum(-1, keepdims=True), v[:4]).reshape(6, 64)
+    ok = close(out[0], np.broadcast_to(b_out, (6, 64))) and close(out[1], attn @ w_out.T + b_out)
+    check("multi-head key padding by key_lengths: no keys = bias, 4 keys = reference", ok)
+    raises("key_lengths over seq: AttncError ATTNC_ERR_INDEX",
+           lambda: module.padded_mha(x, key_lengths=np.array([7, 4], np.int32), **weights),
+           attnc.AttncError, "ATTNC_ERR_INDEX", "key_lengths[0] = 7")
+
+
 def check_help(module):
     text = pydoc.render_doc(module.gqa, renderer=pydoc.plaintext)
     wanted = ["gqa(q: 'float32[batch, heads, seq_q, head_dim]'", "*, out:", "lse:",
@@ -348,6 +383,7 @@ def main():
     check_calls(module, rng)
     check_varlen(module, rng)
     check_mod_inputs(module, rng)
+    check_key_padding(args, rng)
     check_backward(module, rng)
     check_help(module)
     check_cache(args, args.work)

@@ -9,6 +9,7 @@
 
 #include "SeededRun.h"
 #include "attnc/Reference/KernelCall.h"
+#include "attnc/Reference/KvCache.h"
 #include "attnc/Reference/MultiHead.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -71,10 +72,24 @@ llvm::Error attnc::runMultiHead(MultiHeadAttentionOp op, const MultiHeadRunOptio
     w.inBias = weight(type, {qkvWidth(op)}, e, o.seed + (1ULL << 42));
     w.outBias = weight(type, {e}, width, o.seed + (3ULL << 41));
   }
+  if (!op.hasKeyLengths() && !o.keyLengths.empty())
+    return error("--kv-lens is for a multi-head attention with key_padding = lengths");
+  std::mt19937_64 random(o.seed + (5ULL << 40));
+  llvm::Expected<std::vector<int32_t>> lengths =
+      parseLengths(o.keyLengths, o.batch, o.seq, random);
+  if (!lengths)
+    return lengths.takeError();
+  HostTensor keyLengths; // none without key padding
+  if (op.hasKeyLengths()) {
+    keyLengths = HostTensor(ElementType::i32, {o.batch});
+    keyLengths.data.assign(lengths->begin(), lengths->end());
+  } else {
+    lengths->clear();
+  }
   std::optional<MultiHeadResult> ref;
   if (!o.noReference) {
     auto start = std::chrono::steady_clock::now();
-    llvm::Expected<MultiHeadResult> r = evaluateMultiHead(op, x, w);
+    llvm::Expected<MultiHeadResult> r = evaluateMultiHead(op, x, w, *lengths);
     if (!r)
       return r.takeError();
     ref = std::move(*r);
@@ -91,6 +106,7 @@ llvm::Error attnc::runMultiHead(MultiHeadAttentionOp op, const MultiHeadRunOptio
                                 {"in_proj_bias", &w.inBias},
                                 {"out_proj_weight", &w.outWeight},
                                 {"out_proj_bias", &w.outBias},
+                                {"key_lengths", &keyLengths},
                                 {"out", &ref->out}});
   }
   std::string name = op->getParentOfType<mlir::attn::KernelOp>().getSymName().str();
@@ -107,6 +123,9 @@ llvm::Error attnc::runMultiHead(MultiHeadAttentionOp op, const MultiHeadRunOptio
   for (const auto &t : inputs)
     args.push_back(t ? &t->dl : nullptr); // a NULL bias: none
   args.push_back(&out.dl);
+  IndexTensor lengthsArg(*lengths, {o.batch});
+  if (op.hasKeyLengths())
+    args.push_back(&lengthsArg.dl);
   llvm::Expected<std::vector<double>> times = timeCalls(*kernel, args, o);
   if (!times)
     return times.takeError();

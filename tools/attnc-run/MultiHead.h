@@ -18,6 +18,7 @@ namespace attnc {
 /// seq: x's length (self-attention: seqKv is not used).
 struct MultiHeadRunOptions : SeededRunOptions {
   bool noBias = false;
+  std::string keyLengths; // key_padding = lengths: "" (all seq), "random" or one per sequence
 };
 
 /// A multi-head attention kernel on seeded x, weights (uniform in [-1, 1)

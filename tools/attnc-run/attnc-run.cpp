@@ -87,7 +87,9 @@ static cl::opt<std::string> kvLens(
     cl::desc("A kernel with kv_cache: each sequence's KV length, comma-separated (one per "
              "batch entry, each in [0, seq-kv]), or 'random' (seeded); default: all seq-kv. "
              "Paged kernels get seq-kv / page_size pages per sequence in a seeded random order. "
-             "With varlen: the keys each packed sequence uses, each at most its KV length"),
+             "With varlen: the keys each packed sequence uses, each at most its KV length. "
+             "A multi-head attention with key_padding = lengths: the keys each sequence "
+             "attends"),
     cl::cat(problemCat));
 static cl::opt<std::string> seqLens(
     "seq-lens",
@@ -596,12 +598,14 @@ llvm::Error runBackwardKernel(attn::AttentionSpecOpInterface op, const Inputs &i
 }
 
 /// The sizes, seed and timing options of a seeded run (a family beside
-/// attention), or an error for the attention-only options given.
-llvm::Error seededRunOptions(SeededRunOptions &o, llvm::StringRef family) {
+/// attention), or an error for the attention-only options given (--kv-lens
+/// too, unless the family takes it).
+llvm::Error seededRunOptions(SeededRunOptions &o, llvm::StringRef family,
+                             bool takesKvLens = false) {
   if (!qFile.empty() || !kFile.empty() || !vFile.empty() || !inputFiles.empty() ||
-      !kvLens.empty() || !seqLens.empty() || !tiled.empty() || backward)
+      (!kvLens.empty() && !takesKvLens) || !seqLens.empty() || !tiled.empty() || backward)
     return error("a " + family + " kernel runs on seeded inputs (--batch, --seq-q, --seq-kv, "
-                 "--seed) alone");
+                 "--seed" + (takesKvLens ? ", --kv-lens" : "") + ") alone");
   o.batch = batch;
   o.seq = seqQ;
   o.seqKv = seqKv < 0 ? seqQ : seqKv;
@@ -631,11 +635,12 @@ llvm::Error runLinearKernel(attn::LinearAttentionOp op) {
 /// biases, or with --so its compiled kernel against it.
 llvm::Error runMultiHeadKernel(attn::MultiHeadAttentionOp op) {
   MultiHeadRunOptions options;
-  if (llvm::Error err = seededRunOptions(options, "multi-head attention"))
+  if (llvm::Error err = seededRunOptions(options, "multi-head attention", true))
     return err;
   if (options.seqKv != options.seq)
     return error("a multi-head attention kernel is self-attention: one length, --seq-q");
   options.noBias = noBias;
+  options.keyLengths = kvLens;
   return runMultiHead(op, options);
 }
 

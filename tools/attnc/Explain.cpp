@@ -296,6 +296,9 @@ void explainMultiHead(KernelOp kernel, MultiHeadAttentionOp op, const attnc::Exp
                       (o.seqQ + 63) / 64,
                       int64_t(std::ceil(h * d / 64) + 2 * std::ceil(g * d / 64)),
                       int64_t(std::ceil(e / 64)));
+  if (op.hasKeyLengths())
+    os << "key padding: int32 key_lengths [batch]; sequence b's attention visits the KV tiles "
+          "of its first key_lengths[b] keys alone\n";
 }
 
 llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,

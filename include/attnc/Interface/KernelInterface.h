@@ -154,6 +154,7 @@ struct MultiHeadFacts {
   int64_t heads = 1, kvHeads = 1, headDim = 1, embedDim = 1, blockQ = 64;
   int32_t dtypeCode = kDLFloat, dtypeBits = 32;
   bool onnx = false; // MatMul weights [in, out], else nn.Linear's [out, in]
+  bool keyLengths = false; // key_padding = lengths: int32 key_lengths [batch]
 };
 
 /// The rows and columns of a multi-head attention's product tiles.
@@ -164,7 +165,8 @@ constexpr int64_t kProjectionTile = 64;
 /// in_proj_bias [qkv_dim] (optional), out_proj_weight [embed_dim, attn_dim]
 /// (onnx: [attn_dim, embed_dim]), out_proj_bias [embed_dim] (optional), out
 /// [batch, seq, embed_dim] as arguments 0-5 (qkv_dim = (heads + 2 kv_heads)
-/// head_dim, attn_dim = heads head_dim); scratch q, k, v and attn (f32,
+/// head_dim, attn_dim = heads head_dim), with keyLengths an int32
+/// key_lengths [batch] (each <= seq) as argument 6; scratch q, k, v and attn (f32,
 /// [batch, seq, heads or kv_heads, head_dim]). Three phases: "qkv" over
 /// (batch, seq / 64, qkv_tiles: q's 64-column tiles, then k's, then v's),
 /// "attention" over (batch, heads, seq / block_q), "out" over (batch, seq /

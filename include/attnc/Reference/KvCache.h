@@ -19,6 +19,8 @@
 
 #include "attnc/Reference/Evaluator.h"
 
+#include <random>
+
 namespace attnc {
 
 struct KvCache {
@@ -27,6 +29,11 @@ struct KvCache {
   std::vector<int32_t> table;  // [batch, maxPages], paged only
   int64_t maxPages = 0, numPages = 0;
 };
+
+/// Lengths for `batch` sequences from `lensText` ("" = every one seqKv,
+/// "random" = drawn from `random` in [0, seqKv], or one number per sequence).
+llvm::Expected<std::vector<int32_t>> parseLengths(llvm::StringRef lensText, int64_t batch,
+                                                 int64_t seqKv, std::mt19937_64 &random);
 
 /// The lengths `lensText` gives ("" = every sequence seq_kv long, "random" =
 /// seeded lengths in [0, seq_kv], or one number per sequence) for op's

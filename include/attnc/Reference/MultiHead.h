@@ -37,10 +37,13 @@ struct MultiHeadResult {
   int64_t keptPairs = 0; // (b, h, i, j) the attention's masks keep
 };
 
-/// out of `op` on x [batch, seq, embed_dim] (its dtype).
+/// out of `op` on x [batch, seq, embed_dim] (its dtype); with key_padding =
+/// lengths, `keyLengths` [batch] (each in [0, seq]) the keys each sequence
+/// attends (a row with none is 0).
 llvm::Expected<MultiHeadResult> evaluateMultiHead(mlir::attn::MultiHeadAttentionOp op,
                                              const HostTensor &x,
-                                             const ProjectionWeights &weights);
+                                             const ProjectionWeights &weights,
+                                             llvm::ArrayRef<int32_t> keyLengths = {});
 
 } // namespace attnc
 

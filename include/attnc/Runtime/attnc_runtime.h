@@ -210,14 +210,16 @@ enum attnc_param {
    * attention's params above for their f32 scratch q, k, v and attention
    * output (token-major), then x's strides (batch, seq), the row strides of
    * in_proj_weight and out_proj_weight and the biases' strides (0 when
-   * NULL), and out's (batch, seq). */
+   * NULL), out's (batch, seq), and with key_padding = lengths key_lengths'
+   * (batch). */
   ATTNC_P_X_STRIDES = 17,
   ATTNC_P_IN_WEIGHT_STRIDES = 19,
   ATTNC_P_IN_BIAS_STRIDES = 20,
   ATTNC_P_OUT_WEIGHT_STRIDES = 21,
   ATTNC_P_OUT_BIAS_STRIDES = 22,
   ATTNC_P_EMBED_OUT_STRIDES = 23,
-  ATTNC_P_MULTIHEAD_COUNT = 25
+  ATTNC_P_KEY_LENGTHS_STRIDES = 25,
+  ATTNC_P_MULTIHEAD_COUNT = 26
 };
 
 /* The attention family's functions, which its tables' item and device

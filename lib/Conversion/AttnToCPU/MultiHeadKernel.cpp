@@ -12,7 +12,8 @@
 //     scratch q, k or v (column tile n: q's tiles, then k's, then v's).
 //   attention, item (b, h, q_tile): the body's attn.flash, lowered as any
 //     attention's tile function, called on the scratch (its params are the
-//     kernel's, with seq_kv = seq).
+//     kernel's, with seq_kv = seq, or key_lengths[b] with key padding: the
+//     verifier allows only masks that do not depend on seq_kv then).
 //   out, item (b, m, n): a 64 x 64 tile of attn W_out^T + b_out into out.
 //
 // A product tile packs its 64 weight columns (WT [K, 64], f32: nn.Linear's
@@ -90,12 +91,17 @@ private:
   CpuKernelConfig cfg;
   int64_t heads, kvHeads, dim, embed, blockVectors;
   Type elemType;
-  Value xBuf, wInBuf, bInBuf, wOutBuf, bOutBuf, outBuf, qBuf, kBuf, vBuf, attnBuf;
+  Value xBuf, wInBuf, bInBuf, wOutBuf, bOutBuf, outBuf, lengthsBuf, qBuf, kBuf, vBuf, attnBuf;
 };
 
 ArrayRef<BlockArgument> MultiHeadKernelBuilder::readArgs(ArrayRef<BlockArgument> args) {
   xBuf = args[0], wInBuf = args[1], bInBuf = args[2], wOutBuf = args[3], bOutBuf = args[4];
-  outBuf = args[5], qBuf = args[6], kBuf = args[7], vBuf = args[8], attnBuf = args[9];
+  outBuf = args[5];
+  if (op.hasKeyLengths()) {
+    lengthsBuf = args[6];
+    args = args.drop_front();
+  }
+  qBuf = args[6], kBuf = args[7], vBuf = args[8], attnBuf = args[9];
   params = args[10];
   elemType = op.getDtype();
   return args.drop_front(11);
@@ -358,7 +364,7 @@ void MultiHeadKernelBuilder::buildProjection(func::FuncOp func) {
 }
 
 /// Item (b, h, q_tile): the body's attention tile function on the scratch,
-/// with seq_kv = seq in a copy of the params.
+/// with seq_kv = seq (key padding: key_lengths[b]) in a copy of the params.
 void MultiHeadKernelBuilder::buildAttention(func::FuncOp func, func::FuncOp flash) {
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
@@ -367,6 +373,11 @@ void MultiHeadKernelBuilder::buildAttention(func::FuncOp func, func::FuncOp flas
       b, MemRefType::get({ATTNC_P_MULTIHEAD_COUNT}, b.getI64Type()));
   for (int64_t p = 0; p < ATTNC_P_MULTIHEAD_COUNT; ++p)
     store(load(params, {idx(p == ATTNC_P_SEQ_KV ? ATTNC_P_SEQ_Q : p)}), local, {idx(p)});
+  if (lengthsBuf) { // the runtime checked 0 <= key_lengths[b] <= seq
+    Value at = mul(coords[0], readParam(ATTNC_P_KEY_LENGTHS_STRIDES));
+    Value keys = arith::ExtSIOp::create(b, b.getI64Type(), load(lengthsBuf, {at}));
+    store(keys, local, {idx(ATTNC_P_SEQ_KV)});
+  }
   Type i64Buf = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   // outputs = [out]: the tile function reads no lse; an empty view.
@@ -422,6 +433,8 @@ LogicalResult mlir::attn::buildCpuMultiHeadKernel(MultiHeadAttentionOp op,
   Type elemBuf = MemRefType::get({ShapedType::kDynamic}, op.getDtype());
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type());
   SmallVector<Type> args(6, elemBuf);
+  if (op.hasKeyLengths())
+    args.push_back(MemRefType::get({ShapedType::kDynamic}, b.getI32Type()));
   args.append(4, f32Buf); // q, k, v, attn
   args.push_back(MemRefType::get({ShapedType::kDynamic}, b.getI64Type()));
   auto builder = [&] { return std::make_unique<ImplicitLocOpBuilder>(op.getLoc(), ctx); };

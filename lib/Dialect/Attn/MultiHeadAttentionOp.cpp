@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Its syntax, `{embed_dim = E, dtype = T, weights = pytorch}` then the body
-// holding the attention, and its verifier: what the projections around the
-// attention need of it.
+// Its syntax, `{embed_dim = E, dtype = T, weights = pytorch, key_padding =
+// lengths}` then the body holding the attention, and its verifier: what the
+// projections around the attention need of it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,24 +28,43 @@ namespace {
 /// on its stack (512 KiB each at 2048).
 constexpr int64_t kMaxEmbedDim = 2048;
 
+constexpr const char *kParameters = "embed_dim, dtype, weights, key_padding";
+
+/// Whether what `m` keeps depends on the number of keys: a window aligned
+/// bottom-right, or BigBird's random blocks (drawn over the key blocks).
+bool dependsOnKeyCount(const attnc::mask::Mask &m) {
+  if (const auto *operands = attnc::mask::composedOperands(m))
+    return llvm::any_of(*operands, dependsOnKeyCount);
+  if (const auto *window = std::get_if<attnc::mask::Window>(&m.rule))
+    return window->bottomRight;
+  return std::holds_alternative<attnc::mask::BigBird>(m.rule);
+}
+
 ParseResult parseParameter(OpAsmParser &parser, MultiHeadAttentionOp::Properties &props,
                            llvm::StringSet<> &seen) {
   SMLoc loc = parser.getCurrentLocation();
   StringRef name;
-  if (parseParameterName(parser, "multi-head attention", "embed_dim, dtype, weights", seen,
-                         name))
+  if (parseParameterName(parser, "multi-head attention", kParameters, seen, name))
     return failure();
   if (name == "embed_dim")
     return parseI64Parameter(parser, props.embed_dim);
   if (name == "dtype")
     return parseTypeParameter(parser, props.dtype);
-  if (name != "weights")
+  if (name != "weights" && name != "key_padding")
     return parser.emitError(loc, "unknown multi-head attention parameter '")
-           << name << "'; expected one of embed_dim, dtype, weights";
+           << name << "'; expected one of " << kParameters;
   SMLoc at = parser.getCurrentLocation();
   StringRef keyword;
   if (parser.parseKeyword(&keyword))
     return failure();
+  if (name == "key_padding") {
+    if (keyword != "none" && keyword != "lengths")
+      return parser.emitError(at, "unknown key_padding '")
+             << keyword << "'; expected none or lengths (an int32 key_lengths [batch])";
+    if (keyword == "lengths")
+      props.key_lengths = UnitAttr::get(parser.getContext());
+    return success();
+  }
   std::optional<WeightLayout> layout = symbolizeWeightLayout(keyword);
   if (!layout)
     return parser.emitError(at, "unknown weights '")
@@ -78,7 +97,10 @@ ParseResult MultiHeadAttentionOp::parse(OpAsmParser &parser, OperationState &res
 
 void MultiHeadAttentionOp::print(OpAsmPrinter &p) {
   p << " {embed_dim = " << getEmbedSize() << ", dtype = " << getDtype()
-    << ", weights = " << stringifyWeightLayout(getWeightLayout()) << "} ";
+    << ", weights = " << stringifyWeightLayout(getWeightLayout());
+  if (hasKeyLengths())
+    p << ", key_padding = lengths";
+  p << "} ";
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
   p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), getAttributeNames());
 }
@@ -109,6 +131,10 @@ LogicalResult MultiHeadAttentionOp::verify() {
       attention.getInputsAttr() || attention.getAdditiveAttr())
     return emitOpError("takes attentions of one length per batch without inputs: drop "
                        "num_splits, kv_cache, varlen, inputs and additive");
+  if (hasKeyLengths() && dependsOnKeyCount(attention.getMask().toMaskRule()))
+    return emitOpError("masks keys past each sequence's length (key_padding = lengths); its "
+                       "attention's mask must not depend on the number of keys: align it "
+                       "top_left (the same without padding) and use no bigbird mask");
   int64_t width = attention.getHeads() * attention.getDim();
   if (width > kMaxEmbedDim)
     return emitOpError("heads x head_dim (") << width << ") must be at most " << kMaxEmbedDim;

@@ -38,6 +38,8 @@ DictionaryAttr MultiHeadAttentionOp::describeEntry(StringRef name, int64_t devic
   });
   if (isOnnx())
     facts.set("onnx_weights", b.getUnitAttr());
+  if (hasKeyLengths())
+    facts.set("key_lengths", b.getUnitAttr());
   if (deviceType != kDLCPU)
     facts.set("device_type", i64(deviceType));
   return facts.getDictionary(getContext());
@@ -58,5 +60,6 @@ MultiHeadAttentionOp::interfaceFromEntry(Location loc, DictionaryAttr entry) {
       failed(readLayoutAndDtype(entry, fail, layout, f.dtypeCode, f.dtypeBits)))
     return failure();
   f.onnx = entry.contains("onnx_weights");
+  f.keyLengths = entry.contains("key_lengths");
   return attnc::multiHeadInterface(f);
 }

@@ -69,3 +69,30 @@ attn.kernel @backward {
     attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd, mask = #attn.full, outputs = [dq, dk, dv]}
   }
 }
+
+// -----
+
+attn.kernel @key_padding_kind {
+  // expected-error @below {{unknown key_padding 'mask'; expected none or lengths (an int32 key_lengths [batch])}}
+  attn.multihead_attention {embed_dim = 64, dtype = f32, key_padding = mask} {
+    attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd, mask = #attn.full, outputs = [out]}
+  }
+}
+
+// -----
+
+attn.kernel @key_padding_bottom_right {
+  // expected-error @below {{masks keys past each sequence's length (key_padding = lengths); its attention's mask must not depend on the number of keys: align it top_left (the same without padding) and use no bigbird mask}}
+  attn.multihead_attention {embed_dim = 64, dtype = f32, key_padding = lengths} {
+    attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd, mask = #attn.causal<bottom_right>, outputs = [out]}
+  }
+}
+
+// -----
+
+attn.kernel @key_padding_bigbird {
+  // expected-error @below {{its attention's mask must not depend on the number of keys}}
+  attn.multihead_attention {embed_dim = 64, dtype = f32, key_padding = lengths} {
+    attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd, mask = #attn.or<[#attn.causal<top_left>, #attn.bigbird<block = 16, window = 1, global = 1, random = 1, seed = 1>]>, outputs = [out]}
+  }
+}

@@ -35,3 +35,24 @@ attn.kernel @onnx_gqa {
     }
   }
 }
+
+// CHECK-LABEL: attn.kernel @padded
+// CHECK: attn.multihead_attention {embed_dim = 64, dtype = f32, weights = pytorch, key_padding = lengths} {
+// TILED-LABEL: attn.kernel @padded
+// TILED: key_padding = lengths
+attn.kernel @padded {
+  attn.multihead_attention {key_padding = lengths, embed_dim = 64, dtype = f32} {
+    attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd,
+                    mask = #attn.causal<top_left>, outputs = [out]}
+  }
+}
+
+// key_padding = none is the default, printed as nothing.
+// CHECK-LABEL: attn.kernel @unpadded
+// CHECK: attn.multihead_attention {embed_dim = 64, dtype = f32, weights = pytorch} {
+attn.kernel @unpadded {
+  attn.multihead_attention {embed_dim = 64, dtype = f32, key_padding = none} {
+    attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd,
+                    mask = #attn.full, outputs = [out]}
+  }
+}

@@ -34,3 +34,18 @@ attn.kernel @onnx_f32 {
                     mask = #attn.full, outputs = [out]}
   }
 }
+// Key padding (key_padding = lengths): causal GQA in f32 (NumPy's check with lengths), and a
+// bf16 sliding window over the lengths.
+attn.kernel @padded_f32 {
+  attn.multihead_attention {embed_dim = 96, dtype = f32, weights = pytorch,
+                            key_padding = lengths} {
+    attn.attention {num_heads = 4, num_kv_heads = 2, head_dim = 24, dtype = f32, layout = bshd,
+                    mask = #attn.causal<top_left>, outputs = [out]}
+  }
+}
+attn.kernel @padded_bf16 {
+  attn.multihead_attention {embed_dim = 128, dtype = bf16, weights = onnx, key_padding = lengths} {
+    attn.attention {num_heads = 2, head_dim = 64, dtype = f32, layout = bshd,
+                    mask = #attn.sliding_window<left = 40, right = 40>, outputs = [out]}
+  }
+}
