@@ -519,6 +519,45 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multihead_attention", [
   }];
 }
 
+def Attn_ProjectionOp : Attn_Op<"projection", [
+    HasParent<"KernelOp">, DeclareOpInterfaceMethods<Attn_KernelFamilyOpInterface>]> {
+  let summary = "a linear projection y = x W^T + b over [batch, seq, in_features] (nn.Linear)";
+  let description = [{
+    `y = x W^T + b` (`nn.Linear`) or, with `weights = onnx`, `y = x W + b` (ONNX MatMul then
+    Add) for x [batch, seq, in_features] and y [batch, seq, out_features]: the products of
+    `attn.multihead_attention` as a kernel of their own, so that a model can compose its
+    projections and an `attn.attention` kernel (the QKV projection's y, viewed as q, k and
+    v, is a `bshd` attention's input) and compare that with the fused op.
+
+    | parameter | value | meaning |
+    |---|---|---|
+    | `in_features` | 1 to 2048 | x's rows (K) |
+    | `out_features` | 1 to 1048576 | y's rows (N) |
+    | `dtype` | `f32`, `f16`, `bf16` | x, the weight, the bias and y (f32 accumulation) |
+    | `weights` | `pytorch` (default), `onnx` | `weight` [out, in] (y = x W^T) or [in, out] (y = x W) |
+
+    The kernel takes `(x, weight, bias, y, opt)`; `bias` [out_features] may be NULL (none).
+    x and y may be strided views (unit inner stride), so y may be a slice of a wider tensor.
+
+    Example, BERT-base's packed QKV projection:
+
+    ```mlir
+    attn.kernel @qkv_projection {
+      attn.projection {in_features = 768, out_features = 2304, dtype = f32, weights = pytorch}
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$in_features, I64Attr:$out_features, TypeAttr:$dtype,
+                       Attn_WeightLayout:$weight_layout);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getIn() { return getInFeaturesAttr().getInt(); }
+    int64_t getOut() { return getOutFeaturesAttr().getInt(); }
+    bool isOnnx() { return getWeightLayout() == WeightLayout::onnx; }
+  }];
+}
+
 def Attn_LoadOp : Attn_Op<"load", [ParentOneOf<["AttentionOp", "FlashOp", "FlashBackwardOp"]>]> {
   let summary = "reads one element of a spec's input tensor in a score_mod or mask_mod body";
   let description = [{

@@ -13,14 +13,6 @@ using namespace attnc;
 
 namespace {
 
-/// An entry whose legend spells its dims.
-TensorSpec tensor(const char *name, const char *dims, const char *strides, int32_t arg,
-                  int32_t flags, int32_t dtypeCode, int32_t dtypeBits, int32_t param) {
-  std::string legend = legendOf(dims);
-  return tensorSpec(name, dims, legend.c_str(), strides, arg, flags, dtypeCode, dtypeBits,
-                    param);
-}
-
 int64_t tiles(int64_t n) { return (n + kProjectionTile - 1) / kProjectionTile; }
 
 } // namespace
@@ -38,26 +30,26 @@ KernelInterface attnc::multiHeadInterface(const MultiHeadFacts &f) {
                 {"head_dim", f.headDim},
                 {"qkv_dim", qWidth + 2 * kvWidth},
                 {"attn_dim", qWidth},
-                {"block_m", kProjectionTile},
+                {"block_m", kProjectionRows},
                 {"block_q", f.blockQ},
                 {"qkv_tiles", tiles(qWidth) + 2 * tiles(kvWidth)},
                 {"embed_tiles", tiles(f.embedDim)}};
   int32_t unit = ATTNC_TENSOR_UNIT_INNER, code = f.dtypeCode, bits = f.dtypeBits;
   in.tensors = {
-      tensor("x", "batch,seq,embed_dim", "batch,seq", 0, unit, code, bits, ATTNC_P_X_STRIDES),
-      f.onnx ? tensor("in_proj_weight", "embed_dim,qkv_dim", "embed_dim", 1, unit, code, bits,
+      dimsTensor("x", "batch,seq,embed_dim", "batch,seq", 0, unit, code, bits, ATTNC_P_X_STRIDES),
+      f.onnx ? dimsTensor("in_proj_weight", "embed_dim,qkv_dim", "embed_dim", 1, unit, code, bits,
                       ATTNC_P_IN_WEIGHT_STRIDES)
-             : tensor("in_proj_weight", "qkv_dim,embed_dim", "qkv_dim", 1, unit, code, bits,
+             : dimsTensor("in_proj_weight", "qkv_dim,embed_dim", "qkv_dim", 1, unit, code, bits,
                       ATTNC_P_IN_WEIGHT_STRIDES),
-      tensor("in_proj_bias", "qkv_dim", "qkv_dim", 2, ATTNC_TENSOR_OPTIONAL, code, bits,
+      dimsTensor("in_proj_bias", "qkv_dim", "qkv_dim", 2, ATTNC_TENSOR_OPTIONAL, code, bits,
              ATTNC_P_IN_BIAS_STRIDES),
-      f.onnx ? tensor("out_proj_weight", "attn_dim,embed_dim", "attn_dim", 3, unit, code, bits,
+      f.onnx ? dimsTensor("out_proj_weight", "attn_dim,embed_dim", "attn_dim", 3, unit, code, bits,
                       ATTNC_P_OUT_WEIGHT_STRIDES)
-             : tensor("out_proj_weight", "embed_dim,attn_dim", "embed_dim", 3, unit, code, bits,
+             : dimsTensor("out_proj_weight", "embed_dim,attn_dim", "embed_dim", 3, unit, code, bits,
                       ATTNC_P_OUT_WEIGHT_STRIDES),
-      tensor("out_proj_bias", "embed_dim", "embed_dim", 4, ATTNC_TENSOR_OPTIONAL, code, bits,
+      dimsTensor("out_proj_bias", "embed_dim", "embed_dim", 4, ATTNC_TENSOR_OPTIONAL, code, bits,
              ATTNC_P_OUT_BIAS_STRIDES),
-      tensor("out", "batch,seq,embed_dim", "batch,seq", 5, unit | ATTNC_TENSOR_OUTPUT, code,
+      dimsTensor("out", "batch,seq,embed_dim", "batch,seq", 5, unit | ATTNC_TENSOR_OUTPUT, code,
              bits, ATTNC_P_EMBED_OUT_STRIDES)};
   if (f.keyLengths)
     in.tensors.push_back(indexTensor("key_lengths", "batch",
@@ -66,13 +58,13 @@ KernelInterface attnc::multiHeadInterface(const MultiHeadFacts &f) {
   // The attention's tensors, f32 and token-major, its strides where an
   // attention kernel's q, k, v and out take theirs; after the arguments.
   int32_t scratch = ATTNC_TENSOR_SCRATCH | unit, at = in.numArgs;
-  in.tensors.push_back(tensor("q", "batch,seq,heads,head_dim", "batch,heads,seq", at, scratch,
+  in.tensors.push_back(dimsTensor("q", "batch,seq,heads,head_dim", "batch,heads,seq", at, scratch,
                               kDLFloat, 32, ATTNC_P_Q_STRIDES));
-  in.tensors.push_back(tensor("k", "batch,seq,kv_heads,head_dim", "batch,kv_heads,seq", at + 1,
+  in.tensors.push_back(dimsTensor("k", "batch,seq,kv_heads,head_dim", "batch,kv_heads,seq", at + 1,
                               scratch, kDLFloat, 32, ATTNC_P_K_STRIDES));
-  in.tensors.push_back(tensor("v", "batch,seq,kv_heads,head_dim", "batch,kv_heads,seq", at + 2,
+  in.tensors.push_back(dimsTensor("v", "batch,seq,kv_heads,head_dim", "batch,kv_heads,seq", at + 2,
                               scratch, kDLFloat, 32, ATTNC_P_V_STRIDES));
-  in.tensors.push_back(tensor("attn", "batch,seq,heads,head_dim", "batch,heads,seq", at + 3,
+  in.tensors.push_back(dimsTensor("attn", "batch,seq,heads,head_dim", "batch,heads,seq", at + 3,
                               scratch, kDLFloat, 32, ATTNC_P_OUT_STRIDES));
   in.phases = {{"qkv", "batch,seq/block_m,qkv_tiles", "b,m,n"},
                {"attention", "batch,heads,seq/block_q", "b,h,q_tile"},

@@ -42,6 +42,15 @@ inline TensorSpec tensorSpec(const char *name, const char *dims, const char *leg
   return t;
 }
 
+/// An entry whose legend spells its dims.
+inline TensorSpec dimsTensor(const char *name, const char *dims, const char *strides,
+                             int32_t arg, int32_t flags, int32_t dtypeCode, int32_t dtypeBits,
+                             int32_t param) {
+  std::string legend = legendOf(dims);
+  return tensorSpec(name, dims, legend.c_str(), strides, arg, flags, dtypeCode, dtypeBits,
+                    param);
+}
+
 /// An int32 tensor of lengths, indices or offsets, entries within `bound`;
 /// its outermost dim's stride goes to params (the innermost one's is 1).
 inline TensorSpec indexTensor(const char *name, const char *dims, const char *legend,

@@ -9,6 +9,7 @@
 
 #include "attnc/Reference/Evaluator.h"
 #include "attnc/Reference/KvCache.h"
+#include "attnc/Reference/Projection.h"
 
 using namespace attnc;
 using mlir::attn::MultiHeadAttentionOp;
@@ -17,22 +18,6 @@ namespace {
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// y[r][o] = sum_i x[r][i] W(o, i) + bias[o] for `rows` rows of width `in`,
-/// W [out, in] (`transposed`: [in, out]).
-std::vector<double> project(const std::vector<double> &x, int64_t rows, int64_t in,
-                            const HostTensor &w, const HostTensor &bias, int64_t out,
-                            bool transposed) {
-  std::vector<double> y(rows * out);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < out; ++o) {
-      double acc = bias.empty() ? 0.0 : bias.data[o];
-      for (int64_t i = 0; i < in; ++i)
-        acc += x[r * in + i] * w.data[transposed ? i * out + o : o * in + i];
-      y[r * out + o] = acc;
-    }
-  return y;
 }
 
 } // namespace
@@ -79,7 +64,7 @@ llvm::Expected<MultiHeadResult> attnc::evaluateMultiHead(MultiHeadAttentionOp op
     if (keys < 0 || keys > seq)
       return error("key_lengths[" + llvm::Twine(b) + "] = " + llvm::Twine(keys) +
                    ", outside [0, seq = " + llvm::Twine(seq) + "]");
-  std::vector<double> proj = project(x.data, rows, e, w.inWeight, w.inBias, qkv, op.isOnnx());
+  std::vector<double> proj = projectRows(x.data, rows, e, w.inWeight, w.inBias, qkv, op.isOnnx());
   // q [batch, seq, h, d], k and v [batch, seq, g, d]: the projection's
   // columns in q's heads, k's, v's order.
   HostTensor q(ElementType::f32, {batch, seq, h, d}), k(ElementType::f32, {batch, seq, g, d}),
@@ -98,7 +83,7 @@ llvm::Expected<MultiHeadResult> attnc::evaluateMultiHead(MultiHeadAttentionOp op
     return inner.takeError();
   MultiHeadResult r;
   r.out = HostTensor(x.type, {batch, seq, e});
-  r.out.data = project(inner->out.data, rows, h * d, w.outWeight, w.outBias, e, op.isOnnx());
+  r.out.data = projectRows(inner->out.data, rows, h * d, w.outWeight, w.outBias, e, op.isOnnx());
   for (double &value : r.out.data)
     value = roundTo(r.out.type, value);
   r.keptPairs = inner->keptPairs;

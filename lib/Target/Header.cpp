@@ -173,11 +173,32 @@ static void describeMultiHeadKernel(KernelOp kernel, MultiHeadAttentionOp op,
      << "const attnc_options *opt);\n\n";
 }
 
+/// A projection kernel (attn.projection).
+static void describeProjectionKernel(KernelOp kernel, ProjectionOp op, llvm::raw_ostream &os) {
+  int64_t in = op.getIn(), out = op.getOut();
+  StringRef dlName = dlpackName(op.getDtype());
+  os << "/* " << kernel.getSymName() << ": projection, " << in << " -> " << out << " features, "
+     << (op.isOnnx() ? "MatMul weight [in, out] (y = x W + bias)"
+                     : "nn.Linear weight [out, in] (y = x W^T + bias)")
+     << "\n *   x: " << dlName << " [batch, seq, " << in << "]; y: " << dlName << " [batch, seq, "
+     << out << "] (strided views with a unit inner stride)\n"
+     << " *   weight: " << dlName << " ["
+     << (op.isOnnx() ? std::to_string(in) + ", " + std::to_string(out)
+                     : std::to_string(out) + ", " + std::to_string(in))
+     << "]; bias: [" << out << "] or NULL\n"
+     << " * Returns 0, or an attnc_status; attnc_last_error() says why. */\n"
+     << "int " << kernel.getSymName()
+     << "(const DLTensor *x, const DLTensor *weight, const DLTensor *bias, DLTensor *y,\n"
+        "    const attnc_options *opt);\n\n";
+}
+
 static void describeKernel(KernelOp kernel, llvm::raw_ostream &os) {
   if (auto linear = dyn_cast_or_null<LinearAttentionOp>(kernel.getCompute().getOperation()))
     return describeLinearKernel(kernel, linear, os);
   if (auto mha = dyn_cast_or_null<MultiHeadAttentionOp>(kernel.getCompute().getOperation()))
     return describeMultiHeadKernel(kernel, mha, os);
+  if (auto projection = dyn_cast_or_null<ProjectionOp>(kernel.getCompute().getOperation()))
+    return describeProjectionKernel(kernel, projection, os);
   AttentionSpecOpInterface op = kernel.getSpec(); // attn.attention or attn.flash
   if (op.hasOutput(OutputKind::dq))
     return describeBackwardKernel(kernel, op, os);

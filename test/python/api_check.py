@@ -73,6 +73,22 @@ attn.kernel @padded_mha {
                     mask = #attn.full, outputs = [out]}
   }
 }
+attn.kernel @causal_mha {
+  attn.multihead_attention {embed_dim = 64, dtype = f32} {
+    attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd,
+                    mask = #attn.causal<top_left>, outputs = [out]}
+  }
+}
+attn.kernel @in_projection {
+  attn.projection {in_features = 64, out_features = 192, dtype = f32}
+}
+attn.kernel @causal_attention {
+  attn.attention {num_heads = 2, head_dim = 32, dtype = f32, layout = bshd,
+                  mask = #attn.causal<top_left>, outputs = [out]}
+}
+attn.kernel @out_projection {
+  attn.projection {in_features = 64, out_features = 64, dtype = f32}
+}
 """
 RTOL, ATOL = 2e-5, 2e-6
 failures = 0
@@ -314,6 +330,29 @@ def check_key_padding(args, rng):
            attnc.AttncError, "ATTNC_ERR_INDEX", "key_lengths[0] = 7")
 
 
+def check_composition(args, rng):
+    """The fused multi-head attention equals attnc's own composition: the QKV projection
+    kernel, the attention kernel on strided views of its output (q, k, v side by side in each
+    row), the output projection kernel."""
+    module = attnc.compile(MHA_SPEC, target="host", cache=os.path.join(args.work, "cache"),
+                           attnc=args.attnc)
+    x = rng.standard_normal((2, 70, 64), np.float32)
+    w_in = rng.standard_normal((192, 64), np.float32) / 8
+    b_in = rng.standard_normal(192, np.float32)
+    w_out = rng.standard_normal((64, 64), np.float32) / 8
+    b_out = rng.standard_normal(64, np.float32)
+    fused = module.causal_mha(x, in_proj_weight=w_in, in_proj_bias=b_in, out_proj_weight=w_out,
+                              out_proj_bias=b_out)
+    qkv = module.in_projection(x, w_in, bias=b_in)
+    q, k, v = (qkv[:, :, 64 * i:64 * i + 64].reshape(2, 70, 2, 32) for i in range(3))
+    ok = not q.flags.c_contiguous  # the views are strided, not copies
+    attn = module.causal_attention(q, k, v)
+    composed = module.out_projection(attn.reshape(2, 70, 64), w_out, bias=b_out)
+    ok &= close(fused, composed)
+    check("fused multi-head attention = projection, attention, projection kernels", ok,
+          "max |fused - composed| %.1e" % np.abs(fused - composed).max())
+
+
 def check_help(module):
     text = pydoc.render_doc(module.gqa, renderer=pydoc.plaintext)
     wanted = ["gqa(q: 'float32[batch, heads, seq_q, head_dim]'", "*, out:", "lse:",
@@ -384,6 +423,7 @@ def main():
     check_varlen(module, rng)
     check_mod_inputs(module, rng)
     check_key_padding(args, rng)
+    check_composition(args, rng)
     check_backward(module, rng)
     check_help(module)
     check_cache(args, args.work)

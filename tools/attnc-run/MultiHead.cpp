@@ -28,35 +28,6 @@ llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// Uniform in [-1, 1) over sqrt(fan_in), nn.Linear's initialisation's scale,
-/// rounded to `type`.
-HostTensor weight(ElementType type, llvm::ArrayRef<int64_t> shape, int64_t fanIn, uint64_t seed) {
-  HostTensor t = randomTensor(ElementType::f32, shape, seed);
-  t.type = type;
-  for (double &x : t.data)
-    x = roundTo(type, x / std::sqrt(double(fanIn)));
-  return t;
-}
-
-/// Seconds of each of `repeat` timed calls after a warm-up one, sorted.
-llvm::Expected<std::vector<double>> timeCalls(const LoadedKernel &kernel,
-                                              std::vector<const DLTensor *> &args,
-                                              const MultiHeadRunOptions &o) {
-  attnc_options options{o.threads};
-  std::vector<double> times;
-  for (int r = 0; r <= o.repeat; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    if (int status = kernel.run(kernel.desc, args.data(), &options))
-      return error("kernel returned " + llvm::Twine(status) + ": " +
-                   (kernel.lastError ? kernel.lastError() : "(no attnc_last_error)"));
-    if (r)
-      times.push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times;
-}
-
 } // namespace
 
 llvm::Error attnc::runMultiHead(MultiHeadAttentionOp op, const MultiHeadRunOptions &o) {
@@ -66,11 +37,11 @@ llvm::Error attnc::runMultiHead(MultiHeadAttentionOp op, const MultiHeadRunOptio
   int64_t e = op.getEmbedSize(), width = op.getAttention().getHeads() * op.getAttention().getDim();
   HostTensor x = randomTensor(type, {o.batch, o.seq, e}, o.seed);
   ProjectionWeights w;
-  w.inWeight = weight(type, inWeightShape(op), e, o.seed + (1ULL << 40));
-  w.outWeight = weight(type, outWeightShape(op), width, o.seed + (1ULL << 41));
+  w.inWeight = linearWeight(type, inWeightShape(op), e, o.seed + (1ULL << 40));
+  w.outWeight = linearWeight(type, outWeightShape(op), width, o.seed + (1ULL << 41));
   if (!o.noBias) {
-    w.inBias = weight(type, {qkvWidth(op)}, e, o.seed + (1ULL << 42));
-    w.outBias = weight(type, {e}, width, o.seed + (3ULL << 41));
+    w.inBias = linearWeight(type, {qkvWidth(op)}, e, o.seed + (1ULL << 42));
+    w.outBias = linearWeight(type, {e}, width, o.seed + (3ULL << 41));
   }
   if (!op.hasKeyLengths() && !o.keyLengths.empty())
     return error("--kv-lens is for a multi-head attention with key_padding = lengths");

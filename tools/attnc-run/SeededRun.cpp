@@ -17,6 +17,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <thread>
 
@@ -68,4 +69,33 @@ void attnc::printSpeed(const SeededRunOptions &o, llvm::StringRef family, llvm::
                                   peak, threads, 100 * gflops / peak);
   }
   llvm::outs() << "\n";
+}
+
+HostTensor attnc::linearWeight(ElementType type, llvm::ArrayRef<int64_t> shape, int64_t fanIn,
+                               uint64_t seed) {
+  HostTensor t = randomTensor(ElementType::f32, shape, seed);
+  t.type = type;
+  for (double &x : t.data)
+    x = roundTo(type, x / std::sqrt(double(fanIn)));
+  return t;
+}
+
+llvm::Expected<std::vector<double>> attnc::timeCalls(const LoadedKernel &kernel,
+                                                     std::vector<const DLTensor *> &args,
+                                                     const SeededRunOptions &o) {
+  attnc_options options{o.threads};
+  std::vector<double> times;
+  for (int r = 0; r <= o.repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    if (int status = kernel.run(kernel.desc, args.data(), &options))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "kernel returned " + llvm::Twine(status) + ": " +
+              (kernel.lastError ? kernel.lastError() : "(no attnc_last_error)"));
+    if (r)
+      times.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times;
 }

@@ -9,6 +9,7 @@
 #define ATTNC_TOOLS_ATTNC_RUN_SEEDEDRUN_H
 
 #include "attnc/Reference/HostTensor.h"
+#include "attnc/Reference/KernelCall.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -36,6 +37,18 @@ double relativeTolerance(const SeededRunOptions &o, ElementType type);
 /// measured now when asked; `seconds` sorted.
 void printSpeed(const SeededRunOptions &o, llvm::StringRef family, llvm::StringRef name,
                 const std::vector<double> &seconds, double flops, llvm::StringRef count);
+
+/// Uniform in [-1, 1) over sqrt(fanIn), nn.Linear's initialisation's
+/// scale, rounded to `type`: seeded weights and biases.
+HostTensor linearWeight(ElementType type, llvm::ArrayRef<int64_t> shape, int64_t fanIn,
+                        uint64_t seed);
+
+/// Seconds of each of `o.repeat` timed calls of `kernel` on `args` after a
+/// warm-up one, sorted; an error with attnc_last_error's text when a call
+/// fails.
+llvm::Expected<std::vector<double>> timeCalls(const LoadedKernel &kernel,
+                                              std::vector<const DLTensor *> &args,
+                                              const SeededRunOptions &o);
 
 /// max |x| over t's entries (0 when empty).
 double largestMagnitude(const HostTensor &t);

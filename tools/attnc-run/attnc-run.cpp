@@ -21,6 +21,7 @@
 #include "Compiled.h"
 #include "Linear.h"
 #include "MultiHead.h"
+#include "Projection.h"
 #include "PeakProbe.h"
 
 #include "attnc/Dialect/Attn/ModInputs.h"
@@ -644,6 +645,16 @@ llvm::Error runMultiHeadKernel(attn::MultiHeadAttentionOp op) {
   return runMultiHead(op, options);
 }
 
+/// A projection spec: its reference on seeded x, weight and bias, or with
+/// --so its compiled kernel against it.
+llvm::Error runProjectionKernel(attn::ProjectionOp op) {
+  ProjectionRunOptions options;
+  if (llvm::Error err = seededRunOptions(options, "projection"))
+    return err;
+  options.noBias = noBias;
+  return runProjection(op, options);
+}
+
 llvm::Error run(ModuleOp module) {
   std::optional<TileShape> tile;
   if (!tiled.empty()) {
@@ -659,6 +670,8 @@ llvm::Error run(ModuleOp module) {
     return runLinearKernel(linear);
   if (auto mha = dyn_cast_or_null<attn::MultiHeadAttentionOp>(kernel->getCompute().getOperation()))
     return runMultiHeadKernel(mha);
+  if (auto projection = dyn_cast_or_null<attn::ProjectionOp>(kernel->getCompute().getOperation()))
+    return runProjectionKernel(projection);
   attn::AttentionSpecOpInterface op = kernel->getSpec();
   ElementType type = *elementTypeOf(op.getDtype());
   llvm::Expected<Inputs> in = loadInputs(op, type);

@@ -291,14 +291,32 @@ void explainMultiHead(KernelOp kernel, MultiHeadAttentionOp op, const attnc::Exp
   os << llvm::formatv("FLOPs: projections {0:e3}, attention at most {1:e3} (dense); the "
                       "projections' share {2:f1}%\n",
                       projections, attend, 100 * projections / (projections + attend));
-  os << llvm::formatv("work items: qkv batch x {0} row tiles x {1} column tiles of 64, then "
-                      "the attention's batch x heads x query tiles, then out batch x {0} x {2}\n",
-                      (o.seqQ + 63) / 64,
+  os << llvm::formatv("work items: qkv batch x {0} row tiles of 256 x {1} column tiles of 64, "
+                      "then the attention's batch x heads x query tiles, then out batch x {0} x "
+                      "{2}\n",
+                      (o.seqQ + 255) / 256,
                       int64_t(std::ceil(h * d / 64) + 2 * std::ceil(g * d / 64)),
                       int64_t(std::ceil(e / 64)));
   if (op.hasKeyLengths())
     os << "key padding: int32 key_lengths [batch]; sequence b's attention visits the KV tiles "
           "of its first key_lengths[b] keys alone\n";
+}
+
+/// A projection kernel: its FLOPs, the bytes its weight takes, its items.
+void explainProjection(KernelOp kernel, ProjectionOp op, const attnc::ExplainOptions &o,
+                       llvm::raw_ostream &os) {
+  double rows = double(o.batch) * o.seqQ, in = op.getIn(), out = op.getOut();
+  os << "kernel @" << kernel.getSymName() << ": projection, " << op.getIn() << " -> "
+     << op.getOut() << " features, " << op.getDtype() << ", "
+     << (op.isOnnx() ? "MatMul weight [in, out]" : "nn.Linear weight [out, in]") << "\n";
+  os << llvm::formatv("problem: batch {0}, seq {1}\n", o.batch, o.seqQ);
+  os << llvm::formatv("FLOPs: {0:e3} (2 x rows x in x out); the weight {1:f1} MiB in {2}\n",
+                      2 * rows * in * out,
+                      in * out * op.getDtype().getIntOrFloatBitWidth() / 8 / double(1 << 20),
+                      op.getDtype());
+  os << llvm::formatv("work items: batch x {0} row tiles of 256 x {1} column tiles of 64, each "
+                      "packing its 64 weight columns ({2:f0} KiB in f32) once\n",
+                      (o.seqQ + 255) / 256, (op.getOut() + 63) / 64, in * 64 * 4 / 1024);
 }
 
 llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
@@ -309,6 +327,10 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   }
   if (auto linear = dyn_cast_or_null<LinearAttentionOp>(kernel.getCompute().getOperation())) {
     explainLinear(kernel, linear, o, os);
+    return llvm::Error::success();
+  }
+  if (auto projection = dyn_cast_or_null<ProjectionOp>(kernel.getCompute().getOperation())) {
+    explainProjection(kernel, projection, o, os);
     return llvm::Error::success();
   }
   AttentionSpecOpInterface op = kernel.getSpec();

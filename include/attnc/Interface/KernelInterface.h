@@ -157,8 +157,13 @@ struct MultiHeadFacts {
   bool keyLengths = false; // key_padding = lengths: int32 key_lengths [batch]
 };
 
-/// The rows and columns of a multi-head attention's product tiles.
+/// The columns of a projection's work item (multi-head attention's and
+/// attn.projection's): the weight panel it packs.
 constexpr int64_t kProjectionTile = 64;
+/// The rows of such an item, in sub-tiles of kProjectionTile: one packed
+/// panel serves them all (Zen 3, 768 -> 2304 features at 2048 rows: 64-row
+/// items, each packing its own panel, ran at 62-66% of the FMA peak).
+constexpr int64_t kProjectionRows = 256;
 
 /// The multi-head attention family's interface: x [batch, seq, embed_dim],
 /// in_proj_weight [qkv_dim, embed_dim] (onnx: [embed_dim, qkv_dim]),
@@ -168,10 +173,23 @@ constexpr int64_t kProjectionTile = 64;
 /// head_dim, attn_dim = heads head_dim), with keyLengths an int32
 /// key_lengths [batch] (each <= seq) as argument 6; scratch q, k, v and attn (f32,
 /// [batch, seq, heads or kv_heads, head_dim]). Three phases: "qkv" over
-/// (batch, seq / 64, qkv_tiles: q's 64-column tiles, then k's, then v's),
+/// (batch, seq / 256, qkv_tiles: q's 64-column tiles, then k's, then v's),
 /// "attention" over (batch, heads, seq / block_q), "out" over (batch, seq /
-/// 64, embed_dim / 64).
+/// 256, embed_dim / 64).
 KernelInterface multiHeadInterface(const MultiHeadFacts &facts);
+
+/// The facts of a projection kernel (attn.projection).
+struct ProjectionFacts {
+  int64_t in = 1, out = 1;
+  int32_t dtypeCode = kDLFloat, dtypeBits = 32;
+  bool onnx = false; // MatMul weight [in, out], else nn.Linear's [out, in]
+};
+
+/// The projection family's interface: x [batch, seq, in_features], weight
+/// [out_features, in_features] (onnx: [in_features, out_features]), bias
+/// [out_features] (optional), y [batch, seq, out_features] as arguments 0-3;
+/// one phase, "project", over (batch, seq / 256, out_features / 64).
+KernelInterface projectionInterface(const ProjectionFacts &facts);
 
 /// An interface laid out as the C structs the runtime reads, valid while
 /// this object lives (and is not moved from).

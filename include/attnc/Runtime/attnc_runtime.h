@@ -219,7 +219,15 @@ enum attnc_param {
   ATTNC_P_OUT_BIAS_STRIDES = 22,
   ATTNC_P_EMBED_OUT_STRIDES = 23,
   ATTNC_P_KEY_LENGTHS_STRIDES = 25,
-  ATTNC_P_MULTIHEAD_COUNT = 26
+  ATTNC_P_MULTIHEAD_COUNT = 26,
+  /* Projection kernels (attn.projection): seq, x's strides (batch, seq), the
+   * weight's row stride, the bias' stride (0 when NULL), y's (batch, seq). */
+  ATTNC_P_PROJ_SEQ = 0,
+  ATTNC_P_PROJ_X_STRIDES = 1,
+  ATTNC_P_PROJ_WEIGHT_STRIDES = 3,
+  ATTNC_P_PROJ_BIAS_STRIDES = 4,
+  ATTNC_P_PROJ_Y_STRIDES = 5,
+  ATTNC_P_PROJECTION_COUNT = 7
 };
 
 /* The attention family's functions, which its tables' item and device

@@ -32,7 +32,7 @@ namespace {
 
 /// The tile functions of a kernel's family op: attn.flash (the split-KV
 /// decode kernel for num_splits, else the prefill one), attn.flash_backward,
-/// attn.linear_attention, attn.multihead_attention.
+/// attn.linear_attention, attn.multihead_attention, attn.projection.
 LogicalResult lowerKernel(KernelOp kernel, const CpuKernelConfig &config, StringRef target) {
   Operation *compute = kernel.getCompute();
   if (auto backward = dyn_cast_or_null<FlashBackwardOp>(compute))
@@ -41,6 +41,8 @@ LogicalResult lowerKernel(KernelOp kernel, const CpuKernelConfig &config, String
     return buildCpuLinearKernel(linear, config);
   if (auto mha = dyn_cast_or_null<MultiHeadAttentionOp>(compute))
     return buildCpuMultiHeadKernel(mha, config);
+  if (auto projection = dyn_cast_or_null<ProjectionOp>(compute))
+    return buildCpuProjectionKernel(projection, config);
   FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target);
   if (failed(flash))
     return failure();

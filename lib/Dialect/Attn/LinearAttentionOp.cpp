@@ -38,11 +38,7 @@ public:
   LinearParameterParser(OpAsmParser &parser, LinearAttentionOp::Properties &props)
       : parser(parser), b(parser.getBuilder()), props(props) {}
 
-  ParseResult parseOne() {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef name;
-    if (parseParameterName(parser, "linear attention", kLinearParameterNames, seen, name))
-      return failure();
+  ParseResult parseOne(StringRef name, SMLoc loc) {
     for (auto [param, attr] : {std::pair{"num_heads", &props.num_heads},
                                {"num_kv_heads", &props.num_kv_heads},
                                {"head_dim", &props.head_dim},
@@ -63,21 +59,13 @@ public:
     return parseKeywordParameter(name, loc);
   }
 
-  ParseResult checkRequired(SMLoc loc) {
-    for (StringRef name : {"num_heads", "head_dim", "dtype", "layout", "feature_map"})
-      if (!seen.contains(name))
-        return parser.emitError(loc, "linear attention parameter '") << name << "' is required";
-    return success();
-  }
-
 private:
   /// layout, feature_map and state, whose values are keywords.
   ParseResult parseKeywordParameter(StringRef name, SMLoc loc) {
     if (name == "layout")
       return parseLayoutParameter(parser, props.layout);
     if (name != "feature_map" && name != "state")
-      return parser.emitError(loc, "unknown linear attention parameter '")
-             << name << "'; expected one of " << kLinearParameterNames;
+      return unknownParameter(parser, loc, "linear attention", name, kLinearParameterNames);
     SMLoc at = parser.getCurrentLocation();
     StringRef keyword;
     if (parser.parseKeyword(&keyword))
@@ -111,17 +99,15 @@ private:
   OpAsmParser &parser;
   Builder b;
   LinearAttentionOp::Properties &props;
-  llvm::StringSet<> seen;
 };
 
 } // namespace
 
 ParseResult LinearAttentionOp::parse(OpAsmParser &parser, OperationState &result) {
   LinearParameterParser params(parser, result.getOrAddProperties<Properties>());
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Braces,
-                                     [&] { return params.parseOne(); }) ||
-      params.checkRequired(loc))
+  if (parseParameterList(parser, "linear attention", kLinearParameterNames,
+                         {"num_heads", "head_dim", "dtype", "layout", "feature_map"},
+                         [&](StringRef name, SMLoc loc) { return params.parseOne(name, loc); }))
     return failure();
   return parser.parseOptionalAttrDictWithKeyword(result.attributes);
 }

@@ -41,35 +41,24 @@ bool dependsOnKeyCount(const attnc::mask::Mask &m) {
 }
 
 ParseResult parseParameter(OpAsmParser &parser, MultiHeadAttentionOp::Properties &props,
-                           llvm::StringSet<> &seen) {
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef name;
-  if (parseParameterName(parser, "multi-head attention", kParameters, seen, name))
-    return failure();
+                           StringRef name, SMLoc loc) {
   if (name == "embed_dim")
     return parseI64Parameter(parser, props.embed_dim);
   if (name == "dtype")
     return parseTypeParameter(parser, props.dtype);
-  if (name != "weights" && name != "key_padding")
-    return parser.emitError(loc, "unknown multi-head attention parameter '")
-           << name << "'; expected one of " << kParameters;
+  if (name == "weights")
+    return parseWeightLayoutParameter(parser, props.weight_layout);
+  if (name != "key_padding")
+    return unknownParameter(parser, loc, "multi-head attention", name, kParameters);
   SMLoc at = parser.getCurrentLocation();
   StringRef keyword;
   if (parser.parseKeyword(&keyword))
     return failure();
-  if (name == "key_padding") {
-    if (keyword != "none" && keyword != "lengths")
-      return parser.emitError(at, "unknown key_padding '")
-             << keyword << "'; expected none or lengths (an int32 key_lengths [batch])";
-    if (keyword == "lengths")
-      props.key_lengths = UnitAttr::get(parser.getContext());
-    return success();
-  }
-  std::optional<WeightLayout> layout = symbolizeWeightLayout(keyword);
-  if (!layout)
-    return parser.emitError(at, "unknown weights '")
-           << keyword << "'; expected pytorch ([out, in], y = x W^T) or onnx ([in, out], y = x W)";
-  props.weight_layout = WeightLayoutAttr::get(parser.getContext(), *layout);
+  if (keyword != "none" && keyword != "lengths")
+    return parser.emitError(at, "unknown key_padding '")
+           << keyword << "'; expected none or lengths (an int32 key_lengths [batch])";
+  if (keyword == "lengths")
+    props.key_lengths = UnitAttr::get(parser.getContext());
   return success();
 }
 
@@ -77,14 +66,11 @@ ParseResult parseParameter(OpAsmParser &parser, MultiHeadAttentionOp::Properties
 
 ParseResult MultiHeadAttentionOp::parse(OpAsmParser &parser, OperationState &result) {
   Properties &props = result.getOrAddProperties<Properties>();
-  llvm::StringSet<> seen;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Braces,
-                                     [&] { return parseParameter(parser, props, seen); }))
+  if (parseParameterList(parser, "multi-head attention", kParameters, {"embed_dim", "dtype"},
+                         [&](StringRef name, SMLoc loc) {
+                           return parseParameter(parser, props, name, loc);
+                         }))
     return failure();
-  for (StringRef name : {"embed_dim", "dtype"})
-    if (!seen.contains(name))
-      return parser.emitError(loc, "multi-head attention parameter '") << name << "' is required";
   if (!props.weight_layout)
     props.weight_layout = WeightLayoutAttr::get(parser.getContext(), WeightLayout::pytorch);
   Region *body = result.addRegion();

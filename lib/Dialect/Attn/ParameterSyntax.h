@@ -39,6 +39,37 @@ inline ParseResult parseParameterName(OpAsmParser &parser, StringRef what, Strin
   return success();
 }
 
+/// `{name = value, ...}`: each name checked by parseParameterName, its value
+/// parsed by `parseValue(name, loc)` (the error for a name it does not know:
+/// unknownParameter), then an error at the brace for each of `required`
+/// that was not given.
+inline ParseResult
+parseParameterList(OpAsmParser &parser, StringRef what, StringRef names,
+                   ArrayRef<StringRef> required,
+                   function_ref<ParseResult(StringRef name, SMLoc loc)> parseValue) {
+  llvm::StringSet<> seen;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Braces, [&]() -> ParseResult {
+        SMLoc at = parser.getCurrentLocation();
+        StringRef name;
+        if (parseParameterName(parser, what, names, seen, name))
+          return failure();
+        return parseValue(name, at);
+      }))
+    return failure();
+  for (StringRef name : required)
+    if (!seen.contains(name))
+      return parser.emitError(loc) << what << " parameter '" << name << "' is required";
+  return success();
+}
+
+/// "unknown <what> parameter 'name'; expected one of <names>".
+inline ParseResult unknownParameter(OpAsmParser &parser, SMLoc loc, StringRef what,
+                                    StringRef name, StringRef names) {
+  return parser.emitError(loc, "unknown ")
+         << what << " parameter '" << name << "'; expected one of " << names;
+}
+
 inline ParseResult parseI64Parameter(OpAsmParser &parser, IntegerAttr &attr) {
   int64_t value;
   if (parser.parseInteger(value))
@@ -73,6 +104,20 @@ inline ParseResult parseLayoutParameter(OpAsmParser &parser, LayoutAttr &attr) {
   if (!layout)
     return parser.emitError(loc, "unknown layout '") << keyword << "'; expected bhsd or bshd";
   attr = LayoutAttr::get(parser.getContext(), *layout);
+  return success();
+}
+
+/// `pytorch` ([out, in], y = x W^T) or `onnx` ([in, out], y = x W).
+inline ParseResult parseWeightLayoutParameter(OpAsmParser &parser, WeightLayoutAttr &attr) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<WeightLayout> layout = symbolizeWeightLayout(keyword);
+  if (!layout)
+    return parser.emitError(loc, "unknown weights '")
+           << keyword << "'; expected pytorch ([out, in], y = x W^T) or onnx ([in, out], y = x W)";
+  attr = WeightLayoutAttr::get(parser.getContext(), *layout);
   return success();
 }
 

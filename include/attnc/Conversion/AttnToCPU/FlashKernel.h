@@ -71,6 +71,10 @@ LogicalResult buildCpuLinearKernel(LinearAttentionOp op, const CpuKernelConfig &
 /// (MultiHeadKernel.cpp).
 LogicalResult buildCpuMultiHeadKernel(MultiHeadAttentionOp op, const CpuKernelConfig &config);
 
+/// An attn.projection: its tile function `_mlir_ciface_<name>_tile` (b, m,
+/// n: a 64 x 64 tile of y) (ProjectionKernel.cpp).
+LogicalResult buildCpuProjectionKernel(ProjectionOp op, const CpuKernelConfig &config);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_ATTNTOCPU_FLASHKERNEL_H

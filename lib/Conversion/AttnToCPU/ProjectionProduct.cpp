@@ -1,0 +1,262 @@
+//===- ProjectionProduct.cpp - register-blocked x W^T + b tiles -----------===//
+//
+// Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// ProductBuilder's tiles (ProjectionProduct.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProjectionProduct.h"
+
+#include "attnc/Conversion/AttnToCPU/TransposeSquare.h"
+
+#include "FlashKernelBuilder.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::cpu;
+
+namespace {
+
+constexpr int64_t kTile = kProductTile;
+
+/// Up to this many rows, nn.Linear weights are read in place (fewRows)
+/// rather than packed (Zen 3, embed_dim 768: 1.9x nn.MultiheadAttention at 4
+/// rows this way; at 17-32 rows packing was 1.3-1.5x faster than this).
+constexpr int64_t kFewRows = 8;
+
+} // namespace
+
+/// `valid` (0 to w, at run time) lanes from `at` as f32, the others 0 and
+/// not read. 16-bit types load whole vectors or lane by lane: LLVM expands
+/// their masked loads on AVX2 into calls libgcc before 13 lacks.
+Value ProductBuilder::loadDynamicLanes(Value buf, Value at, Value valid) {
+  Type elem = cast<MemRefType>(buf.getType()).getElementType();
+  auto type = VectorType::get({w}, elem);
+  if (elem.isF32()) {
+    Value mask = vector::CreateMaskOp::create(b, VectorType::get({w}, b.getI1Type()),
+                                              ValueRange{valid});
+    Value pass = arith::ConstantOp::create(b, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
+    return vector::MaskedLoadOp::create(b, type, buf, ValueRange{at}, mask, pass);
+  }
+  Value whole = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, valid, idx(w));
+  return select(whole, vecType(), [&] {
+    Value x = vector::LoadOp::create(b, type, buf, ValueRange{at});
+    return arith::ExtFOp::create(b, vecType(), x).getResult();
+  }, [&] {
+    Value x = zeroVec();
+    for (int64_t lane = 0; lane < w; ++lane) {
+      Value e = select(lt(idx(lane), valid), b.getF32Type(), [&] {
+        Value y = memref::LoadOp::create(b, buf, ValueRange{add(at, idx(lane))});
+        return arith::ExtFOp::create(b, b.getF32Type(), y).getResult();
+      }, [&] { return f32(0); });
+      x = vector::InsertOp::create(b, e, x, ArrayRef<int64_t>{lane});
+    }
+    return x;
+  });
+}
+
+/// AF = the tile's rows of A (0 past `rows` and past K).
+void ProductBuilder::packRows(const ProductTile &t, Value AF, int64_t kPadded) {
+  loop(0, kTile, 1, [&](Value i) {
+    ifThenElse(
+        lt(i, t.rows),
+        [&] {
+          Value row = add(t.aBase, mul(i, t.aStride));
+          for (int64_t k = 0; k < kPadded; k += w)
+            storeVec(loadDynamicLanes(t.aBuf, add(row, idx(k)), idx(std::min(w, t.k - k))),
+                     AF, {i, idx(k)});
+        },
+        [&] {
+          for (int64_t k = 0; k < kPadded; k += w)
+            storeVec(zeroVec(), AF, {i, idx(k)});
+        });
+  });
+}
+
+/// WT = the tile's columns of W^T (0 past `cols` and past K): MatMul
+/// weights [K, N] row by row; nn.Linear's [N, K] w x w lanes at a time,
+/// transposed in registers.
+void ProductBuilder::packColumns(const ProductTile &t, Value WT, int64_t kPadded) {
+  if (matmulWeights) {
+    loop(0, kPadded, 1, [&](Value k) {
+      Value inside = lt(k, idx(t.k));
+      for (int64_t j = 0; j < kTile; j += w) {
+        Value valid = arith::SelectOp::create(b, inside, lanesOf(t.cols, idx(j)), idx(0));
+        Value at = add(mul(k, t.wStride), add(t.wCol0, idx(j)));
+        storeVec(loadDynamicLanes(t.wBuf, at, valid), WT, {k, idx(j)});
+      }
+    });
+    return;
+  }
+  loop(0, kTile, w, [&](Value j0) {
+    for (int64_t k = 0; k < kPadded; k += w) {
+      SmallVector<Value> block;
+      for (int64_t r = 0; r < w; ++r) {
+        Value j = add(j0, idx(r));
+        Value valid = arith::SelectOp::create(b, lt(j, t.cols), idx(std::min(w, t.k - k)), idx(0));
+        Value row = mul(add(t.wCol0, minIdx(j, arith::SubIOp::create(b, t.cols, idx(1)))),
+                        t.wStride);
+        block.push_back(loadDynamicLanes(t.wBuf, add(row, idx(k)), valid));
+      }
+      emitTransposeSquare(b, b.getLoc(), block);
+      for (int64_t l = 0; l < w; ++l)
+        storeVec(block[l], WT, {idx(k + l), j0});
+    }
+  });
+}
+
+/// `valid` lanes of x into dest at `at`: one masked store for an f32
+/// destination, else lane by lane, rounded to its element type.
+void ProductBuilder::storeLanes(Value x, Value dest, Value at, Value valid) {
+  Type elem = cast<MemRefType>(dest.getType()).getElementType();
+  if (elem.isF32()) {
+    Value mask = vector::CreateMaskOp::create(b, VectorType::get({w}, b.getI1Type()),
+                                              ValueRange{valid});
+    vector::MaskedStoreOp::create(b, dest, ValueRange{at}, mask, x);
+    return;
+  }
+  for (int64_t lane = 0; lane < w; ++lane)
+    ifThen(lt(idx(lane), valid), [&] {
+      Value e = vector::ExtractOp::create(b, x, ArrayRef<int64_t>{lane});
+      store(roundFromF32(b, b.getLoc(), e, elem, cfg.bf16Dot), dest, {add(at, idx(lane))});
+    });
+}
+
+/// The tile for at most kFewRows rows against nn.Linear weights [N, K] (a
+/// decode step's projection, a short prompt's): each weight row read in
+/// place, from L1 for every group of 4 rows, along K, then summed across
+/// lanes. A packed panel would read, transpose and write the weights for a
+/// row or two.
+void ProductBuilder::fewRows(const ProductTile &t) {
+  constexpr int64_t groupRows = 4;
+  int64_t whole = t.k / w * w;
+  Value lastRow = arith::SubIOp::create(b, t.rows, idx(1));
+  Value hasBias = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                        memref::DimOp::create(b, t.biasBuf, 0), idx(0));
+  Type elem = cast<MemRefType>(t.dest.getType()).getElementType();
+  loop(idx(0), t.cols, 1, [&](Value j) {
+    Value wRow = mul(add(t.wCol0, j), t.wStride);
+    Value bias = select(hasBias, b.getF32Type(), [&] {
+      Value x = load(t.biasBuf, {mul(add(t.wCol0, j), t.biasStride)});
+      return x.getType().isF32() ? x : arith::ExtFOp::create(b, b.getF32Type(), x).getResult();
+    }, [&] { return f32(0); });
+    loop(idx(0), t.rows, groupRows, [&](Value g0) {
+      auto rowOf = [&](int64_t r) {
+        return add(t.aBase, mul(minIdx(add(g0, idx(r)), lastRow), t.aStride));
+      };
+      auto step = [&](Value k, int64_t valid, ValueRange acc) {
+        Value wv = loadDynamicLanes(t.wBuf, add(wRow, k), idx(valid));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < groupRows; ++r)
+          next.push_back(
+              fma(loadDynamicLanes(t.aBuf, add(rowOf(r), k), idx(valid)), wv, acc[r]));
+        return next;
+      };
+      SmallVector<Value> acc = fold(
+          idx(0), idx(whole), SmallVector<Value>(groupRows, zeroVec()),
+          [&](Value k, ValueRange acc) { return step(k, w, acc); }, w);
+      if (whole < t.k)
+        acc = step(idx(whole), t.k - whole, acc);
+      for (int64_t r = 0; r < groupRows; ++r) {
+        Value i = add(g0, idx(r));
+        ifThen(lt(i, t.rows), [&] {
+          Value y = arith::AddFOp::create(
+              b, vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc[r]), bias);
+          Value at = add(add(t.destBase, mul(i, t.destStride)), j);
+          store(roundFromF32(b, b.getLoc(), y, elem, cfg.bf16Dot), t.dest, {at});
+        });
+      }
+    });
+  });
+}
+
+void ProductBuilder::product(const ProductTile &t) {
+  if (!matmulWeights) {
+    ifThenElse(lt(t.rows, idx(kFewRows + 1)), [&] { fewRows(t); }, [&] { blocks(t); });
+    return;
+  }
+  blocks(t);
+}
+
+/// The tile as register blocks over one packed panel of weight columns, in
+/// sub-tiles of 64 rows (the panel is packed once for all of them).
+void ProductBuilder::blocks(const ProductTile &t) {
+  int64_t kPadded = roundUp(t.k), vectors = kTile / w;
+  // f32 rows are read where they are (row `rows - 1` again past the tile's
+  // rows, whose results are not stored); 16-bit ones widened into AF once.
+  bool packed = !cast<MemRefType>(t.aBuf.getType()).getElementType().isF32();
+  Value AF = packed ? stackBuffer({kTile, kPadded}) : Value();
+  Value WT = stackBuffer({kPadded, kTile});
+  packColumns(t, WT, kPadded);
+  // The bias of each column vector (0 past `cols`, or without a bias).
+  Value hasBias = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                                        memref::DimOp::create(b, t.biasBuf, 0), idx(0));
+  SmallVector<Value> bias;
+  for (int64_t c = 0; c < vectors; ++c) {
+    Value valid = arith::SelectOp::create(b, hasBias, lanesOf(t.cols, idx(c * w)), idx(0));
+    // A NULL bias is an empty view: every lane masked off, nothing read.
+    Value at = arith::SelectOp::create(b, hasBias, mul(add(t.wCol0, idx(c * w)), t.biasStride),
+                                       idx(0));
+    bias.push_back(loadDynamicLanes(t.biasBuf, at, valid));
+  }
+  loop(idx(0), t.rows, kTile, [&](Value s0) {
+    ProductTile sub = t;
+    sub.aBase = add(t.aBase, mul(s0, t.aStride));
+    sub.destBase = add(t.destBase, mul(s0, t.destStride));
+    sub.rows = minIdx(idx(kTile), arith::SubIOp::create(b, t.rows, s0));
+    if (packed)
+      packRows(sub, AF, kPadded);
+    rowBlocks(sub, AF, WT, bias);
+  });
+}
+
+/// A sub-tile of at most 64 rows: register blocks of 6 rows x 2 vectors (16
+/// registers) or 6 x 4 (32), 10 blocks of 6 rows, then one of 4.
+void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, Value WT, ArrayRef<Value> bias) {
+  int64_t vectors = kTile / w;
+  Value lastRow = arith::SubIOp::create(b, t.rows, idx(1));
+  auto rowElement = [&](Value i, Value k) {
+    if (AF)
+      return load(AF, {i, k});
+    return load(t.aBuf, {add(add(t.aBase, mul(minIdx(i, lastRow), t.aStride)), k)});
+  };
+  constexpr int64_t rowsPerBlock = 6, wholeRows = kTile / rowsPerBlock * rowsPerBlock;
+  auto rowBlock = [&](Value i0, int64_t blockRows) {
+    ifThen(lt(i0, t.rows), [&] {
+      for (int64_t c0 = 0; c0 < vectors; c0 += blockVectors) {
+        int64_t vecs = std::min(blockVectors, vectors - c0);
+        SmallVector<Value> init;
+        for (int64_t r = 0; r < blockRows; ++r)
+          for (int64_t c = 0; c < vecs; ++c)
+            init.push_back(bias[c0 + c]);
+        SmallVector<Value> acc = fold(idx(0), idx(t.k), init, [&](Value k, ValueRange acc) {
+          SmallVector<Value> next, y;
+          for (int64_t c = 0; c < vecs; ++c)
+            y.push_back(loadVec(WT, {k, idx((c0 + c) * w)}));
+          for (int64_t r = 0; r < blockRows; ++r) {
+            Value x = splat(rowElement(add(i0, idx(r)), k));
+            for (int64_t c = 0; c < vecs; ++c)
+              next.push_back(fma(x, y[c], acc[r * vecs + c]));
+          }
+          return next;
+        });
+        for (int64_t r = 0; r < blockRows; ++r) {
+          Value i = add(i0, idx(r));
+          ifThen(lt(i, t.rows), [&] {
+            Value row = add(t.destBase, mul(i, t.destStride));
+            for (int64_t c = 0; c < vecs; ++c)
+              storeLanes(acc[r * vecs + c], t.dest, add(row, idx((c0 + c) * w)),
+                         lanesOf(t.cols, idx((c0 + c) * w)));
+          });
+        }
+      }
+    });
+  };
+  loop(0, wholeRows, rowsPerBlock, [&](Value i0) { rowBlock(i0, rowsPerBlock); });
+  rowBlock(idx(wholeRows), kTile - wholeRows);
+}
+
