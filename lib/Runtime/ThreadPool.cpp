@@ -14,7 +14,13 @@
 // that) and the caller waits only for the helpers that joined. The pool only
 // grows, to the most helpers any one job asked for, and it is never destroyed:
 // a static destructor would have to stop threads that may sit in another
-// library's code at exit, and an idle worker costs nothing.
+// library's code at exit, and an idle worker costs nothing once asleep.
+//
+// A worker whose job ended polls for the next one for kSpinMicros before it
+// sleeps on the condition variable: a kernel of several phases (multi-head
+// attention: three) launches them back to back, and a sleeping worker takes
+// a futex wake-up, tens of microseconds, per phase. 50 us is about one short
+// phase; OpenMP runtimes spin for milliseconds.
 //
 // fork(): the child inherits the pool's memory but none of its threads, so a
 // launch in the child would wait forever for workers that do not exist.
@@ -29,6 +35,8 @@
 #include "attnc/Runtime/attnc_runtime.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -47,6 +55,17 @@ namespace {
 /// job started from there (a kernel that launches a kernel) runs on its
 /// calling thread alone, so that a worker never waits for other workers.
 thread_local bool tlsInTask = false;
+
+constexpr auto kSpinMicros = std::chrono::microseconds(50);
+
+/// A spin-wait hint to the core (its sibling hyperthread gets the cycles).
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 /// One call of runOnThreads; it lives on its caller's stack, and the caller
 /// returns only when no worker refers to it any more.
@@ -81,19 +100,39 @@ private:
   std::condition_variable idle;     // fork: `jobs` reached 0
   std::vector<std::thread> workers;
   std::deque<Job *> open;           // jobs that still take helpers, oldest first
+  std::atomic<size_t> openCount{0}; // open.size(), for workers polling without the mutex
   unsigned jobs = 0;                // jobs between start and finish
+
+  void spinForWork();
 };
 
 } // namespace
+
+/// Polls for an open job for up to kSpinMicros (the mutex not held).
+void Pool::spinForWork() {
+  auto until = std::chrono::steady_clock::now() + kSpinMicros;
+  while (openCount.load(std::memory_order_relaxed) == 0) {
+    for (int i = 0; i < 64; ++i)
+      cpuRelax();
+    if (std::chrono::steady_clock::now() > until)
+      return;
+  }
+}
 
 void Pool::workerLoop() {
   tlsInTask = true;
   std::unique_lock<std::mutex> lock(mutex);
   for (;;) {
+    if (open.empty()) {
+      lock.unlock();
+      spinForWork();
+      lock.lock();
+    }
     wake.wait(lock, [&] { return !open.empty(); });
     Job *job = open.front();
     if (--job->slots == 0)
       open.pop_front();
+    openCount.store(open.size(), std::memory_order_relaxed);
     ++job->joined;
     ++job->running;
     lock.unlock();
@@ -129,6 +168,7 @@ unsigned Pool::run(unsigned participants, Task t, void *c) {
     helped = job.slots > 0;
     if (helped)
       open.push_back(&job);
+    openCount.store(open.size(), std::memory_order_relaxed);
   }
   if (helped)
     wake.notify_all();
@@ -140,6 +180,7 @@ unsigned Pool::run(unsigned participants, Task t, void *c) {
   std::unique_lock<std::mutex> lock(mutex);
   if (job.slots > 0)
     open.erase(std::find(open.begin(), open.end(), &job));
+  openCount.store(open.size(), std::memory_order_relaxed);
   job.done.wait(lock, [&] { return job.running == 0; });
   if (--jobs == 0)
     idle.notify_all();

@@ -24,9 +24,9 @@ namespace {
 constexpr int64_t kTile = kProductTile;
 
 /// Up to this many rows, nn.Linear weights are read in place (fewRows)
-/// rather than packed (Zen 3, embed_dim 768: 1.9x nn.MultiheadAttention at 4
-/// rows this way; at 17-32 rows packing was 1.3-1.5x faster than this).
-constexpr int64_t kFewRows = 8;
+/// rather than packed (Zen 3, 768 -> 2304 features: in place 1.2x faster at
+/// 9 and 17 rows, 1.2-1.4x slower at 32-64).
+constexpr int64_t kFewRows = 24;
 
 } // namespace
 
@@ -128,46 +128,72 @@ void ProductBuilder::storeLanes(Value x, Value dest, Value at, Value valid) {
 
 /// The tile for at most kFewRows rows against nn.Linear weights [N, K] (a
 /// decode step's projection, a short prompt's): each weight row read in
-/// place, from L1 for every group of 4 rows, along K, then summed across
-/// lanes. A packed panel would read, transpose and write the weights for a
-/// row or two.
+/// place along K, then summed across lanes. A packed panel would read,
+/// transpose and write the weights for a row or two. One or two rows take 4
+/// weight rows at a time (the loads of W, not the FMAs, bound them), more 4
+/// rows x 2 weight rows.
 void ProductBuilder::fewRows(const ProductTile &t) {
-  constexpr int64_t groupRows = 4;
+  ifThenElse(
+      lt(t.rows, idx(3)),
+      [&] {
+        ifThenElse(lt(t.rows, idx(2)), [&] { fewRowBlocks(t, 1, 4); },
+                   [&] { fewRowBlocks(t, 2, 4); });
+      },
+      [&] { fewRowBlocks(t, 4, 2); });
+}
+
+/// fewRows in blocks of `groupRows` rows x `groupCols` columns (rows and
+/// columns past the tile's read again, not stored).
+void ProductBuilder::fewRowBlocks(const ProductTile &t, int64_t groupRows, int64_t groupCols) {
   int64_t whole = t.k / w * w;
   Value lastRow = arith::SubIOp::create(b, t.rows, idx(1));
+  Value lastCol = arith::SubIOp::create(b, t.cols, idx(1));
   Value hasBias = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                         memref::DimOp::create(b, t.biasBuf, 0), idx(0));
   Type elem = cast<MemRefType>(t.dest.getType()).getElementType();
-  loop(idx(0), t.cols, 1, [&](Value j) {
-    Value wRow = mul(add(t.wCol0, j), t.wStride);
-    Value bias = select(hasBias, b.getF32Type(), [&] {
-      Value x = load(t.biasBuf, {mul(add(t.wCol0, j), t.biasStride)});
-      return x.getType().isF32() ? x : arith::ExtFOp::create(b, b.getF32Type(), x).getResult();
-    }, [&] { return f32(0); });
+  loop(idx(0), t.cols, groupCols, [&](Value j0) {
+    SmallVector<Value> wRows;
+    for (int64_t c = 0; c < groupCols; ++c)
+      wRows.push_back(mul(add(t.wCol0, minIdx(add(j0, idx(c)), lastCol)), t.wStride));
     loop(idx(0), t.rows, groupRows, [&](Value g0) {
-      auto rowOf = [&](int64_t r) {
-        return add(t.aBase, mul(minIdx(add(g0, idx(r)), lastRow), t.aStride));
-      };
+      SmallVector<Value> aRows;
+      for (int64_t r = 0; r < groupRows; ++r)
+        aRows.push_back(add(t.aBase, mul(minIdx(add(g0, idx(r)), lastRow), t.aStride)));
       auto step = [&](Value k, int64_t valid, ValueRange acc) {
-        Value wv = loadDynamicLanes(t.wBuf, add(wRow, k), idx(valid));
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < groupRows; ++r)
-          next.push_back(
-              fma(loadDynamicLanes(t.aBuf, add(rowOf(r), k), idx(valid)), wv, acc[r]));
+        SmallVector<Value> wv, next;
+        for (Value row : wRows)
+          wv.push_back(loadDynamicLanes(t.wBuf, add(row, k), idx(valid)));
+        for (int64_t r = 0; r < groupRows; ++r) {
+          Value x = loadDynamicLanes(t.aBuf, add(aRows[r], k), idx(valid));
+          for (int64_t c = 0; c < groupCols; ++c)
+            next.push_back(fma(x, wv[c], acc[r * groupCols + c]));
+        }
         return next;
       };
       SmallVector<Value> acc = fold(
-          idx(0), idx(whole), SmallVector<Value>(groupRows, zeroVec()),
+          idx(0), idx(whole), SmallVector<Value>(groupRows * groupCols, zeroVec()),
           [&](Value k, ValueRange acc) { return step(k, w, acc); }, w);
       if (whole < t.k)
         acc = step(idx(whole), t.k - whole, acc);
-      for (int64_t r = 0; r < groupRows; ++r) {
-        Value i = add(g0, idx(r));
-        ifThen(lt(i, t.rows), [&] {
-          Value y = arith::AddFOp::create(
-              b, vector::ReductionOp::create(b, vector::CombiningKind::ADD, acc[r]), bias);
-          Value at = add(add(t.destBase, mul(i, t.destStride)), j);
-          store(roundFromF32(b, b.getLoc(), y, elem, cfg.bf16Dot), t.dest, {at});
+      for (int64_t c = 0; c < groupCols; ++c) {
+        Value j = add(j0, idx(c));
+        ifThen(lt(j, t.cols), [&] {
+          Value bias = select(hasBias, b.getF32Type(), [&] {
+            Value x = load(t.biasBuf, {mul(add(t.wCol0, j), t.biasStride)});
+            return x.getType().isF32() ? x
+                                       : arith::ExtFOp::create(b, b.getF32Type(), x).getResult();
+          }, [&] { return f32(0); });
+          for (int64_t r = 0; r < groupRows; ++r) {
+            Value i = add(g0, idx(r));
+            ifThen(lt(i, t.rows), [&] {
+              Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD,
+                                                      acc[r * groupCols + c]);
+              Value at = add(add(t.destBase, mul(i, t.destStride)), j);
+              store(roundFromF32(b, b.getLoc(), arith::AddFOp::create(b, sum, bias), elem,
+                                 cfg.bf16Dot),
+                    t.dest, {at});
+            });
+          }
         });
       }
     });
