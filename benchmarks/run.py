@@ -434,7 +434,8 @@ def main():
             "peaks": peaks, "read_bandwidth": bandwidth, "min_sample_s": args.min_sample,
             "dtypes": args.dtypes,
             "spinning": "OpenMP peers with OMP_WAIT_POLICY=%s, ONNX Runtime with "
-                        "allow_spinning=0, attnc's pool parks idle threads"
+                        "allow_spinning=0, attnc's pool parks idle threads after a "
+                        "kernel's last phase"
                         % os.environ["OMP_WAIT_POLICY"]}
     if "bf16" in args.dtypes:
         meta.update({"bf16_peaks": {t: g for t, g in bf16_peaks.items() if g},

@@ -266,10 +266,11 @@ int runDevicePhase(Job &job, const attnc_options *opt) {
   return ATTNC_ERR_KERNEL;
 }
 
-/// An item phase: its items on the caller's thread and helpers.
-int runItemPhase(Job &job, const attnc_options *opt) {
+/// An item phase: its items on the caller's thread and helpers (`nextSoon`: a
+/// phase of this launch follows).
+int runItemPhase(Job &job, const attnc_options *opt, bool nextSoon) {
   job.participants = participantsFor(opt, job.items);
-  if (int rc = runOnThreads(unsigned(job.participants), runItems, &job)) {
+  if (int rc = runOnThreads(unsigned(job.participants), runItems, &job, nextSoon)) {
     setError(cat("kernel '", kernelName(*job.desc), "': the parallel-for given to "
                  "attnc_set_parallel_for returned ", rc, "; its outputs are partly written")
                  .c_str());
@@ -346,7 +347,8 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *const *args,
     job.items = checked.phases[p].items;
     if (job.items == 0)
       continue;
-    if (int rc = job.phase->device ? runDevicePhase(job, opt) : runItemPhase(job, opt))
+    bool last = p + 1 == desc->num_phases;
+    if (int rc = job.phase->device ? runDevicePhase(job, opt) : runItemPhase(job, opt, !last))
       return rc;
   }
   setError("");

@@ -16,11 +16,13 @@
 // a static destructor would have to stop threads that may sit in another
 // library's code at exit, and an idle worker costs nothing once asleep.
 //
-// A worker whose job ended polls for the next one for kSpinMicros before it
-// sleeps on the condition variable: a kernel of several phases (multi-head
-// attention: three) launches them back to back, and a sleeping worker takes
-// a futex wake-up, tens of microseconds, per phase. 50 us is about one short
-// phase; OpenMP runtimes spin for milliseconds.
+// A worker whose job was not a kernel's last phase (runOnThreads' nextSoon)
+// polls for the next job for kSpinMicros before it sleeps on the condition
+// variable: a kernel of several phases (multi-head attention: three)
+// launches them back to back, and a sleeping worker costs a futex wake-up,
+// tens of microseconds, per phase. After a kernel's last phase workers sleep
+// at once, so they take no core from what the caller runs next (benchmarks
+// time peers in turn).
 //
 // fork(): the child inherits the pool's memory but none of its threads, so a
 // launch in the child would wait forever for workers that do not exist.
@@ -72,6 +74,7 @@ inline void cpuRelax() {
 struct Job {
   Task task;
   void *ctx;
+  bool nextSoon;    // another job follows at once: its helpers poll for it
   unsigned slots;   // helpers it still takes; listed in Pool::open while > 0
   unsigned joined;  // helpers that joined
   unsigned running; // of those, how many have not returned
@@ -80,7 +83,7 @@ struct Job {
 
 class Pool {
 public:
-  unsigned run(unsigned participants, Task task, void *ctx);
+  unsigned run(unsigned participants, Task task, void *ctx, bool nextSoon);
 
   // pthread_atfork: wait until no job runs, and hold the mutex across fork so
   // that none starts; then let the parent carry on.
@@ -122,8 +125,9 @@ void Pool::spinForWork() {
 void Pool::workerLoop() {
   tlsInTask = true;
   std::unique_lock<std::mutex> lock(mutex);
+  bool poll = false; // the last job said another follows
   for (;;) {
-    if (open.empty()) {
+    if (poll && open.empty()) {
       lock.unlock();
       spinForWork();
       lock.lock();
@@ -135,6 +139,7 @@ void Pool::workerLoop() {
     openCount.store(open.size(), std::memory_order_relaxed);
     ++job->joined;
     ++job->running;
+    poll = job->nextSoon;
     lock.unlock();
     job->task(job->ctx);
     lock.lock();
@@ -157,8 +162,8 @@ void Pool::grow(unsigned count) {
   }
 }
 
-unsigned Pool::run(unsigned participants, Task t, void *c) {
-  Job job{t, c, 0, 0, 0, {}};
+unsigned Pool::run(unsigned participants, Task t, void *c, bool nextSoon) {
+  Job job{t, c, nextSoon, 0, 0, 0, {}};
   bool helped; // job.slots itself is the workers' to change once it is open
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -237,14 +242,14 @@ void hostBody(void *closure, int32_t) {
 
 } // namespace
 
-int attnc::rt::runOnThreads(unsigned participants, Task task, void *ctx) {
+int attnc::rt::runOnThreads(unsigned participants, Task task, void *ctx, bool nextSoon) {
   if (participants <= 1 || tlsInTask) {
     task(ctx);
     return 0;
   }
   HostParallelFor host = hostParallelFor();
   if (!host.fn) {
-    pool().run(participants, task, ctx);
+    pool().run(participants, task, ctx, nextSoon);
     return 0;
   }
   HostCall call{task, ctx};

@@ -34,7 +34,12 @@ using Task = void (*)(void *ctx);
 /// inside a running task runs on its calling thread alone instead of waiting
 /// for workers. Returns 0, or the host parallel-for's non-zero return (the
 /// work is then partly done).
-int runOnThreads(unsigned participants, Task task, void *ctx);
+///
+/// `nextSoon`: the caller launches another job right after this one (the
+/// next phase of a kernel), so pool workers poll for it briefly before they
+/// sleep; otherwise they sleep at once and take no core from what the caller
+/// does next.
+int runOnThreads(unsigned participants, Task task, void *ctx, bool nextSoon = false);
 
 /// The number of participants a job gets when the user asks for "all cores":
 /// std::thread::hardware_concurrency(), or 1 when that is unknown.
