@@ -17,6 +17,13 @@ ONNX Runtime's time and x over it; the projections' share of the FLOPs. Each row
 attnc's out against PyTorch's in float64 (max |err| / max |out| <= 1e-4; ONNX Runtime's
 <= 1e-3).
 """
+import os
+
+# As in run.py: OpenMP threads that spin after a call take the cores from the next peer timed;
+# every peer's pool waits passively between calls (attnc's polls only between a kernel's
+# phases). Set before torch loads its OpenMP runtime.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import sys
 
