@@ -4,8 +4,9 @@ tensor), and against attnc's own dot-product kernel of the same shape, timed in 
 
     benchmarks/.venv/bin/python benchmarks/additive.py --seq 256 1024 2048
 
-Columns: milliseconds median (best); pairs x d per second (G, attnc's row: one tanh each);
-additive / dot: what the tanh costs over the dot-product kernel. PyTorch's column is left out
+Columns: milliseconds median (best); pairs x d per second (G, attnc's row: one tanh each)
+and its % of the tanh roofline measured in the same run (attnc-run --tanh-peak: the kernels'
+tanh step from registers); additive / dot: what the tanh costs over the dot-product kernel. PyTorch's column is left out
 where its (B, H, N, N, d) tensor would pass --torch-limit GiB. Each row also checks attnc's
 out against PyTorch's (float64) where both ran.
 """
@@ -15,7 +16,7 @@ import sys
 import torch
 
 import attnc
-from timing import timed_in_turn
+from timing import tanh_peak, timed_in_turn
 
 SPEC = """
 attn.kernel @additive {{
@@ -37,7 +38,7 @@ def keras_formula(q, k, v, va):
     return torch.softmax(scores, -1) @ v
 
 
-def main():
+def arguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, nargs="+", default=[256, 1024, 2048])
     parser.add_argument("--heads", type=int, default=4)
@@ -47,13 +48,15 @@ def main():
     parser.add_argument("--target", default="host")
     parser.add_argument("--torch-limit", type=float, default=4.0,
                         help="GiB of PyTorch's (B, H, N, N, d) tensor it may build")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def measure(args):
+    """{"roofline": G steps/s, "rows": one per seq, "failed": an out off PyTorch's}."""
     torch.set_num_threads(args.threads)
     module = attnc.compile(SPEC.format(heads=args.heads, dim=args.dim), target=args.target)
-    print("| seq | attnc additive ms | G pairs x d / s | attnc dot ms | additive / dot | "
-          "PyTorch eager ms | x over PyTorch |")
-    print("|---|---|---|---|---|---|---|")
-    failed = False
+    result = {"heads": args.heads, "dim": args.dim, "threads": args.threads,
+              "roofline": tanh_peak(args.threads), "rows": [], "failed": False}
     for n in args.seq:
         gen = torch.Generator().manual_seed(n)
         q, k, v = (torch.randn(1, args.heads, n, args.dim, generator=gen) for _ in range(3))
@@ -62,25 +65,45 @@ def main():
             "additive": lambda: module.additive(q, k, v, va, num_threads=args.threads),
             "dot": lambda: module.dot(q, k, v, num_threads=args.threads),
         }
-        gib = args.heads * n * n * args.dim * 4 / 2 ** 30
-        if gib <= args.torch_limit:
+        row = {"seq": n, "steps": args.heads * n * n * args.dim,
+               "torch_gib": args.heads * n * n * args.dim * 4 / 2 ** 30, "err": None}
+        if row["torch_gib"] <= args.torch_limit:
             calls["torch"] = lambda: keras_formula(q, k, v, va)
             want = keras_formula(*(x.double() for x in (q, k, v, va)))
-            err = (calls["additive"]()[0].double() - want).abs().max().item()
-            failed |= err > 1e-4
-            check = " (max |out - PyTorch float64| %.1e)" % err
-        else:
-            check = " (PyTorch left out: %.1f GiB)" % gib
-        times = timed_in_turn(calls, args.repeats)
-        add, dot = times["additive"], times["dot"]
-        rate = args.heads * n * n * args.dim / (add[0] * 1e-3) * 1e-9
-        peer = "- | -"
-        if "torch" in times:
-            peer = "%.1f (%.1f) | %.1fx" % (times["torch"][0], times["torch"][1],
-                                            times["torch"][0] / add[0])
-        print("| %d | %.2f (%.2f) | %.2f | %.2f (%.2f) | %.1f | %s |%s"
-              % (n, add[0], add[1], rate, dot[0], dot[1], add[0] / dot[0], peer, check))
-    return 1 if failed else 0
+            row["err"] = (calls["additive"]()[0].double() - want).abs().max().item()
+            result["failed"] |= row["err"] > 1e-4
+        row["ms"] = timed_in_turn(calls, args.repeats)
+        result["rows"].append(row)
+    return result
+
+
+def table(result):
+    """The markdown table of measure()'s result."""
+    lines = ["%d heads, head_dim %d, %d threads; tanh roofline (attnc-run --tanh-peak) "
+             "%.2f G steps/s" % (result["heads"], result["dim"], result["threads"],
+                                 result["roofline"]),
+             "",
+             "| seq | attnc additive ms | G pairs x d / s (% of the tanh roofline) | "
+             "attnc dot ms | additive / dot | PyTorch eager ms | x over PyTorch | check |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in result["rows"]:
+        add, dot = row["ms"]["additive"], row["ms"]["dot"]
+        rate = row["steps"] / (add[0] * 1e-3) * 1e-9
+        peer, check = "- | -", "PyTorch left out: %.1f GiB" % row["torch_gib"]
+        if "torch" in row["ms"]:
+            theirs = row["ms"]["torch"]
+            peer = "%.1f (%.1f) | %.1fx" % (theirs[0], theirs[1], theirs[0] / add[0])
+            check = "max abs err %.1e" % row["err"]
+        lines.append("| %d | %.2f (%.2f) | %.2f (%.0f%%) | %.2f (%.2f) | %.1f | %s | %s |"
+                     % (row["seq"], add[0], add[1], rate, 100 * rate / result["roofline"],
+                        dot[0], dot[1], add[0] / dot[0], peer, check))
+    return lines
+
+
+def main():
+    result = measure(arguments())
+    print("\n".join(table(result)))
+    return 1 if result["failed"] else 0
 
 
 if __name__ == "__main__":

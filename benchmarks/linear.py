@@ -58,7 +58,7 @@ def torch_chunked(q, k, v, causal, chunk=64, eps=1e-6):
     return out.reshape(b, h, n * chunk, -1)[:, :, :t]
 
 
-def main():
+def arguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, nargs="+",
                         default=[128, 256, 512, 1024, 4096, 16384, 65536])
@@ -69,20 +69,29 @@ def main():
     parser.add_argument("--target", default="host")
     parser.add_argument("--softmax-limit", type=int, default=16384)
     parser.add_argument("--non-causal", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def flops(args, n, causal):
+    """The linear kernel's FLOPs (attnc explain's count): causal, per chunk of 64 the masked
+    product inside it and Q S, then S += K^T V; non-causal K^T V and Q S."""
+    d = args.dim
+    if causal:
+        return args.heads * n * ((64 * 2 * d + 2 * d * d) + 2 * d * d)
+    return args.heads * n * 4 * d * d
+
+
+def measure(args):
+    """{"peak": GFLOPS, "rows": one per seq, "crossover": the first seq where softmax is
+    slower, "failed": an out off PyTorch's float64}."""
     torch.set_num_threads(args.threads)
     causal = not args.non_causal
     module = attnc.compile(SPEC.format(heads=args.heads, dim=args.dim,
                                        causal=", causal = true" if causal else "",
                                        mask="#attn.causal<top_left>" if causal else "#attn.full"),
                            target=args.target)
-    peak = fma_peak(args.threads)
-    print("%s, %d heads, head_dim %d, %d threads; FMA peak %.1f GFLOPS"
-          % ("causal" if causal else "non-causal", args.heads, args.dim, args.threads, peak))
-    print("| seq | attnc linear ms | GFLOPS (% peak) | PyTorch chunked ms | x over PyTorch | "
-          "attnc softmax ms | softmax / linear |")
-    print("|---|---|---|---|---|---|---|")
-    failed, crossover = False, None
+    result = {"causal": causal, "heads": args.heads, "dim": args.dim, "threads": args.threads,
+              "peak": fma_peak(args.threads), "rows": [], "crossover": None, "failed": False}
     for n in args.seq:
         gen = torch.Generator().manual_seed(n)
         q, k, v = (torch.randn(1, args.heads, n, args.dim, generator=gen) for _ in range(3))
@@ -93,25 +102,44 @@ def main():
         want = torch_chunked(q.double(), k.double(), v.double(), causal)
         got = calls["linear"]()
         err = ((got.double() - want).abs().max() / want.abs().max()).item()
-        failed |= err > 1e-4
+        result["failed"] |= err > 1e-4
         times = timed_in_turn(calls, args.repeats)
-        lin, peer = times["linear"], times["torch"]
-        d = args.dim
-        flops = args.heads * n * ((64 * 2 * d + 2 * d * d) + 2 * d * d) if causal else \
-            args.heads * n * 4 * d * d
-        gflops = flops / (lin[0] * 1e-3) * 1e-9
+        result["rows"].append({"seq": n, "ms": times, "err": err,
+                               "gflop": flops(args, n, causal) * 1e-9})
+        if "softmax" in times and times["softmax"][0] > times["linear"][0] \
+                and result["crossover"] is None:
+            result["crossover"] = n
+    return result
+
+
+def table(result):
+    """The markdown table of measure()'s result."""
+    lines = ["%s, %d heads, head_dim %d, %d threads; FMA peak %.1f GFLOPS"
+             % ("causal" if result["causal"] else "non-causal", result["heads"], result["dim"],
+                result["threads"], result["peak"]),
+             "",
+             "| seq | attnc linear ms | GFLOPS (% peak) | PyTorch chunked ms | x over PyTorch | "
+             "attnc softmax ms | softmax / linear | max rel err |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in result["rows"]:
+        lin, peer = row["ms"]["linear"], row["ms"]["torch"]
+        gflops = row["gflop"] / (lin[0] * 1e-3)
         soft = "- | -"
-        if "softmax" in times:
-            ratio = times["softmax"][0] / lin[0]
-            soft = "%.2f (%.2f) | %.2f" % (times["softmax"][0], times["softmax"][1], ratio)
-            if ratio > 1 and crossover is None:
-                crossover = n
-        print("| %d | %.2f (%.2f) | %.1f (%.0f%%) | %.2f (%.2f) | %.1fx | %s | (max rel err %.1e)"
-              % (n, lin[0], lin[1], gflops, 100 * gflops / peak, peer[0], peer[1],
-                 peer[0] / lin[0], soft, err))
-    print("crossover: linear faster than softmax attention from seq %s on (of those measured)"
-          % crossover)
-    return 1 if failed else 0
+        if "softmax" in row["ms"]:
+            theirs = row["ms"]["softmax"]
+            soft = "%.2f (%.2f) | %.2f" % (theirs[0], theirs[1], theirs[0] / lin[0])
+        lines.append("| %d | %.2f (%.2f) | %.1f (%.0f%%) | %.2f (%.2f) | %.1fx | %s | %.1e |"
+                     % (row["seq"], lin[0], lin[1], gflops, 100 * gflops / result["peak"],
+                        peer[0], peer[1], peer[0] / lin[0], soft, row["err"]))
+    lines += ["", "Crossover: linear is faster than softmax attention from seq %s on (of the "
+                  "lengths measured)." % result["crossover"]]
+    return lines
+
+
+def main():
+    result = measure(arguments())
+    print("\n".join(table(result)))
+    return 1 if result["failed"] else 0
 
 
 if __name__ == "__main__":

@@ -113,7 +113,7 @@ def composition(module, e, x, weights, threads):
             "attention": lambda: attention_k(q, k, v, num_threads=threads)}
 
 
-def main():
+def arguments(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seq", type=int, nargs="+", default=[1, 17, 128, 2048])
     parser.add_argument("--embed", type=int, nargs="+", default=[256, 768])
@@ -122,79 +122,114 @@ def main():
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--target", default="host")
     parser.add_argument("--causal", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def reference(x, e, heads, weights, causal_mask, causal):
+    """torch.nn.functional.multi_head_attention_forward in float64."""
+    w_in, b_in, w_out, b_out = (w.double() for w in weights)
+    xt = x.double().transpose(0, 1)
+    return torch.nn.functional.multi_head_attention_forward(
+        xt, xt, xt, e, heads, w_in, b_in, None, None, False, 0.0, w_out, b_out,
+        training=False, need_weights=False,
+        attn_mask=None if causal_mask is None else causal_mask.double(),
+        is_causal=causal)[0].transpose(0, 1)
+
+
+def measure_row(args, e, n, kernel, module, mha, session, weights):
+    """One (embed_dim, seq) row: times of every call and the errors of attnc's (fused and
+    composed) and ONNX Runtime's out against the float64 reference."""
+    heads = e // 64
+    x = torch.randn(args.batch, n, e)
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(n) if args.causal else None
+
+    def peer():
+        with torch.inference_mode():
+            return mha(x, x, x, need_weights=False, attn_mask=causal, is_causal=args.causal)[0]
+
+    w_in, b_in, w_out, b_out = weights
+    # The biases are optional inputs: by name (the package takes them last).
+    calls = {"attnc": lambda: kernel(x, w_in, w_out, in_proj_bias=b_in, out_proj_bias=b_out,
+                                     num_threads=args.threads),
+             "torch": peer}
+    calls.update(composition(module, e, x, weights, args.threads))
+    if session:
+        xs = x.numpy()
+        calls["ort"] = lambda: session.run(None, {"x": xs})[0]
+    want = reference(x, e, heads, weights, causal, args.causal)
+    row = {"embed": e, "seq": n, "ort_err": None,
+           "err": max(((calls[c]().double() - want).abs().max() / want.abs().max()).item()
+                      for c in ("attnc", "composed"))}
+    if session:
+        row["ort_err"] = float(np.abs(calls["ort"]() - want.numpy()).max()
+                               / want.abs().max().item())
+    row["ms"] = timed_in_turn(calls, args.repeats)
+    tokens = args.batch * n
+    pairs = args.batch * heads * (n * (n + 1) / 2 if args.causal else n * n)
+    row["projection_gflop"] = 2 * tokens * e * 4 * e * 1e-9
+    row["gflop"] = row["projection_gflop"] + 4 * 64 * pairs * 1e-9
+    return row
+
+
+def measure(args):
+    """{"peak": GFLOPS, "rows": one per (embed_dim, seq), "failed": an out off the float64
+    reference (attnc's by 1e-4, ONNX Runtime's by 1e-3)}."""
     torch.set_num_threads(args.threads)
     mask = "#attn.causal<top_left>" if args.causal else "#attn.full"
     module = attnc.compile("".join(SPEC.format(embed=e, heads=e // 64, qkv=3 * e, mask=mask)
                                    for e in args.embed), target=args.target)
-    peak = fma_peak(args.threads)
-    print("batch %d, %s, head_dim 64, %d threads; FMA peak %.1f GFLOPS"
-          % (args.batch, "causal" if args.causal else "no mask", args.threads, peak))
-    print("| embed_dim | seq | attnc ms | GFLOPS (% peak) | attnc composed ms: projections + "
-          "attention (projections' % peak) | fused x over composed | nn.MultiheadAttention ms | "
-          "x over PyTorch | ONNX Runtime ms | x over ORT | projections' FLOPs |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    failed = False
+    result = {"batch": args.batch, "causal": args.causal, "threads": args.threads,
+              "peak": fma_peak(args.threads), "ort": ort is not None, "rows": [],
+              "failed": False}
     for e in args.embed:
-        heads = e // 64
         torch.manual_seed(e)
-        mha = torch.nn.MultiheadAttention(e, heads, batch_first=True).eval()
-        w_in, b_in = mha.in_proj_weight.detach(), mha.in_proj_bias.detach().uniform_(-0.1, 0.1)
-        w_out, b_out = mha.out_proj.weight.detach(), mha.out_proj.bias.detach().uniform_(-0.1, 0.1)
-        kernel = getattr(module, "mha_%d" % e)
-        session = ort and ort_session(e, heads, w_in, b_in, w_out, b_out, args.threads,
-                                      args.causal)
+        mha = torch.nn.MultiheadAttention(e, e // 64, batch_first=True).eval()
+        weights = (mha.in_proj_weight.detach(), mha.in_proj_bias.detach().uniform_(-0.1, 0.1),
+                   mha.out_proj.weight.detach(), mha.out_proj.bias.detach().uniform_(-0.1, 0.1))
+        session = ort and ort_session(e, e // 64, *weights, args.threads, args.causal)
         for n in args.seq:
-            x = torch.randn(args.batch, n, e)
-            causal = torch.nn.Transformer.generate_square_subsequent_mask(n) if args.causal \
-                else None
+            row = measure_row(args, e, n, getattr(module, "mha_%d" % e), module, mha, session,
+                              weights)
+            result["failed"] |= row["err"] > 1e-4 or (row["ort_err"] or 0) > 1e-3
+            result["rows"].append(row)
+    return result
 
-            def peer():
-                with torch.inference_mode():
-                    return mha(x, x, x, need_weights=False, attn_mask=causal,
-                               is_causal=args.causal)[0]
 
-            # The biases are optional inputs: by name (the package takes them last).
-            calls = {"attnc": lambda: kernel(x, w_in, w_out, in_proj_bias=b_in,
-                                             out_proj_bias=b_out, num_threads=args.threads),
-                     "torch": peer}
-            calls.update(composition(module, e, x, (w_in, b_in, w_out, b_out), args.threads))
-            if session:
-                xs = x.numpy()
-                calls["ort"] = lambda: session.run(None, {"x": xs})[0]
-            want = torch.nn.functional.multi_head_attention_forward(
-                x.double().transpose(0, 1), x.double().transpose(0, 1),
-                x.double().transpose(0, 1), e, heads, w_in.double(), b_in.double(), None, None,
-                False, 0.0, w_out.double(), b_out.double(), training=False,
-                need_weights=False, attn_mask=None if causal is None else causal.double(),
-                is_causal=args.causal)[0].transpose(0, 1)
-            err = max(((calls[c]().double() - want).abs().max() / want.abs().max()).item()
-                      for c in ("attnc", "composed"))
-            failed |= err > 1e-4
-            if session:
-                ort_err = np.abs(calls["ort"]() - want.numpy()).max() / want.abs().max().item()
-                failed |= ort_err > 1e-3
-            times = timed_in_turn(calls, args.repeats)
-            ours, theirs = times["attnc"], times["torch"]
-            tokens = args.batch * n
-            projections = 2 * tokens * e * 4 * e
-            pairs = args.batch * heads * (n * (n + 1) / 2 if args.causal else n * n)
-            flops = projections + 4 * 64 * pairs
-            gflops = flops / (ours[0] * 1e-3) * 1e-9
-            onnx = "- | -"
-            if session:
-                onnx = "%.3f (%.3f) | %.2fx" % (times["ort"][0], times["ort"][1],
-                                                times["ort"][0] / ours[0])
-            proj_ms = times["projections"][0]
-            composed = "%.3f (%.3f): %.3f + %.3f (%.0f%%) | %.2fx" % (
-                times["composed"][0], times["composed"][1], proj_ms, times["attention"][0],
-                100 * projections / (proj_ms * 1e-3) * 1e-9 / peak,
-                times["composed"][0] / ours[0])
-            print("| %d | %d | %.3f (%.3f) | %.1f (%.0f%%) | %s | %.3f (%.3f) | %.2fx | %s | "
-                  "%.0f%% | (max rel err %.1e)"
-                  % (e, n, ours[0], ours[1], gflops, 100 * gflops / peak, composed, theirs[0],
-                     theirs[1], theirs[0] / ours[0], onnx, 100 * projections / flops, err))
-    return 1 if failed else 0
+def table(result):
+    """The markdown table of measure()'s result."""
+    peak = result["peak"]
+    lines = ["batch %d, %s, head_dim 64, %d threads; FMA peak %.1f GFLOPS"
+             % (result["batch"], "causal" if result["causal"] else "no mask",
+                result["threads"], peak),
+             "",
+             "| embed_dim | seq | attnc ms | GFLOPS (% peak) | attnc composed ms: projections "
+             "+ attention (projections' % peak) | fused x over composed | "
+             "nn.MultiheadAttention ms | x over PyTorch | ONNX Runtime ms | x over ORT | "
+             "projections' FLOPs | max rel err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for row in result["rows"]:
+        t = row["ms"]
+        ours, theirs, composed = t["attnc"], t["torch"], t["composed"]
+        gflops = row["gflop"] / (ours[0] * 1e-3)
+        proj = row["projection_gflop"] / (t["projections"][0] * 1e-3)
+        onnx = "- | -"
+        if "ort" in t:
+            onnx = "%.3f (%.3f) | %.2fx" % (t["ort"][0], t["ort"][1], t["ort"][0] / ours[0])
+        lines.append(
+            "| %d | %d | %.3f (%.3f) | %.1f (%.0f%%) | %.3f (%.3f): %.3f + %.3f (%.0f%%) | "
+            "%.2fx | %.3f (%.3f) | %.2fx | %s | %.0f%% | %.1e |"
+            % (row["embed"], row["seq"], ours[0], ours[1], gflops, 100 * gflops / peak,
+               composed[0], composed[1], t["projections"][0], t["attention"][0],
+               100 * proj / peak, composed[0] / ours[0], theirs[0], theirs[1],
+               theirs[0] / ours[0], onnx, 100 * row["projection_gflop"] / row["gflop"],
+               row["err"]))
+    return lines
+
+
+def main():
+    result = measure(arguments())
+    print("\n".join(table(result)))
+    return 1 if result["failed"] else 0
 
 
 if __name__ == "__main__":

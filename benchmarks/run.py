@@ -3,6 +3,9 @@
 
   python3 benchmarks/run.py --out DIR             the full comparison (peers: peers/install.sh)
   python3 benchmarks/run.py --quick --out DIR     tiny shapes, keeps the harness working (CI)
+  python3 benchmarks/run.py --group variants --out DIR
+                                                  additive, linear and multi-head attention
+                                                  (variants.py)
 
 For every workload (variant x seq x head_dim x threads x dtype) each available peer is first
 checked against attnc's reference evaluator on a small problem of the same variant and dtype
@@ -334,6 +337,10 @@ def positive_float(text):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--group", choices=["attention", "variants"], default="attention",
+                        help="attention: softmax attention against its peers (the options "
+                             "below); variants: additive, linear and multi-head attention "
+                             "(variants.py: --quick, --threads' largest, --target)")
     parser.add_argument("--quick", action="store_true", help="tiny shapes, one repeat")
     parser.add_argument("--out", required="--memory-child" not in sys.argv)
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
@@ -378,6 +385,9 @@ def main():
         return memory_child(args)
     if args.remeasure_memory:
         return remeasure_memory(args)
+    if args.group == "variants":
+        import variants
+        return variants.run(args, command_line())
     if args.quick:
         args.seqs, args.head_dims, args.threads, args.heads, args.repeats = [128, 256], [64], [1, 2], 2, 1
         args.min_sample = 0.01

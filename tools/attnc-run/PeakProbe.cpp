@@ -20,11 +20,6 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
-#include <chrono>
-#include <thread>
-#include <vector>
-
 namespace {
 
 constexpr long kIterations = 20'000'000;
@@ -79,25 +74,6 @@ __attribute__((target("avx512bf16,avx512f"))) float chainsBf16(float seed) {
   return sum;
 }
 
-// Best of a few runs of `chains` on `threads` threads at once, each thread
-// doing `flopsPerThread`.
-template <typename Chains>
-double bestGflops(int threads, double flopsPerThread, Chains chains) {
-  double best = 0;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    std::vector<std::thread> pool;
-    std::vector<float> sink(threads);
-    auto start = std::chrono::steady_clock::now();
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] { sink[t] = chains(float(t)); });
-    for (std::thread &th : pool)
-      th.join();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, flopsPerThread * threads / seconds * 1e-9);
-  }
-  return best;
-}
-
 } // namespace
 
 bool attnc::hasBf16Dot() {
@@ -107,12 +83,12 @@ bool attnc::hasBf16Dot() {
 double attnc::measureBf16DotPeakGflops(int threads) {
   if (!hasBf16Dot())
     return 0;
-  return bestGflops(threads, 64.0 * kBf16Chains * double(kIterations), chainsBf16);
+  return attnc::bestRate(threads, 64.0 * kBf16Chains * double(kIterations), chainsBf16);
 }
 
 double attnc::measureFmaPeakGflops(int threads) {
   bool avx512 = __builtin_cpu_supports("avx512f");
   int lanes = avx512 ? 16 : 8;
-  return bestGflops(threads, 2.0 * lanes * kChains * double(kIterations),
+  return attnc::bestRate(threads, 2.0 * lanes * kChains * double(kIterations),
                     [avx512](float seed) { return avx512 ? chainsAvx512(seed) : chainsAvx2(seed); });
 }

@@ -8,7 +8,31 @@
 #ifndef ATTNC_TOOLS_ATTNC_RUN_PEAKPROBE_H
 #define ATTNC_TOOLS_ATTNC_RUN_PEAKPROBE_H
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
 namespace attnc {
+
+/// Best of three runs of `chains(seed)` on `threads` threads at once, each
+/// thread doing `workPerThread` (FLOPs, steps): billions a second.
+template <typename Chains>
+double bestRate(int threads, double workPerThread, Chains chains) {
+  double best = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::vector<std::thread> pool;
+    std::vector<float> sink(threads);
+    auto start = std::chrono::steady_clock::now();
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { sink[t] = chains(float(t)); });
+    for (std::thread &th : pool)
+      th.join();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = std::max(best, workPerThread * threads / seconds * 1e-9);
+  }
+  return best;
+}
 
 /// Measured f32 GFLOPS of independent FMA chains in the widest vectors the CPU
 /// has (AVX-512, else AVX2), on `threads` threads at once; best of a few runs.

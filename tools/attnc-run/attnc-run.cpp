@@ -23,6 +23,7 @@
 #include "MultiHead.h"
 #include "Projection.h"
 #include "PeakProbe.h"
+#include "TanhProbe.h"
 
 #include "attnc/Dialect/Attn/ModInputs.h"
 #include "attnc/InitAll.h"
@@ -68,6 +69,11 @@ static cl::opt<bool> bf16Peak("bf16-peak",
                               cl::desc("Only measure and print the bf16 dot-product (vdpbf16ps) "
                                        "peak (--num-threads); exit status 1 without AVX512-BF16"),
                               cl::cat(compiledCat));
+static cl::opt<bool> tanhPeak(
+    "tanh-peak",
+    cl::desc("Only measure and print the additive kernels' roofline (--num-threads): steps "
+             "acc += v tanh(k + q) a second, from registers, as the kernels compute them"),
+    cl::cat(compiledCat));
 static cl::opt<bool> bandwidthPeak(
     "bandwidth-peak",
     cl::desc("Only measure and print the memory read bandwidth (--num-threads): a buffer "
@@ -730,6 +736,17 @@ int main(int argc, char **argv) {
     }
     llvm::outs() << llvm::formatv("bf16 dot peak: {0:f1} GFLOPS on {1} threads\n",
                                   measureBf16DotPeakGflops(n), n);
+    return 0;
+  }
+  if (tanhPeak) {
+    int n = threads ? int(threads) : std::max(1u, std::thread::hardware_concurrency());
+    double rate = measureTanhStepsPerSecond(n);
+    if (rate == 0) {
+      llvm::WithColor::error(llvm::errs(), "attnc-run")
+          << "the tanh probe's tanh differs from libm's by more than 1e-6\n";
+      return 1;
+    }
+    llvm::outs() << llvm::formatv("tanh peak: {0:f2} G steps/s on {1} threads\n", rate, n);
     return 0;
   }
   if (bandwidthPeak) {
