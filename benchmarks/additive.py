@@ -4,7 +4,8 @@ tensor), and against attnc's own dot-product kernel of the same shape, timed in 
 
     benchmarks/.venv/bin/python benchmarks/additive.py --seq 256 1024 2048
 
-Columns: milliseconds median (best); pairs x d per second (G, attnc's row: one tanh each)
+Columns: milliseconds median (best) (a sample of a call under --min-sample seconds is as
+many back-to-back calls as fill it); pairs x d per second (G, attnc's row: one tanh each)
 and its % of the tanh roofline measured in the same run (attnc-run --tanh-peak: the kernels'
 tanh step from registers); additive / dot: what the tanh costs over the dot-product kernel. PyTorch's column is left out
 where its (B, H, N, N, d) tensor would pass --torch-limit GiB. Each row also checks attnc's
@@ -16,7 +17,7 @@ import sys
 import torch
 
 import attnc
-from timing import tanh_peak, timed_in_turn
+from timing import best_probe, tanh_peak, timed_in_turn
 
 SPEC = """
 attn.kernel @additive {{
@@ -46,6 +47,8 @@ def arguments(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--target", default="host")
+    parser.add_argument("--min-sample", type=float, default=0.05,
+                        help="a timed sample is as many back-to-back calls as fill this (s)")
     parser.add_argument("--torch-limit", type=float, default=4.0,
                         help="GiB of PyTorch's (B, H, N, N, d) tensor it may build")
     return parser.parse_args(argv)
@@ -56,8 +59,10 @@ def measure(args):
     torch.set_num_threads(args.threads)
     module = attnc.compile(SPEC.format(heads=args.heads, dim=args.dim), target=args.target)
     result = {"heads": args.heads, "dim": args.dim, "threads": args.threads,
-              "roofline": tanh_peak(args.threads), "rows": [], "failed": False}
+              "rows": [], "failed": False}
+    probes = []
     for n in args.seq:
+        probes.append(tanh_peak(args.threads))
         gen = torch.Generator().manual_seed(n)
         q, k, v = (torch.randn(1, args.heads, n, args.dim, generator=gen) for _ in range(3))
         va = torch.randn(args.heads, args.dim, generator=gen) / args.dim ** 0.5
@@ -72,16 +77,16 @@ def measure(args):
             want = keras_formula(*(x.double() for x in (q, k, v, va)))
             row["err"] = (calls["additive"]()[0].double() - want).abs().max().item()
             result["failed"] |= row["err"] > 1e-4
-        row["ms"] = timed_in_turn(calls, args.repeats)
+        row["ms"] = timed_in_turn(calls, args.repeats, args.min_sample)
         result["rows"].append(row)
+    result["roofline_text"] = best_probe(result, "roofline", probes, "G steps/s")
     return result
 
 
 def table(result):
     """The markdown table of measure()'s result."""
-    lines = ["%d heads, head_dim %d, %d threads; tanh roofline (attnc-run --tanh-peak) "
-             "%.2f G steps/s" % (result["heads"], result["dim"], result["threads"],
-                                 result["roofline"]),
+    lines = ["%d heads, head_dim %d, %d threads; tanh roofline (attnc-run --tanh-peak) %s"
+             % (result["heads"], result["dim"], result["threads"], result["roofline_text"]),
              "",
              "| seq | attnc additive ms | G pairs x d / s (% of the tanh roofline) | "
              "attnc dot ms | additive / dot | PyTorch eager ms | x over PyTorch | check |",

@@ -5,7 +5,8 @@ against attnc's own softmax attention of the same shape (causal or dense), timed
 
     benchmarks/.venv/bin/python benchmarks/linear.py --seq 1024 4096 16384 65536
 
-Columns: milliseconds median (best); GFLOPS of the linear kernel (attnc explain's count) and
+Columns: milliseconds median (best) (a sample of a call under --min-sample seconds is as
+many back-to-back calls as fill it); GFLOPS of the linear kernel (attnc explain's count) and
 its % of the FMA peak measured in the same run; x over PyTorch; softmax attention's time and
 softmax / linear. The crossover is the shortest length where linear is faster than softmax
 (softmax left out above --softmax-limit keys: its time grows as seq^2). Each row checks
@@ -17,7 +18,7 @@ import sys
 import torch
 
 import attnc
-from timing import fma_peak, timed_in_turn
+from timing import best_probe, fma_peak, timed_in_turn
 
 SPEC = """
 attn.kernel @linear {{
@@ -67,6 +68,8 @@ def arguments(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--target", default="host")
+    parser.add_argument("--min-sample", type=float, default=0.05,
+                        help="a timed sample is as many back-to-back calls as fill this (s)")
     parser.add_argument("--softmax-limit", type=int, default=16384)
     parser.add_argument("--non-causal", action="store_true")
     return parser.parse_args(argv)
@@ -91,8 +94,10 @@ def measure(args):
                                        mask="#attn.causal<top_left>" if causal else "#attn.full"),
                            target=args.target)
     result = {"causal": causal, "heads": args.heads, "dim": args.dim, "threads": args.threads,
-              "peak": fma_peak(args.threads), "rows": [], "crossover": None, "failed": False}
+              "rows": [], "crossover": None, "failed": False}
+    probes = []
     for n in args.seq:
+        probes.append(fma_peak(args.threads))
         gen = torch.Generator().manual_seed(n)
         q, k, v = (torch.randn(1, args.heads, n, args.dim, generator=gen) for _ in range(3))
         calls = {"linear": lambda: module.linear(q, k, v, num_threads=args.threads),
@@ -103,20 +108,21 @@ def measure(args):
         got = calls["linear"]()
         err = ((got.double() - want).abs().max() / want.abs().max()).item()
         result["failed"] |= err > 1e-4
-        times = timed_in_turn(calls, args.repeats)
+        times = timed_in_turn(calls, args.repeats, args.min_sample)
         result["rows"].append({"seq": n, "ms": times, "err": err,
                                "gflop": flops(args, n, causal) * 1e-9})
         if "softmax" in times and times["softmax"][0] > times["linear"][0] \
                 and result["crossover"] is None:
             result["crossover"] = n
+    result["peak_text"] = best_probe(result, "peak", probes, "GFLOPS")
     return result
 
 
 def table(result):
     """The markdown table of measure()'s result."""
-    lines = ["%s, %d heads, head_dim %d, %d threads; FMA peak %.1f GFLOPS"
+    lines = ["%s, %d heads, head_dim %d, %d threads; FMA peak %s"
              % ("causal" if result["causal"] else "non-causal", result["heads"], result["dim"],
-                result["threads"], result["peak"]),
+                result["threads"], result["peak_text"]),
              "",
              "| seq | attnc linear ms | GFLOPS (% peak) | PyTorch chunked ms | x over PyTorch | "
              "attnc softmax ms | softmax / linear | max rel err |",

@@ -9,7 +9,8 @@ an attn.projection for the output; timed in turn on the same X and weights.
 
     benchmarks/.venv/bin/python benchmarks/multihead.py --seq 1 17 128 2048 --embed 256 768
 
-Columns: milliseconds median (best); GFLOPS of attnc's kernel (projections + 4 head_dim per
+Columns: milliseconds median (best) (a sample of a call under --min-sample seconds is as
+many back-to-back calls as fill it); GFLOPS of attnc's kernel (projections + 4 head_dim per
 attended pair) and its % of the FMA peak measured in the same run; the composition's time,
 its two projection kernels' and its attention kernel's (each timed alone) and the
 projections' % of the peak; the fused kernel's speed over the composition; x over PyTorch;
@@ -37,7 +38,7 @@ try:
     from onnx import TensorProto, helper
 except ImportError:
     ort = None
-from timing import fma_peak, timed_in_turn
+from timing import best_probe, fma_peak, timed_in_turn
 
 SPEC = """
 attn.kernel @mha_{embed} {{
@@ -121,6 +122,8 @@ def arguments(argv=None):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--target", default="host")
+    parser.add_argument("--min-sample", type=float, default=0.05,
+                        help="a timed sample is as many back-to-back calls as fill this (s)")
     parser.add_argument("--causal", action="store_true")
     return parser.parse_args(argv)
 
@@ -163,7 +166,7 @@ def measure_row(args, e, n, kernel, module, mha, session, weights):
     if session:
         row["ort_err"] = float(np.abs(calls["ort"]() - want.numpy()).max()
                                / want.abs().max().item())
-    row["ms"] = timed_in_turn(calls, args.repeats)
+    row["ms"] = timed_in_turn(calls, args.repeats, args.min_sample)
     tokens = args.batch * n
     pairs = args.batch * heads * (n * (n + 1) / 2 if args.causal else n * n)
     row["projection_gflop"] = 2 * tokens * e * 4 * e * 1e-9
@@ -179,8 +182,8 @@ def measure(args):
     module = attnc.compile("".join(SPEC.format(embed=e, heads=e // 64, qkv=3 * e, mask=mask)
                                    for e in args.embed), target=args.target)
     result = {"batch": args.batch, "causal": args.causal, "threads": args.threads,
-              "peak": fma_peak(args.threads), "ort": ort is not None, "rows": [],
-              "failed": False}
+              "ort": ort is not None, "rows": [], "failed": False}
+    probes = []
     for e in args.embed:
         torch.manual_seed(e)
         mha = torch.nn.MultiheadAttention(e, e // 64, batch_first=True).eval()
@@ -188,19 +191,21 @@ def measure(args):
                    mha.out_proj.weight.detach(), mha.out_proj.bias.detach().uniform_(-0.1, 0.1))
         session = ort and ort_session(e, e // 64, *weights, args.threads, args.causal)
         for n in args.seq:
+            probes.append(fma_peak(args.threads))
             row = measure_row(args, e, n, getattr(module, "mha_%d" % e), module, mha, session,
                               weights)
             result["failed"] |= row["err"] > 1e-4 or (row["ort_err"] or 0) > 1e-3
             result["rows"].append(row)
+    result["peak_text"] = best_probe(result, "peak", probes, "GFLOPS")
     return result
 
 
 def table(result):
     """The markdown table of measure()'s result."""
     peak = result["peak"]
-    lines = ["batch %d, %s, head_dim 64, %d threads; FMA peak %.1f GFLOPS"
+    lines = ["batch %d, %s, head_dim 64, %d threads; FMA peak %s"
              % (result["batch"], "causal" if result["causal"] else "no mask",
-                result["threads"], peak),
+                result["threads"], result["peak_text"]),
              "",
              "| embed_dim | seq | attnc ms | GFLOPS (% peak) | attnc composed ms: projections "
              "+ attention (projections' % peak) | fused x over composed | "

@@ -19,17 +19,24 @@ def timed(fn, repeats):
     return timed_in_turn({"fn": fn}, repeats)["fn"]
 
 
-def timed_in_turn(calls, repeats):
+def timed_in_turn(calls, repeats, min_sample=0.0):
     """timed() for several calls, one round of all of them per repeat: a drift of the
-    machine's speed moves every call alike, so their ratios hold."""
-    for fn in calls.values():
+    machine's speed moves every call alike, so their ratios hold. With min_sample (seconds),
+    a sample of a call shorter than that is as many back-to-back calls as fill it (counted
+    from the warm-up call's time), divided by their number: a sub-millisecond call is then
+    not one draw of the VM's noise."""
+    counts = {}
+    for name, fn in calls.items():
+        start = time.perf_counter()
         fn()
+        counts[name] = max(1, min(1000, int(min_sample / (time.perf_counter() - start))))
     times = {name: [] for name in calls}
     for _ in range(repeats):
         for name, fn in calls.items():
             start = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - start)
+            for _ in range(counts[name]):
+                fn()
+            times[name].append((time.perf_counter() - start) / counts[name])
     return {name: (statistics.median(t) * 1e3, min(t) * 1e3) for name, t in times.items()}
 
 
@@ -40,9 +47,24 @@ def fma_peak(threads):
     return float(line.split()[2])
 
 
+def machine():
+    """The CPU's model name and its count of logical CPUs."""
+    with open("/proc/cpuinfo") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    return "%s, %d CPUs" % (names[0] if names else "unknown CPU", os.cpu_count())
+
+
 def tanh_peak(threads):
     """attnc-run's tanh roofline on `threads` threads: billions of additive-score steps
     (acc += v tanh(k + q), one per pair and head_dim element) a second."""
     line = subprocess.run([attnc_run(), "--tanh-peak", "--num-threads", str(threads)],
                           capture_output=True, text=True, check=True).stdout
     return float(line.split()[2])
+
+
+def best_probe(result, key, probes, unit):
+    """result[key] = the best of the probes (one was taken before each row: a busy moment
+    only lowers a probe, so the best is the machine's bound); the header text that says so."""
+    result[key], result[key + "_probes"] = max(probes), probes
+    return "%.2f %s (the best of %d probes, one before each row; lowest %.2f)" % (
+        result[key], unit, len(probes), min(probes))
