@@ -26,7 +26,7 @@ constexpr int64_t kTile = kProductTile;
 /// Up to this many rows, nn.Linear weights are read in place (fewRows)
 /// rather than packed (Zen 3, 768 -> 2304 features: in place 1.2x faster at
 /// 9 and 17 rows, 1.2-1.4x slower at 32-64).
-constexpr int64_t kFewRows = 24;
+constexpr int64_t kFewRows = 64;
 
 } // namespace
 
@@ -152,14 +152,18 @@ void ProductBuilder::fewRowBlocks(const ProductTile &t, int64_t groupRows, int64
   Value hasBias = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                         memref::DimOp::create(b, t.biasBuf, 0), idx(0));
   Type elem = cast<MemRefType>(t.dest.getType()).getElementType();
-  loop(idx(0), t.cols, groupCols, [&](Value j0) {
-    SmallVector<Value> wRows;
-    for (int64_t c = 0; c < groupCols; ++c)
-      wRows.push_back(mul(add(t.wCol0, minIdx(add(j0, idx(c)), lastCol)), t.wStride));
-    loop(idx(0), t.rows, groupRows, [&](Value g0) {
-      SmallVector<Value> aRows;
-      for (int64_t r = 0; r < groupRows; ++r)
-        aRows.push_back(add(t.aBase, mul(minIdx(add(g0, idx(r)), lastRow), t.aStride)));
+  // Row groups outside, weight rows inside: a group's rows (6 x K) stay in
+  // L1 while the tile's weight rows (64 x K) stream from L2; the other way
+  // round every step read its 6 rows from L2 (Zen 3, 17 rows, 768 -> 2304:
+  // 58-63% -> 67-68% of the FMA peak).
+  loop(idx(0), t.rows, groupRows, [&](Value g0) {
+    SmallVector<Value> aRows;
+    for (int64_t r = 0; r < groupRows; ++r)
+      aRows.push_back(add(t.aBase, mul(minIdx(add(g0, idx(r)), lastRow), t.aStride)));
+    loop(idx(0), t.cols, groupCols, [&](Value j0) {
+      SmallVector<Value> wRows;
+      for (int64_t c = 0; c < groupCols; ++c)
+        wRows.push_back(mul(add(t.wCol0, minIdx(add(j0, idx(c)), lastCol)), t.wStride));
       auto step = [&](Value k, int64_t valid, ValueRange acc) {
         SmallVector<Value> wv, next;
         for (Value row : wRows)
