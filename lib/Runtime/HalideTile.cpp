@@ -19,6 +19,7 @@
 #include "attnc/Runtime/attnc_runtime.h"
 
 #include "HalideHooks.h"
+#include "HalideView.h"
 
 #include <algorithm>
 #include <climits>
@@ -28,39 +29,16 @@
 
 namespace {
 
+using attnc::rt::at;
+using attnc::rt::View;
+constexpr int kMaxRank = attnc::rt::kMaxViewRank;
+
 /// The block_q tunable's upper bound (lib/Target/CPU/CpuTunables.cpp).
 constexpr int64_t kMaxBlockQ = 256;
 
 /// The pipeline's argv form: buffers as halide_buffer_t *, scalars by address,
 /// in the order of FlashPipeline.h.
 using Pipeline = int (*)(void **args);
-
-/// The most dims of a view (a mod input's rank: ModInputs.h).
-constexpr int kMaxRank = 8;
-
-/// A halide_buffer_t over `host`, dims given innermost first.
-struct View {
-  halide_dimension_t dims[kMaxRank] = {};
-  halide_buffer_t buffer = {};
-
-  View() = default;
-  View(const View &) = delete; // buffer points into this object
-  View(void *host, halide_type_t type, int rank, const int64_t (*shape)[2]) {
-    set(host, type, rank, shape);
-  }
-  void set(void *host, halide_type_t type, int rank, const int64_t (*shape)[2]) {
-    for (int n = 0; n < rank; ++n)
-      dims[n] = {0, static_cast<int32_t>(shape[n][0]), static_cast<int32_t>(shape[n][1]), 0};
-    buffer.host = static_cast<uint8_t *>(host);
-    buffer.type = type;
-    buffer.dimensions = rank;
-    buffer.dim = dims;
-  }
-};
-
-char *at(const attnc_memref *m, int64_t element, int64_t bytes) {
-  return static_cast<char *>(m->aligned) + (m->offset + element) * bytes;
-}
 
 /// Views of the mod inputs `inputs` from `table` (LowerFlashToHalideCall.cpp
 /// lays it out): each of its own shape, dims innermost first. 0, 2 when an

@@ -16,7 +16,9 @@
 #include "Emit.h"
 
 #include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
+#include "attnc/Conversion/AttnToHalide/ProjectionProblemFromOp.h"
 #include "attnc/Target/Halide/FlashPipeline.h"
+#include "attnc/Target/Halide/ProjectionPipeline.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -24,14 +26,28 @@ using namespace mlir;
 using namespace attnc;
 using namespace attnc::emit;
 
-/// The Halide backend's input: each kernel of the tiled form as plain data.
-static llvm::Expected<std::vector<halide::FlashProblem>>
-halideProblems(ModuleOp module, const Selection &selection) {
+/// The Halide backend's input: each kernel of the tiled form as plain data,
+/// by kernel family.
+struct HalideProblems {
+  std::vector<halide::FlashProblem> flash;
+  std::vector<halide::ProjectionProblem> projections;
+};
+
+static llvm::Expected<HalideProblems> halideProblems(ModuleOp module,
+                                                     const Selection &selection) {
   OwningOpRef<ModuleOp> tiled = module.clone();
   if (llvm::Error err = runPipeline(*tiled, selection, PipelineStage::tiled))
     return std::move(err);
-  std::vector<halide::FlashProblem> problems;
+  HalideProblems problems;
   for (attn::KernelOp kernel : tiled->getOps<attn::KernelOp>()) {
+    Operation *compute = kernel.getCompute();
+    if (auto projection = dyn_cast_or_null<attn::ProjectionOp>(compute)) {
+      auto problem = attn::projectionProblemFromOp(projection, selection.targetName());
+      if (failed(problem))
+        return alreadyReported(); // it said why, at the spec's line
+      problems.projections.push_back(std::move(*problem));
+      continue;
+    }
     FailureOr<halide::FlashProblem> problem = attn::flashProblemFromOp(
         kernel, selection.targetName());
     if (failed(problem))
@@ -39,7 +55,7 @@ halideProblems(ModuleOp module, const Selection &selection) {
     // The CPU hand schedule's unroll; the GPU schedules have none (0).
     problem->unroll =
         selection.schedule.declares("unroll") ? selection.schedule.get("unroll") : 0;
-    problems.push_back(std::move(*problem));
+    problems.flash.push_back(std::move(*problem));
   }
   return problems;
 }
@@ -84,7 +100,7 @@ llvm::Error attnc::writeHalideRuntimes(llvm::StringRef dir) {
 /// pipeline as objects in temporary files, merged into `objPath` with the
 /// shipped `runtime` object when there is one ("": each pipeline carries its own).
 static llvm::Error writeHalideObject(ModuleOp module, const Selection &selection,
-                                     llvm::ArrayRef<halide::FlashProblem> problems,
+                                     const HalideProblems &problems,
                                      const halide::HalideTarget &target,
                                      const std::string &source, llvm::StringRef objPath,
                                      const std::string &runtime) {
@@ -96,15 +112,22 @@ static llvm::Error writeHalideObject(ModuleOp module, const Selection &selection
     return err;
   if (!runtime.empty())
     parts.addKept(runtime);
-  for (const halide::FlashProblem &problem : problems) {
-    path = parts.add();
-    if (!path)
-      return path.takeError();
-    std::string message = halide::compileFlashObject(problem, target, source, *path,
-                                                     /*withRuntime=*/runtime.empty());
-    if (!message.empty())
-      return error("kernel '" + problem.name + "': " + message);
-  }
+  // Each pipeline's object: `compile` is compileFlashObject or compileProjectionObject.
+  auto addEach = [&](const auto &list, auto compile) -> llvm::Error {
+    for (const auto &problem : list) {
+      llvm::Expected<std::string> part = parts.add();
+      if (!part)
+        return part.takeError();
+      std::string message = compile(problem, target, source, *part, runtime.empty());
+      if (!message.empty())
+        return error("kernel '" + problem.name + "': " + message);
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = addEach(problems.flash, halide::compileFlashObject))
+    return err;
+  if (llvm::Error err = addEach(problems.projections, halide::compileProjectionObject))
+    return err;
   return parts.merge(objPath, selection.cpu.triple);
 }
 
@@ -123,30 +146,45 @@ llvm::Error HalideBackend::emit(ModuleOp module, const Selection &selection, Emi
   if (!halide::lookupHalideTarget(name, target))
     return error("the Halide backend has no target " + name);
   std::string source = selection.schedule.getChoice("source").str();
-  // A text stage: each kernel's text from `print`, which sets its message on failure.
-  auto writeEachKernel = [&](auto print) -> llvm::Error {
+  // A text stage: each attention kernel's text from `print`, which sets its
+  // message on failure (and the projections' from `printProjection`).
+  auto writeEachKernel = [&](auto print, auto printProjection) -> llvm::Error {
     std::string text;
-    for (const halide::FlashProblem &problem : *problems) {
-      std::string message;
-      text += print(problem, message);
-      if (!message.empty())
-        return error("kernel '" + problem.name + "': " + message);
-    }
+    auto append = [&](const auto &list, auto printOne) -> llvm::Error {
+      for (const auto &problem : list) {
+        std::string message;
+        text += printOne(problem, message);
+        if (!message.empty())
+          return error("kernel '" + problem.name + "': " + message);
+      }
+      return llvm::Error::success();
+    };
+    if (llvm::Error err = append(problems->flash, print))
+      return err;
+    if (llvm::Error err = append(problems->projections, printProjection))
+      return err;
     return writeText(output.path, [&](auto &os) { os << text; });
   };
   if (stage == EmitStage::ptx) {
     if (!llvm::StringRef(name).starts_with("cuda"))
       return error("--emit=ptx needs a CUDA target (cuda-sm80, cuda-sm90)");
     return produce(output, [&] {
-      return writeEachKernel([&](const auto &problem, std::string &message) {
-        return halide::flashDeviceCode(problem, target, message);
-      });
+      return writeEachKernel(
+          [&](const auto &problem, std::string &message) {
+            return halide::flashDeviceCode(problem, target, message);
+          },
+          [](const auto &, std::string &) { return std::string(); }); // CPU only: refused
+
     });
   }
   if (stage == EmitStage::halide)
-    return writeEachKernel([&](const auto &problem, std::string &message) {
-      return halide::lowerFlashStmt(problem, target, source, message) + "\n";
-    });
+    return writeEachKernel(
+        [&](const auto &problem, std::string &message) {
+          return halide::lowerFlashStmt(problem, target, source, message) + "\n";
+        },
+        [&](const auto &problem, std::string &message) {
+          return halide::lowerProjectionStmt(problem, target, source, message) + "\n";
+        });
   OwningOpRef<ModuleOp> spec = module.clone();
   if (llvm::Error err = runPipeline(module, selection, PipelineStage::llvmDialect))
     return err;

@@ -32,12 +32,24 @@
 // host tensors), with @<name>_halide declared here and defined by the object
 // Halide compiles from the same attn.flash (lib/Target/Halide).
 //
+// A projection kernel (attn.projection, CPU targets) becomes
+//
+//   llvm.func @_mlir_ciface_<name>_tile(x, weight, bias, y, params: ptr,
+//                                      b, m, n: i64) -> i32 {
+//     return attnc_rt_halide_projection(@<name>_halide, x, weight, bias, y,
+//                                       params, b, m, n, in_features,
+//                                       out_features, element_bytes,
+//                                       dlpack_dtype_code, matmul_weights,
+//                                       block_rows)
+//   }
+//
 //===----------------------------------------------------------------------===//
 
 #include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Dialect/Attn/ModInputs.h"
 #include "attnc/Interface/KernelInterface.h"
 #include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Target/Halide/ProjectionPipeline.h"
 #include "attnc/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -55,6 +67,7 @@ namespace {
 
 constexpr StringLiteral kAdapter = "attnc_rt_halide_tile";
 constexpr StringLiteral kGridAdapter = "attnc_rt_halide_grid";
+constexpr StringLiteral kProjectionAdapter = "attnc_rt_halide_projection";
 constexpr StringLiteral kCudaInterface = "halide_cuda_device_interface";
 
 /// Declares `name` with `type` unless the module has it.
@@ -70,8 +83,7 @@ void appendConstants(OpBuilder &b, Location loc, ArrayRef<int64_t> values,
     args.push_back(LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(c)));
 }
 
-std::pair<int64_t, int64_t> elementFacts(FlashOp op) {
-  Type elem = op.getDtype();
+std::pair<int64_t, int64_t> elementFacts(Type elem) {
   return {elem.getIntOrFloatBitWidth() / 8, elem.isBF16() ? kDLBfloat : kDLFloat};
 }
 
@@ -129,6 +141,16 @@ std::pair<Value, Value> inputArguments(OpBuilder &b, ModuleOp module, FlashOp op
   return {array, LLVM::AddressOfOp::create(b, loc, ptr, symbol)};
 }
 
+/// The tile function _mlir_ciface_<name>_tile(`pointers` views and params:
+/// ptr, the item's three coordinates: i64) -> i32; its entry block.
+Block *tileThunk(OpBuilder &b, Location loc, StringRef name, size_t pointers) {
+  SmallVector<Type> args(pointers, LLVM::LLVMPointerType::get(b.getContext()));
+  args.append(3, b.getI64Type());
+  auto tile = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "tile")),
+                                       LLVM::LLVMFunctionType::get(b.getI32Type(), args));
+  return tile.addEntryBlock(b);
+}
+
 void emitTileThunk(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name) {
   MLIRContext *ctx = b.getContext();
   Location loc = op.getLoc();
@@ -143,18 +165,14 @@ void emitTileThunk(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name) {
   declare(b, module, kAdapter, adapterType);
 
   size_t inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
-  SmallVector<Type> tileArgs(6 + inputs, ptr);
-  tileArgs.append(3, i64);
-  auto tile = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "tile")),
-                                       LLVM::LLVMFunctionType::get(i32, tileArgs));
   OpBuilder::InsertionGuard guard(b);
-  Block *body = tile.addEntryBlock(b);
+  Block *body = tileThunk(b, loc, name, 6 + inputs);
   b.setInsertionPointToStart(body);
   ValueRange views = body->getArguments();
   SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, pipeline)};
   llvm::append_range(args, views.take_front(5));
   llvm::append_range(args, views.drop_front(5 + inputs)); // params, b, h, q_tile
-  auto [elemBytes, dtypeCode] = elementFacts(op);
+  auto [elemBytes, dtypeCode] = elementFacts(op.getDtype());
   appendConstants(b, loc,
                   {op.getTileQ(), op.getDim(), op.getHeads() / op.getKvHeads(), elemBytes,
                    dtypeCode},
@@ -195,11 +213,35 @@ void emitGridThunk(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name, bo
                          : LLVM::ZeroOp::create(b, loc, ptr).getResult();
   SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, pipeline), interface};
   llvm::append_range(args, body->getArguments());
-  auto [elemBytes, dtypeCode] = elementFacts(op);
+  auto [elemBytes, dtypeCode] = elementFacts(op.getDtype());
   appendConstants(b, loc,
                   {op.getHeads(), op.getKvHeads(), op.getDim(), elemBytes, dtypeCode, lse},
                   args);
   auto call = LLVM::CallOp::create(b, loc, adapterType, kGridAdapter, args);
+  LLVM::ReturnOp::create(b, loc, call.getResult());
+}
+
+void emitProjectionThunk(OpBuilder &b, ModuleOp module, ProjectionOp op, StringRef name) {
+  Location loc = op.getLoc();
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext()), i32 = b.getI32Type(),
+       i64 = b.getI64Type();
+  std::string pipeline = (name + "_halide").str();
+  declare(b, module, pipeline, LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(4, ptr)));
+  SmallVector<Type> adapterArgs(6, ptr);
+  adapterArgs.append(9, i64);
+  auto adapterType = LLVM::LLVMFunctionType::get(i32, adapterArgs);
+  declare(b, module, kProjectionAdapter, adapterType);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = tileThunk(b, loc, name, 5);
+  b.setInsertionPointToStart(body);
+  SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, pipeline)};
+  llvm::append_range(args, body->getArguments());
+  auto [elemBytes, dtypeCode] = elementFacts(op.getDtype());
+  appendConstants(b, loc,
+                  {op.getIn(), op.getOut(), elemBytes, dtypeCode, op.isOnnx(),
+                   attnc::halide::kProjectionBlockRows},
+                  args);
+  auto call = LLVM::CallOp::create(b, loc, adapterType, kProjectionAdapter, args);
   LLVM::ReturnOp::create(b, loc, call.getResult());
 }
 
@@ -219,6 +261,19 @@ struct AttnLowerFlashToHalideCallPass
     b.setInsertionPointToEnd(module.getBody());
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
+      Operation *compute = kernel.getCompute();
+      if (auto projection = dyn_cast_or_null<ProjectionOp>(compute)) {
+        if (device != "cpu") {
+          projection.emitOpError("is built by the Halide backend on CPU targets only, not "
+                                 "for device ")
+              << device;
+          return signalPassFailure();
+        }
+        emitProjectionThunk(b, module, projection, kernel.getSymName());
+        kernels.push_back(projection.describeEntry(kernel.getSymName(), kDLCPU));
+        kernel.erase();
+        continue;
+      }
       FailureOr<FlashOp> flash = flashToLower(kernel, "Halide", device);
       if (failed(flash))
         return signalPassFailure();

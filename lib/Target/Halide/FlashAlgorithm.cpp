@@ -70,18 +70,6 @@ Expr floatToBits(Expr x) {
   return cast<uint16_t>(select(is_nan(x), 0x7fc0, rounded));
 }
 
-Type halideType(ElemType type) {
-  switch (type) {
-  case ElemType::f16:
-    return Float(16);
-  case ElemType::bf16:
-    return BFloat(16);
-  case ElemType::f32:
-    break;
-  }
-  return Float(32);
-}
-
 Expr i64(Expr x) { return cast<int64_t>(x); }
 
 /// 2^t for t <= 0, as the MLIR CPU kernels compute it (ExpNonPositive.cpp,
@@ -363,4 +351,16 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
     out.dim(1).set_extent(static_cast<int>(p.blockQ));
     lse.dim(0).set_bounds(0, static_cast<int>(p.blockQ));
   }
+}
+
+Type attnc::halide::halideType(ElemType type) {
+  switch (type) {
+  case ElemType::f16:
+    return Float(16);
+  case ElemType::bf16:
+    return BFloat(16);
+  case ElemType::f32:
+    break;
+  }
+  return Float(32);
 }

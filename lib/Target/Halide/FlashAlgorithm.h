@@ -17,6 +17,8 @@
 #include "Halide.h"
 #include "attnc/Target/Halide/FlashPipeline.h"
 
+#include <functional>
+
 namespace attnc::halide {
 
 /// The two shapes of the pipeline. An item pipeline computes one work item (a
@@ -69,6 +71,14 @@ void defineFlash(const FlashProblem &problem, FlashShape shape, FlashFuncs &f);
 /// intermediates on the stack.
 void scheduleFlashCpu(const FlashProblem &problem, int vectorWidth, int vectorRegisters,
                       FlashFuncs &f);
+
+/// A tensor element type as Halide's type.
+Halide::Type halideType(ElemType type);
+
+/// Runs `body` (which defines, schedules and compiles a pipeline) with attnc's
+/// reporter of Halide's errors and warnings installed: "" or the error's
+/// text, naming the schedule source.
+std::string runHalide(const std::string &source, const std::function<void()> &body);
 
 /// The GPU schedule of a grid pipeline: one block per (query tile, head,
 /// batch), per KV tile the tile's keys and values staged in shared memory,

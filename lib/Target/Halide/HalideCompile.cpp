@@ -103,8 +103,7 @@ void installReporter() {
 template <typename Body>
 std::string withPipeline(const FlashProblem &problem, const HalideTarget &target,
                          const std::string &source, Body body) {
-  installReporter();
-  try {
+  return runHalide(source, [&] {
     FlashFuncs f;
     defineFlash(problem, target.gpu ? FlashShape::grid : FlashShape::item, f);
     Target t(target.halideTarget);
@@ -121,6 +120,16 @@ std::string withPipeline(const FlashProblem &problem, const HalideTarget &target
     else
       autoschedule(source, problem, f, t);
     body(f, t);
+  });
+}
+
+} // namespace
+
+std::string attnc::halide::runHalide(const std::string &source,
+                                     const std::function<void()> &body) {
+  installReporter();
+  try {
+    body();
     return "";
   } catch (const Halide::Error &e) {
     std::string what = e.what();
@@ -131,8 +140,6 @@ std::string withPipeline(const FlashProblem &problem, const HalideTarget &target
     return "Halide, schedule source '" + source + "': " + what;
   }
 }
-
-} // namespace
 
 std::string attnc::halide::compileFlashObject(const FlashProblem &problem,
                                               const HalideTarget &target,
