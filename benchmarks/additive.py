@@ -6,10 +6,11 @@ tensor), and against attnc's own dot-product kernel of the same shape, timed in 
 
 Columns: milliseconds median (best) (a sample of a call under --min-sample seconds is as
 many back-to-back calls as fill it); pairs x d per second (G, attnc's row: one tanh each)
-and its % of the tanh roofline measured in the same run (attnc-run --tanh-peak: the kernels'
-tanh step from registers); additive / dot: what the tanh costs over the dot-product kernel. PyTorch's column is left out
-where its (B, H, N, N, d) tensor would pass --torch-limit GiB. Each row also checks attnc's
-out against PyTorch's (float64) where both ran.
+and its % of the tanh roofline measured in the same run (attnc-run --tanh-peak: the
+kernels' tanh step from registers); additive / dot: what the tanh costs over the
+dot-product kernel. PyTorch's column is left out where its (B, H, N, N, d) tensor would
+pass --torch-limit GiB. Each row also checks attnc's out against PyTorch's (float64) where
+both ran.
 """
 import argparse
 import sys

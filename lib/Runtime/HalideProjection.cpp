@@ -60,7 +60,8 @@ extern "C" int32_t attnc_rt_halide_projection(void *pipeline, attnc_memref *x, a
 
   const int64_t xShape[2][2] = {{in, 1}, {rows, xS[1]}};
   View xv(at(x, b * xS[0] + m0 * xS[1], elemBytes), type, 2, xShape);
-  const int64_t linearShape[2][2] = {{in, 1}, {cols, wS}}, matmulShape[2][2] = {{cols, 1}, {in, wS}};
+  const int64_t linearShape[2][2] = {{in, 1}, {cols, wS}};
+  const int64_t matmulShape[2][2] = {{cols, 1}, {in, wS}};
   View wv(at(w, matmulWeights ? c0 : c0 * wS, elemBytes), type, 2,
           matmulWeights ? matmulShape : linearShape);
   const bool hasBias = bias->size > 0;

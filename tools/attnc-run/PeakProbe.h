@@ -28,8 +28,8 @@ double bestRate(int threads, double workPerThread, Chains chains) {
       pool.emplace_back([&, t] { sink[t] = chains(float(t)); });
     for (std::thread &th : pool)
       th.join();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, workPerThread * threads / seconds * 1e-9);
+    std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+    best = std::max(best, workPerThread * threads / seconds.count() * 1e-9);
   }
   return best;
 }

@@ -152,5 +152,7 @@ double attnc::measureTanhStepsPerSecond(int threads) {
   if (!(avx512 ? matchesLibmAvx512() : matchesLibmAvx2()))
     return 0;
   return bestRate(threads, double(avx512 ? 16 : 8) * kChains * double(kIterations),
-                  [avx512](float t) { return avx512 ? chainsAvx512(t * 1e-3f) : chainsAvx2(t * 1e-3f); });
+                  [avx512](float t) {
+                    return avx512 ? chainsAvx512(t * 1e-3f) : chainsAvx2(t * 1e-3f);
+                  });
 }
