@@ -40,7 +40,7 @@
 //                                       params, b, m, n, in_features,
 //                                       out_features, element_bytes,
 //                                       dlpack_dtype_code, matmul_weights,
-//                                       block_rows)
+//                                       item_rows, item_cols, block_rows)
 //   }
 //
 //===----------------------------------------------------------------------===//
@@ -228,7 +228,7 @@ void emitProjectionThunk(OpBuilder &b, ModuleOp module, ProjectionOp op, StringR
   std::string pipeline = (name + "_halide").str();
   declare(b, module, pipeline, LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(4, ptr)));
   SmallVector<Type> adapterArgs(6, ptr);
-  adapterArgs.append(9, i64);
+  adapterArgs.append(11, i64);
   auto adapterType = LLVM::LLVMFunctionType::get(i32, adapterArgs);
   declare(b, module, kProjectionAdapter, adapterType);
   OpBuilder::InsertionGuard guard(b);
@@ -239,6 +239,7 @@ void emitProjectionThunk(OpBuilder &b, ModuleOp module, ProjectionOp op, StringR
   auto [elemBytes, dtypeCode] = elementFacts(op.getDtype());
   appendConstants(b, loc,
                   {op.getIn(), op.getOut(), elemBytes, dtypeCode, op.isOnnx(),
+                   attnc::kProjectionRows, attnc::kProjectionTile,
                    attnc::halide::kProjectionBlockRows},
                   args);
   auto call = LLVM::CallOp::create(b, loc, adapterType, kProjectionAdapter, args);

@@ -18,7 +18,7 @@
 //
 //   int <name>_halide(halide_buffer_t *x,    // (k, row): [rows, in_features]
 //                     halide_buffer_t *w,    // nn.Linear: (k, col); MatMul: (col, k)
-//                     halide_buffer_t *bias, // (col); zeros without a bias
+//                     halide_buffer_t *bias, // (col); a zero at stride 0 without one
 //                     halide_buffer_t *y)    // (col, row): [rows, 64]
 //
 //===----------------------------------------------------------------------===//
