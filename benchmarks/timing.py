@@ -40,11 +40,16 @@ def timed_in_turn(calls, repeats, min_sample=0.0):
     return {name: (statistics.median(t) * 1e3, min(t) * 1e3) for name, t in times.items()}
 
 
-def fma_peak(threads):
-    """attnc-run's FMA peak probe on `threads` threads, in GFLOPS."""
-    line = subprocess.run([attnc_run(), "--fma-peak", "--num-threads", str(threads)],
+def probe(flag, threads):
+    """The figure an attnc-run probe (--fma-peak, --tanh-peak) prints for `threads`."""
+    line = subprocess.run([attnc_run(), flag, "--num-threads", str(threads)],
                           capture_output=True, text=True, check=True).stdout
     return float(line.split()[2])
+
+
+def fma_peak(threads):
+    """attnc-run's FMA peak probe on `threads` threads, in GFLOPS."""
+    return probe("--fma-peak", threads)
 
 
 def machine():
@@ -57,9 +62,7 @@ def machine():
 def tanh_peak(threads):
     """attnc-run's tanh roofline on `threads` threads: billions of additive-score steps
     (acc += v tanh(k + q), one per pair and head_dim element) a second."""
-    line = subprocess.run([attnc_run(), "--tanh-peak", "--num-threads", str(threads)],
-                          capture_output=True, text=True, check=True).stdout
-    return float(line.split()[2])
+    return probe("--tanh-peak", threads)
 
 
 def best_probe(result, key, probes, unit):
