@@ -8,8 +8,10 @@ against attnc's own softmax attention of the same shape (causal or dense), timed
 Columns: milliseconds median (best) (a sample of a call under --min-sample seconds is as
 many back-to-back calls as fill it); GFLOPS of the linear kernel (attnc explain's count) and
 its % of the FMA peak measured in the same run; x over PyTorch; softmax attention's time and
-softmax / linear. The crossover is the shortest length where linear is faster than softmax
-(softmax left out above --softmax-limit keys: its time grows as seq^2). Each row checks
+softmax / linear; with --halide, the Halide backend's build of the same linear kernel (for
+--halide-target) and its time over the MLIR kernel's. The crossover is the shortest length
+where linear is faster than softmax (softmax left out above --softmax-limit keys: its time
+grows as seq^2). Each row checks
 attnc's out against PyTorch's float64 (max |err| / max |out| <= 1e-4).
 """
 import argparse
@@ -72,6 +74,10 @@ def arguments(argv=None):
                         help="a timed sample is as many back-to-back calls as fill this (s)")
     parser.add_argument("--softmax-limit", type=int, default=16384)
     parser.add_argument("--non-causal", action="store_true")
+    parser.add_argument("--halide", action="store_true",
+                        help="also time the Halide backend's build of the linear kernel")
+    parser.add_argument("--halide-target", default="x86-64-avx512",
+                        help="a Halide CPU target: x86-64-avx512 or x86-64-avx2")
     return parser.parse_args(argv)
 
 
@@ -93,8 +99,14 @@ def measure(args):
                                        causal=", causal = true" if causal else "",
                                        mask="#attn.causal<top_left>" if causal else "#attn.full"),
                            target=args.target)
+    halide = None
+    if args.halide:
+        halide = attnc.compile(SPEC.format(heads=args.heads, dim=args.dim,
+                                           causal=", causal = true" if causal else "",
+                                           mask="#attn.full"),
+                               target=args.halide_target, backend="halide")
     result = {"causal": causal, "heads": args.heads, "dim": args.dim, "threads": args.threads,
-              "rows": [], "crossover": None, "failed": False}
+              "rows": [], "crossover": None, "failed": False, "halide": bool(halide)}
     probes = []
     for n in args.seq:
         probes.append(fma_peak(args.threads))
@@ -102,11 +114,13 @@ def measure(args):
         q, k, v = (torch.randn(1, args.heads, n, args.dim, generator=gen) for _ in range(3))
         calls = {"linear": lambda: module.linear(q, k, v, num_threads=args.threads),
                  "torch": lambda: torch_chunked(q, k, v, causal)}
+        if halide:
+            calls["halide"] = lambda: halide.linear(q, k, v, num_threads=args.threads)
         if n <= args.softmax_limit:
             calls["softmax"] = lambda: module.softmax(q, k, v, num_threads=args.threads)
         want = torch_chunked(q.double(), k.double(), v.double(), causal)
-        got = calls["linear"]()
-        err = ((got.double() - want).abs().max() / want.abs().max()).item()
+        err = max(((calls[name]().double() - want).abs().max() / want.abs().max()).item()
+                  for name in ("linear", "halide") if name in calls)
         result["failed"] |= err > 1e-4
         times = timed_in_turn(calls, args.repeats, args.min_sample)
         result["rows"].append({"seq": n, "ms": times, "err": err,
@@ -125,8 +139,9 @@ def table(result):
                 result["threads"], result["peak_text"]),
              "",
              "| seq | attnc linear ms | GFLOPS (% peak) | PyTorch chunked ms | x over PyTorch | "
-             "attnc softmax ms | softmax / linear | max rel err |",
-             "|---|---|---|---|---|---|---|---|"]
+             "attnc softmax ms | softmax / linear | max rel err |"
+             + (" attnc Halide ms | Halide / MLIR |" if result["halide"] else ""),
+             "|---|---|---|---|---|---|---|---|" + ("---|---|" if result["halide"] else "")]
     for row in result["rows"]:
         lin, peer = row["ms"]["linear"], row["ms"]["torch"]
         gflops = row["gflop"] / (lin[0] * 1e-3)
@@ -134,9 +149,13 @@ def table(result):
         if "softmax" in row["ms"]:
             theirs = row["ms"]["softmax"]
             soft = "%.2f (%.2f) | %.2f" % (theirs[0], theirs[1], theirs[0] / lin[0])
-        lines.append("| %d | %.2f (%.2f) | %.1f (%.0f%%) | %.2f (%.2f) | %.1fx | %s | %.1e |"
+        halide = ""
+        if "halide" in row["ms"]:
+            theirs = row["ms"]["halide"]
+            halide = " %.2f (%.2f) | %.2f |" % (theirs[0], theirs[1], theirs[0] / lin[0])
+        lines.append("| %d | %.2f (%.2f) | %.1f (%.0f%%) | %.2f (%.2f) | %.1fx | %s | %.1e |%s"
                      % (row["seq"], lin[0], lin[1], gflops, 100 * gflops / result["peak"],
-                        peer[0], peer[1], peer[0] / lin[0], soft, row["err"]))
+                        peer[0], peer[1], peer[0] / lin[0], soft, row["err"], halide))
     lines += ["", "Crossover: linear is faster than softmax attention from seq %s on (of the "
                   "lengths measured)." % result["crossover"]]
     return lines

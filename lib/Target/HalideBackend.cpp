@@ -16,8 +16,10 @@
 #include "Emit.h"
 
 #include "attnc/Conversion/AttnToHalide/FlashProblemFromOp.h"
+#include "attnc/Conversion/AttnToHalide/LinearProblemFromOp.h"
 #include "attnc/Conversion/AttnToHalide/ProjectionProblemFromOp.h"
 #include "attnc/Target/Halide/FlashPipeline.h"
+#include "attnc/Target/Halide/LinearPipeline.h"
 #include "attnc/Target/Halide/ProjectionPipeline.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -31,7 +33,20 @@ using namespace attnc::emit;
 struct HalideProblems {
   std::vector<halide::FlashProblem> flash;
   std::vector<halide::ProjectionProblem> projections;
+  std::vector<halide::LinearProblem> linear;
 };
+
+/// The lowered statement of a CPU-only family's kernel (`--emit=halide`).
+static std::string cpuFamilyStmt(const halide::ProjectionProblem &problem,
+                                 const halide::HalideTarget &target, const std::string &source,
+                                 std::string &message) {
+  return halide::lowerProjectionStmt(problem, target, source, message);
+}
+static std::string cpuFamilyStmt(const halide::LinearProblem &problem,
+                                 const halide::HalideTarget &target, const std::string &source,
+                                 std::string &message) {
+  return halide::lowerLinearStmt(problem, target, source, message);
+}
 
 static llvm::Expected<HalideProblems> halideProblems(ModuleOp module,
                                                      const Selection &selection) {
@@ -46,6 +61,13 @@ static llvm::Expected<HalideProblems> halideProblems(ModuleOp module,
       if (failed(problem))
         return alreadyReported(); // it said why, at the spec's line
       problems.projections.push_back(std::move(*problem));
+      continue;
+    }
+    if (auto linear = dyn_cast_or_null<attn::LinearAttentionOp>(compute)) {
+      auto problem = attn::linearProblemFromOp(linear, selection.targetName());
+      if (failed(problem))
+        return alreadyReported();
+      problems.linear.push_back(std::move(*problem));
       continue;
     }
     FailureOr<halide::FlashProblem> problem = attn::flashProblemFromOp(
@@ -112,7 +134,8 @@ static llvm::Error writeHalideObject(ModuleOp module, const Selection &selection
     return err;
   if (!runtime.empty())
     parts.addKept(runtime);
-  // Each pipeline's object: `compile` is compileFlashObject or compileProjectionObject.
+  // Each kernel's object: `compile` is compileFlashObject, compileProjectionObject or
+  // compileLinearObject.
   auto addEach = [&](const auto &list, auto compile) -> llvm::Error {
     for (const auto &problem : list) {
       llvm::Expected<std::string> part = parts.add();
@@ -127,6 +150,8 @@ static llvm::Error writeHalideObject(ModuleOp module, const Selection &selection
   if (llvm::Error err = addEach(problems.flash, halide::compileFlashObject))
     return err;
   if (llvm::Error err = addEach(problems.projections, halide::compileProjectionObject))
+    return err;
+  if (llvm::Error err = addEach(problems.linear, halide::compileLinearObject))
     return err;
   return parts.merge(objPath, selection.cpu.triple);
 }
@@ -147,8 +172,8 @@ llvm::Error HalideBackend::emit(ModuleOp module, const Selection &selection, Emi
     return error("the Halide backend has no target " + name);
   std::string source = selection.schedule.getChoice("source").str();
   // A text stage: each attention kernel's text from `print`, which sets its
-  // message on failure (and the projections' from `printProjection`).
-  auto writeEachKernel = [&](auto print, auto printProjection) -> llvm::Error {
+  // message on failure (and the CPU-only families' from `printCpu`).
+  auto writeEachKernel = [&](auto print, auto printCpu) -> llvm::Error {
     std::string text;
     auto append = [&](const auto &list, auto printOne) -> llvm::Error {
       for (const auto &problem : list) {
@@ -161,7 +186,9 @@ llvm::Error HalideBackend::emit(ModuleOp module, const Selection &selection, Emi
     };
     if (llvm::Error err = append(problems->flash, print))
       return err;
-    if (llvm::Error err = append(problems->projections, printProjection))
+    if (llvm::Error err = append(problems->projections, printCpu))
+      return err;
+    if (llvm::Error err = append(problems->linear, printCpu))
       return err;
     return writeText(output.path, [&](auto &os) { os << text; });
   };
@@ -183,7 +210,7 @@ llvm::Error HalideBackend::emit(ModuleOp module, const Selection &selection, Emi
           return halide::lowerFlashStmt(problem, target, source, message) + "\n";
         },
         [&](const auto &problem, std::string &message) {
-          return halide::lowerProjectionStmt(problem, target, source, message) + "\n";
+          return cpuFamilyStmt(problem, target, source, message) + "\n";
         });
   OwningOpRef<ModuleOp> spec = module.clone();
   if (llvm::Error err = runPipeline(module, selection, PipelineStage::llvmDialect))

@@ -43,12 +43,27 @@
 //                                       item_rows, item_cols, block_rows)
 //   }
 //
+// A linear attention kernel (attn.linear_attention, CPU targets) becomes a
+// tile function per phase of its family, each
+//
+//   llvm.func @_mlir_ciface_<name>[_attention]_tile(q, k, v, out, t4..t7,
+//                                      params: ptr, coordinates: i64) -> i32 {
+//     return attnc_rt_halide_linear(@<name>_halide, @<name>_halide_state,
+//                                   q, k, v, out, t4..t7 (null past the
+//                                   kernel's), params, c0, c1, c2, phase,
+//                                   heads, kv_heads, head_dim, value_dim,
+//                                   element_bytes, dlpack_dtype_code, rows,
+//                                   state_rows, block_rows, carry)
+//   }
+//
 //===----------------------------------------------------------------------===//
 
+#include "attnc/Conversion/AttnToHalide/LinearProblemFromOp.h"
 #include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Dialect/Attn/ModInputs.h"
 #include "attnc/Interface/KernelInterface.h"
 #include "attnc/Runtime/attnc_runtime.h"
+#include "attnc/Target/Halide/LinearPipeline.h"
 #include "attnc/Target/Halide/ProjectionPipeline.h"
 #include "attnc/Transforms/Passes.h"
 
@@ -68,6 +83,7 @@ namespace {
 constexpr StringLiteral kAdapter = "attnc_rt_halide_tile";
 constexpr StringLiteral kGridAdapter = "attnc_rt_halide_grid";
 constexpr StringLiteral kProjectionAdapter = "attnc_rt_halide_projection";
+constexpr StringLiteral kLinearAdapter = "attnc_rt_halide_linear";
 constexpr StringLiteral kCudaInterface = "halide_cuda_device_interface";
 
 /// Declares `name` with `type` unless the module has it.
@@ -141,13 +157,15 @@ std::pair<Value, Value> inputArguments(OpBuilder &b, ModuleOp module, FlashOp op
   return {array, LLVM::AddressOfOp::create(b, loc, ptr, symbol)};
 }
 
-/// The tile function _mlir_ciface_<name>_tile(`pointers` views and params:
-/// ptr, the item's three coordinates: i64) -> i32; its entry block.
-Block *tileThunk(OpBuilder &b, Location loc, StringRef name, size_t pointers) {
+/// The tile function _mlir_ciface_<name>[_<phase>]_tile(`pointers` views and
+/// params: ptr, the item's `coords` coordinates: i64) -> i32; its entry block.
+Block *tileThunk(OpBuilder &b, Location loc, StringRef name, size_t pointers,
+                 StringRef phase = "", unsigned coords = 3) {
   SmallVector<Type> args(pointers, LLVM::LLVMPointerType::get(b.getContext()));
-  args.append(3, b.getI64Type());
-  auto tile = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "tile")),
-                                       LLVM::LLVMFunctionType::get(b.getI32Type(), args));
+  args.append(coords, b.getI64Type());
+  auto tile = LLVM::LLVMFuncOp::create(
+      b, loc, cInterfaceName(phaseFunctionName(name, "tile", phase)),
+      LLVM::LLVMFunctionType::get(b.getI32Type(), args));
   return tile.addEntryBlock(b);
 }
 
@@ -246,6 +264,58 @@ void emitProjectionThunk(OpBuilder &b, ModuleOp module, ProjectionOp op, StringR
   LLVM::ReturnOp::create(b, loc, call.getResult());
 }
 
+/// One tile function per phase of the linear attention family
+/// (linearInterface): causal, "attention" over (b, g); non-causal, "state"
+/// over (b, g) and "attention" over (b, h, q_tile). Each forwards its views
+/// (null past the kernel's), params and coordinates (0 past the phase's) to
+/// attnc_rt_halide_linear with the phase's number and the kernel's facts.
+void emitLinearThunks(OpBuilder &b, ModuleOp module, LinearAttentionOp op, StringRef name) {
+  Location loc = op.getLoc();
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext()), i32 = b.getI32Type(),
+       i64 = b.getI64Type();
+  bool causal = op.getCausal(), carry = op.getCarryState();
+  std::string rows = (name + "_halide").str(), state = (name + "_halide_state").str();
+  declare(b, module, rows,
+          LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(causal ? 6 : 4, ptr)));
+  declare(b, module, state, LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(6, ptr)));
+  SmallVector<Type> adapterArgs(11, ptr);
+  adapterArgs.append(14, i64);
+  auto adapterType = LLVM::LLVMFunctionType::get(i32, adapterArgs);
+  declare(b, module, kLinearAdapter, adapterType);
+
+  const size_t views = causal ? (carry ? 8 : 4) : 6;
+  std::pair<int64_t, int64_t> elem = elementFacts(op.getDtype());
+  auto problem = linearProblemFromOp(op, "x86-64-avx2"); // a CPU target: no error
+  int64_t chunk = problem->rows;
+  auto emitPhase = [&](int64_t phase, StringRef phaseName, unsigned coords) {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = tileThunk(b, loc, name, views + 1, phaseName, coords);
+    b.setInsertionPointToStart(body);
+    ValueRange in = body->getArguments();
+    Value null = LLVM::ZeroOp::create(b, loc, ptr);
+    SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, rows),
+                            LLVM::AddressOfOp::create(b, loc, ptr, state)};
+    llvm::append_range(args, in.take_front(views));
+    args.append(8 - views, null);
+    args.push_back(in[views]); // params
+    llvm::append_range(args, in.drop_front(views + 1));
+    appendConstants(b, loc, SmallVector<int64_t>(3 - coords, 0), args);
+    appendConstants(b, loc,
+                    {phase, op.getHeads(), op.getKvHeads(), op.getDim(),
+                     op.getValueDimOrDefault(), elem.first, elem.second, chunk,
+                     attnc::halide::kLinearStateRows, attnc::halide::kLinearBlockRows, carry},
+                    args);
+    auto call = LLVM::CallOp::create(b, loc, adapterType, kLinearAdapter, args);
+    LLVM::ReturnOp::create(b, loc, call.getResult());
+  };
+  if (causal) {
+    emitPhase(2, "", 2);
+    return;
+  }
+  emitPhase(0, "", 2);
+  emitPhase(1, "attention", 3);
+}
+
 struct AttnLowerFlashToHalideCallPass
     : public mlir::attn::impl::AttnLowerFlashToHalideCallPassBase<
           AttnLowerFlashToHalideCallPass> {
@@ -272,6 +342,18 @@ struct AttnLowerFlashToHalideCallPass
         }
         emitProjectionThunk(b, module, projection, kernel.getSymName());
         kernels.push_back(projection.describeEntry(kernel.getSymName(), kDLCPU));
+        kernel.erase();
+        continue;
+      }
+      if (auto linear = dyn_cast_or_null<LinearAttentionOp>(compute)) {
+        if (device != "cpu") {
+          linear.emitOpError("is built by the Halide backend on CPU targets only, not for "
+                             "device ")
+              << device;
+          return signalPassFailure();
+        }
+        emitLinearThunks(b, module, linear, kernel.getSymName());
+        kernels.push_back(linear.describeEntry(kernel.getSymName(), kDLCPU));
         kernel.erase();
         continue;
       }
