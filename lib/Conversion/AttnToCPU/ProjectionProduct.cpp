@@ -24,9 +24,12 @@ namespace {
 constexpr int64_t kTile = kProductTile;
 
 /// Up to this many rows, nn.Linear weights are read in place (fewRows)
-/// rather than packed (Zen 3, 768 -> 2304 features: in place 1.2x faster at
-/// 9 and 17 rows, 1.2-1.4x slower at 32-64).
+/// rather than packed: on 8-lane targets kFewRows (Zen 3, 768 -> 2304
+/// features: in place 1.17x faster at 25 rows, level at 64), on 16-lane
+/// ones kFewRowsWide (Zen 4, AVX-512: in place 1.1-1.3x faster at 9 and 17
+/// rows, level at 24, 1.1x slower at 40 and 1.2-1.3x at 64).
 constexpr int64_t kFewRows = 64;
+constexpr int64_t kFewRowsWide = 24;
 
 } // namespace
 
@@ -132,7 +135,8 @@ void ProductBuilder::storeLanes(Value x, Value dest, Value at, Value valid) {
 /// transpose and write the weights for a row or two. One or two rows take 4
 /// weight rows at a time (the loads of W, not the FMAs, bound them), more 6
 /// rows x 2 weight rows (Zen 3, 768 -> 2304 features: 1.15-1.3x faster than
-/// 4 x 2 at 5, 17 and 24 rows).
+/// 4 x 2 at 5, 17 and 24 rows), 6 x 4 with 32 registers (Zen 4, AVX-512:
+/// 1.1x faster than 6 x 2 at 17, 40 and 64 rows).
 void ProductBuilder::fewRows(const ProductTile &t) {
   ifThenElse(
       lt(t.rows, idx(3)),
@@ -140,7 +144,7 @@ void ProductBuilder::fewRows(const ProductTile &t) {
         ifThenElse(lt(t.rows, idx(2)), [&] { fewRowBlocks(t, 1, 4); },
                    [&] { fewRowBlocks(t, 2, 4); });
       },
-      [&] { fewRowBlocks(t, 6, 2); });
+      [&] { fewRowBlocks(t, 6, w >= 16 ? 4 : 2); });
 }
 
 /// fewRows in blocks of `groupRows` rows x `groupCols` columns (rows and
@@ -207,7 +211,8 @@ void ProductBuilder::fewRowBlocks(const ProductTile &t, int64_t groupRows, int64
 
 void ProductBuilder::product(const ProductTile &t) {
   if (!matmulWeights) {
-    ifThenElse(lt(t.rows, idx(kFewRows + 1)), [&] { fewRows(t); }, [&] { blocks(t); });
+    int64_t few = w >= 16 ? kFewRowsWide : kFewRows;
+    ifThenElse(lt(t.rows, idx(few + 1)), [&] { fewRows(t); }, [&] { blocks(t); });
     return;
   }
   blocks(t);
