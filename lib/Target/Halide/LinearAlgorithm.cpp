@@ -81,7 +81,7 @@ ValueBlock valueBlock(int64_t valueDim, int targetLanes, int most) {
 struct LinearFuncs {
   ImageParam q, k, v, sIn, zIn;
   Var d{"d"}, e{"e"}, i{"i"}, j{"j"};
-  RDom rd, rj; // head_dim; the keys of the call
+  RDom rd, rj, rk; // head_dim; the keys of the call; those up to row i (causal)
   Func phiQ{"phi_q"}, phiK{"phi_k"}, phiKRows{"phi_k_rows"}, scores{"a"}, scoresAcc{"a_acc"};
   Func acc{"acc"}, zc{"zc"}, denom{"denom"}, out{"out"}; // acc: numer, or the state's sum
   Func s{"s"}, z{"z"};
@@ -134,8 +134,10 @@ void defineRows(const LinearProblem &p, LinearFuncs &f) {
     f.scoresAcc(f.j, f.i) = 0.0f;
     f.scoresAcc(f.j, f.i) += f.phiQ(f.rd, f.i) * f.phiKRows(f.j, f.rd);
     f.scores(f.j, f.i) = f.scoresAcc(f.j, f.i);
-    Expr a = select(f.rj <= f.i, f.scores(f.rj, f.i), 0.0f);
-    f.acc(f.e, f.i) += a * cast<float>(f.v(f.e, f.rj));
+    // Keys j <= i only: a row's loop stops at its own key.
+    f.rk = RDom(0, f.k.dim(1).extent(), "rk");
+    f.rk.where(f.rk <= f.i);
+    f.acc(f.e, f.i) += f.scores(f.rk, f.i) * cast<float>(f.v(f.e, f.rk));
     // The normalizer's own keys as a running sum over the rows.
     RDom ri(1, f.k.dim(1).extent() - 1, "ri");
     f.zc(f.d, f.i) = f.zIn(f.d) + f.phiK(f.d, f.i);
@@ -150,15 +152,26 @@ void defineRows(const LinearProblem &p, LinearFuncs &f) {
 
 /// `out`'s blocks of `rows` x vb.width(), `acc` in registers over its
 /// updates' reductions (each update's reduction outermost).
-void scheduleBlocks(Func out, Func acc, Var x, Var y, std::vector<RVar> reductions, int rows,
-                    ValueBlock vb, TailStrategy rowTail) {
+/// An update's reduction, and whether it runs inside each row (its bounds
+/// depend on the row) rather than outside the block's rows.
+struct Reduction {
+  RVar r;
+  bool perRow = false;
+};
+
+void scheduleBlocks(Func out, Func acc, Var x, Var y, std::vector<Reduction> reductions,
+                    int rows, ValueBlock vb, TailStrategy rowTail) {
   Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
   out.split(x, xo, xi, vb.width()).split(y, yo, yi, rows, rowTail).reorder(xi, yi, xo, yo)
       .vectorize(xi, vb.lanes).unroll(xi).unroll(yi);
   acc.compute_at(out, xo).store_in(MemoryType::Register).vectorize(x, vb.lanes).unroll(x)
       .unroll(y);
   for (int u = 0; u < acc.num_update_definitions(); ++u)
-    acc.update(u).reorder(x, y, reductions[u]).vectorize(x, vb.lanes).unroll(x).unroll(y);
+    (reductions[u].perRow ? acc.update(u).reorder(x, reductions[u].r, y)
+                          : acc.update(u).reorder(x, y, reductions[u].r))
+        .vectorize(x, vb.lanes)
+        .unroll(x)
+        .unroll(y);
 }
 
 /// The state pipeline: blocks of head_dim rows x value_dim vectors,
@@ -172,7 +185,7 @@ void scheduleState(const LinearProblem &p, const HalideTarget &target, LinearFun
       rows = r;
       break;
     }
-  scheduleBlocks(f.s, f.acc, f.e, f.d, {f.rj}, rows, vb, TailStrategy::RoundUp);
+  scheduleBlocks(f.s, f.acc, f.e, f.d, {{f.rj}}, rows, vb, TailStrategy::RoundUp);
   const int hdLanes = lanesFor(p.headDim, target.vectorWidth);
   f.phiK.compute_root().vectorize(f.d, hdLanes);
   f.z.vectorize(f.d, hdLanes);
@@ -183,9 +196,9 @@ void scheduleState(const LinearProblem &p, const HalideTarget &target, LinearFun
 void scheduleRows(const LinearProblem &p, const HalideTarget &target, LinearFuncs &f) {
   const int most = target.vectorRegisters >= 32 ? 4 : 3; // x kRowBlock accumulators
   ValueBlock vb = valueBlock(p.valueDim, target.vectorWidth, most);
-  std::vector<RVar> reductions{f.rd};
+  std::vector<Reduction> reductions{{f.rd}};
   if (p.causal)
-    reductions.push_back(f.rj);
+    reductions.push_back({f.rk, /*perRow=*/true});
   scheduleBlocks(f.out, f.acc, f.e, f.i, reductions, kRowBlock, vb, TailStrategy::ShiftInwards);
   const int hdLanes = lanesFor(p.headDim, target.vectorWidth);
   f.phiQ.compute_root().vectorize(f.d, hdLanes);
@@ -204,7 +217,7 @@ void scheduleRows(const LinearProblem &p, const HalideTarget &target, LinearFunc
   // vectors (rounded up past the chunk's keys).
   f.scores.compute_root();
   const int keyVectors = static_cast<int>(std::min<int64_t>(most, (p.rows + w - 1) / w));
-  scheduleBlocks(f.scores, f.scoresAcc, f.j, f.i, {f.rd}, kRowBlock, ValueBlock{w, keyVectors},
+  scheduleBlocks(f.scores, f.scoresAcc, f.j, f.i, {{f.rd}}, kRowBlock, ValueBlock{w, keyVectors},
                  TailStrategy::RoundUp);
 }
 
