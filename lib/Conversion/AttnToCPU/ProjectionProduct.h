@@ -63,6 +63,7 @@ private:
   void packColumns(const ProductTile &t, Value WT, int64_t kPadded);
   void fewRows(const ProductTile &t);
   void fewRowBlocks(const ProductTile &t, int64_t groupRows, int64_t groupCols);
+  Value sumEach(ArrayRef<Value> vectors);
   void blocks(const ProductTile &t);
   void rowBlocks(const ProductTile &t, Value AF, Value WT, ArrayRef<Value> bias);
   void storeLanes(Value x, Value dest, Value at, Value valid);
