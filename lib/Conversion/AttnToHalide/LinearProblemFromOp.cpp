@@ -7,6 +7,8 @@
 
 #include "attnc/Conversion/AttnToHalide/LinearProblemFromOp.h"
 
+#include "CpuFamilyFacts.h"
+
 #include "attnc/Interface/KernelInterface.h"
 
 using namespace mlir;
@@ -15,18 +17,13 @@ using attnc::halide::FeatureMapKind;
 
 FailureOr<attnc::halide::LinearProblem>
 mlir::attn::linearProblemFromOp(LinearAttentionOp op, StringRef target) {
-  if (llvm::is_contained(attnc::halide::kHalideGpuTargets, target))
-    return op.emitOpError("is built by the Halide backend on CPU targets only "
-                          "(x86-64-avx512, x86-64-avx2), not for target ")
-           << target;
+  if (failed(refuseHalideGpuTarget(op, target)))
+    return failure();
   attnc::halide::LinearProblem p;
-  p.name = op->getParentOfType<KernelOp>().getSymName().str();
+  p.name = kernelName(op);
   p.headDim = op.getDim();
   p.valueDim = op.getValueDimOrDefault();
-  Type elem = op.getDtype(); // the verifier allows f32, f16, bf16
-  p.dtype = elem.isF16()    ? attnc::halide::ElemType::f16
-            : elem.isBF16() ? attnc::halide::ElemType::bf16
-                            : attnc::halide::ElemType::f32;
+  p.dtype = halideElemType(op.getDtype());
   switch (op.getFeatureMap()) {
   case FeatureMap::identity:
     p.featureMap = FeatureMapKind::identity;

@@ -333,28 +333,24 @@ struct AttnLowerFlashToHalideCallPass
     SmallVector<Attribute> kernels;
     for (KernelOp kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
       Operation *compute = kernel.getCompute();
-      if (auto projection = dyn_cast_or_null<ProjectionOp>(compute)) {
-        if (device != "cpu") {
-          projection.emitOpError("is built by the Halide backend on CPU targets only, not "
-                                 "for device ")
-              << device;
-          return signalPassFailure();
-        }
-        emitProjectionThunk(b, module, projection, kernel.getSymName());
-        kernels.push_back(projection.describeEntry(kernel.getSymName(), kDLCPU));
+      // The CPU-only families: refused on a device, else their tile functions.
+      auto cpuOnly = [&](auto op, auto emitThunks) -> LogicalResult {
+        if (device != "cpu")
+          return op.emitOpError("is built by the Halide backend on CPU targets only, not "
+                                "for device ")
+                 << device;
+        emitThunks(b, module, op, kernel.getSymName());
+        kernels.push_back(op.describeEntry(kernel.getSymName(), kDLCPU));
         kernel.erase();
-        continue;
-      }
-      if (auto linear = dyn_cast_or_null<LinearAttentionOp>(compute)) {
-        if (device != "cpu") {
-          linear.emitOpError("is built by the Halide backend on CPU targets only, not for "
-                             "device ")
-              << device;
+        return success();
+      };
+      if (isa_and_nonnull<ProjectionOp, LinearAttentionOp>(compute)) {
+        LogicalResult lowered =
+            isa<ProjectionOp>(compute)
+                ? cpuOnly(cast<ProjectionOp>(compute), emitProjectionThunk)
+                : cpuOnly(cast<LinearAttentionOp>(compute), emitLinearThunks);
+        if (failed(lowered))
           return signalPassFailure();
-        }
-        emitLinearThunks(b, module, linear, kernel.getSymName());
-        kernels.push_back(linear.describeEntry(kernel.getSymName(), kDLCPU));
-        kernel.erase();
         continue;
       }
       FailureOr<FlashOp> flash = flashToLower(kernel, "Halide", device);

@@ -7,22 +7,19 @@
 
 #include "attnc/Conversion/AttnToHalide/ProjectionProblemFromOp.h"
 
+#include "CpuFamilyFacts.h"
+
 using namespace mlir;
 using namespace mlir::attn;
 
 FailureOr<attnc::halide::ProjectionProblem>
 mlir::attn::projectionProblemFromOp(ProjectionOp op, StringRef target) {
-  if (llvm::is_contained(attnc::halide::kHalideGpuTargets, target))
-    return op.emitOpError("is built by the Halide backend on CPU targets only "
-                          "(x86-64-avx512, x86-64-avx2), not for target ")
-           << target;
+  if (failed(refuseHalideGpuTarget(op, target)))
+    return failure();
   attnc::halide::ProjectionProblem p;
-  p.name = op->getParentOfType<KernelOp>().getSymName().str();
+  p.name = kernelName(op);
   p.in = op.getIn();
-  Type elem = op.getDtype(); // the verifier allows f32, f16, bf16
-  p.dtype = elem.isF16()    ? attnc::halide::ElemType::f16
-            : elem.isBF16() ? attnc::halide::ElemType::bf16
-                            : attnc::halide::ElemType::f32;
+  p.dtype = halideElemType(op.getDtype());
   p.matmulWeights = op.isOnnx();
   return p;
 }

@@ -80,6 +80,11 @@ Halide::Type halideType(ElemType type);
 /// text, naming the schedule source.
 std::string runHalide(const std::string &source, const std::function<void()> &body);
 
+/// Throws CompileError unless `target` is a CPU target and `source` the hand
+/// schedule: what the CPU-only families (`op`) are built for.
+void requireCpuHandSchedule(const char *op, const HalideTarget &target,
+                            const std::string &source);
+
 /// The GPU schedule of a grid pipeline: one block per (query tile, head,
 /// batch), per KV tile the tile's keys and values staged in shared memory,
 /// scores and P in shared memory, the state in registers.

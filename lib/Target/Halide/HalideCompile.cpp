@@ -141,6 +141,16 @@ std::string attnc::halide::runHalide(const std::string &source,
   }
 }
 
+void attnc::halide::requireCpuHandSchedule(const char *op, const HalideTarget &target,
+                                           const std::string &source) {
+  if (target.gpu)
+    throw CompileError(std::string(op) + " is built by the Halide backend on CPU targets "
+                       "only (x86-64-avx512, x86-64-avx2), not its GPU targets");
+  if (source != "hand")
+    throw CompileError(std::string(op) + " has the hand schedule only; the autoschedulers "
+                       "are offered for attention kernels");
+}
+
 std::string attnc::halide::compileFlashObject(const FlashProblem &problem,
                                               const HalideTarget &target,
                                               const std::string &source,

@@ -230,12 +230,7 @@ template <typename Body>
 std::string withLinear(const LinearProblem &p, const HalideTarget &target,
                        const std::string &source, bool withRuntime, Body body) {
   return runHalide(source, [&] {
-    if (target.gpu)
-      throw CompileError("attn.linear_attention is built by the Halide backend on CPU "
-                         "targets only (x86-64-avx512, x86-64-avx2), not its GPU targets");
-    if (source != "hand")
-      throw CompileError("attn.linear_attention has the hand schedule only; the "
-                         "autoschedulers are offered for attention kernels");
+    requireCpuHandSchedule("attn.linear_attention", target, source);
     Target t = withRuntimeOrNot(Target(target.halideTarget), withRuntime);
     LinearFuncs state, rows;
     declareInputs(p, state);

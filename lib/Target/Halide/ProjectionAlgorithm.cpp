@@ -97,12 +97,7 @@ template <typename Body>
 std::string withProjection(const ProjectionProblem &problem, const HalideTarget &target,
                            const std::string &source, Body body) {
   return runHalide(source, [&] {
-    if (target.gpu)
-      throw CompileError("attn.projection is built by the Halide backend on CPU targets "
-                         "only (x86-64-avx512, x86-64-avx2), not its GPU targets");
-    if (source != "hand")
-      throw CompileError("attn.projection has the hand schedule only; the autoschedulers "
-                         "are offered for attention kernels");
+    requireCpuHandSchedule("attn.projection", target, source);
     ProjectionFuncs f;
     defineProjection(problem, f);
     scheduleProjectionCpu(problem, target, f);
