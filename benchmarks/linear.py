@@ -22,11 +22,13 @@ import torch
 import attnc
 from timing import best_probe, fma_peak, timed_in_turn
 
-SPEC = """
+LINEAR = """
 attn.kernel @linear {{
   attn.linear_attention {{num_heads = {heads}, head_dim = {dim}, dtype = f32, layout = bhsd,
                          feature_map = elu1{causal}}}
 }}
+"""
+SOFTMAX = """
 attn.kernel @softmax {{
   attn.attention {{num_heads = {heads}, head_dim = {dim}, dtype = f32, layout = bhsd,
                   mask = {mask}, outputs = [out]}}
@@ -95,16 +97,14 @@ def measure(args):
     slower, "failed": an out off PyTorch's float64}."""
     torch.set_num_threads(args.threads)
     causal = not args.non_causal
-    module = attnc.compile(SPEC.format(heads=args.heads, dim=args.dim,
-                                       causal=", causal = true" if causal else "",
-                                       mask="#attn.causal<top_left>" if causal else "#attn.full"),
-                           target=args.target)
+    linear_spec = LINEAR.format(heads=args.heads, dim=args.dim,
+                                causal=", causal = true" if causal else "")
+    softmax_spec = SOFTMAX.format(heads=args.heads, dim=args.dim,
+                                  mask="#attn.causal<top_left>" if causal else "#attn.full")
+    module = attnc.compile(linear_spec + softmax_spec, target=args.target)
     halide = None
-    if args.halide:
-        halide = attnc.compile(SPEC.format(heads=args.heads, dim=args.dim,
-                                           causal=", causal = true" if causal else "",
-                                           mask="#attn.full"),
-                               target=args.halide_target, backend="halide")
+    if args.halide:  # the linear kernel alone
+        halide = attnc.compile(linear_spec, target=args.halide_target, backend="halide")
     result = {"causal": causal, "heads": args.heads, "dim": args.dim, "threads": args.threads,
               "rows": [], "crossover": None, "failed": False, "halide": bool(halide)}
     probes = []

@@ -57,7 +57,7 @@ struct State {
 };
 
 struct Kernel {
-  void *rows, *state;
+  void *rowsPipeline, *statePipeline;
   attnc_memref *q, *k, *v, *out;
   const int64_t *p;
   int64_t headDim, valueDim, elemBytes, minRows;
@@ -85,8 +85,8 @@ struct Kernel {
     rowsView(kv, k, ATTNC_P_K_STRIDES, b, g, row0, rows, headDim);
     rowsView(vv, v, ATTNC_P_V_STRIDES, b, g, row0, rows, valueDim);
     stateViews(sv, zv, st);
-    return reinterpret_cast<StateFn>(state)(&kv.buffer, &vv.buffer, &sv.buffer, &zv.buffer,
-                                            &sv.buffer, &zv.buffer);
+    return reinterpret_cast<StateFn>(statePipeline)(&kv.buffer, &vv.buffer, &sv.buffer,
+                                                    &zv.buffer, &sv.buffer, &zv.buffer);
   }
 
   /// Rows [row0, row0 + rows) of out for head h of batch b from `st` (and,
@@ -108,10 +108,10 @@ struct Kernel {
     if (causal) {
       rowsView(kv, k, ATTNC_P_K_STRIDES, b, g, row0, rows, headDim);
       rowsView(vv, v, ATTNC_P_V_STRIDES, b, g, row0, rows, valueDim);
-      rc = reinterpret_cast<CausalRowsFn>(this->rows)(&qv.buffer, &kv.buffer, &vv.buffer,
+      rc = reinterpret_cast<CausalRowsFn>(rowsPipeline)(&qv.buffer, &kv.buffer, &vv.buffer,
                                                       &sv.buffer, &zv.buffer, &ov.buffer);
     } else {
-      rc = reinterpret_cast<RowsFn>(this->rows)(&qv.buffer, &sv.buffer, &zv.buffer,
+      rc = reinterpret_cast<RowsFn>(rowsPipeline)(&qv.buffer, &sv.buffer, &zv.buffer,
                                                 &ov.buffer);
     }
     if (rc != 0 || inPlace)

@@ -15,6 +15,10 @@ using namespace mlir;
 using namespace mlir::attn;
 using attnc::halide::FeatureMapKind;
 
+int64_t mlir::attn::linearRows(LinearAttentionOp op) {
+  return op.getCausal() ? op.getChunkOrDefault() : attnc::LinearFacts{}.blockQ;
+}
+
 FailureOr<attnc::halide::LinearProblem>
 mlir::attn::linearProblemFromOp(LinearAttentionOp op, StringRef target) {
   if (failed(refuseHalideGpuTarget(op, target)))
@@ -36,7 +40,7 @@ mlir::attn::linearProblemFromOp(LinearAttentionOp op, StringRef target) {
     break;
   }
   p.causal = op.getCausal();
-  p.rows = p.causal ? op.getChunkOrDefault() : attnc::LinearFacts{}.blockQ;
+  p.rows = linearRows(op);
   p.normalize = !op.getUnnormalized();
   p.scale = op.getScaleOrDefault();
   p.eps = op.getEpsOrDefault();

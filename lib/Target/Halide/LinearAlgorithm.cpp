@@ -221,17 +221,15 @@ void scheduleRows(const LinearProblem &p, const HalideTarget &target, LinearFunc
                  TailStrategy::RoundUp);
 }
 
-Target withRuntimeOrNot(const Target &t, bool withRuntime) {
-  return withRuntime ? t : t.with_feature(Target::NoRuntime);
-}
-
 /// Defines and schedules both pipelines, then runs `body` on their modules.
 template <typename Body>
 std::string withLinear(const LinearProblem &p, const HalideTarget &target,
                        const std::string &source, bool withRuntime, Body body) {
   return runHalide(source, [&] {
     requireCpuHandSchedule("attn.linear_attention", target, source);
-    Target t = withRuntimeOrNot(Target(target.halideTarget), withRuntime);
+    Target t(target.halideTarget);
+    if (!withRuntime)
+      t = t.with_feature(Target::NoRuntime);
     LinearFuncs state, rows;
     declareInputs(p, state);
     defineState(p, state);

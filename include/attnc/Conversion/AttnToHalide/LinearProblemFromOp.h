@@ -18,6 +18,10 @@ namespace mlir::attn {
 FailureOr<attnc::halide::LinearProblem> linearProblemFromOp(LinearAttentionOp op,
                                                             StringRef target);
 
+/// The most rows of one call of the rows pipeline: a causal kernel's chunk,
+/// else the family's query tile (block_q).
+int64_t linearRows(LinearAttentionOp op);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_ATTNTOHALIDE_LINEARPROBLEMFROMOP_H
