@@ -15,6 +15,12 @@
 //   - OpenCL (the check target): the tensors are host memory; Halide copies
 //     the inputs to the device, and this adapter copies the outputs back and
 //     frees the device copies.
+// A spec's mod inputs go whole, as on the CPU (HalideInputs.cpp). GPU code
+// holds no assertions, so the pipeline clamps every load and writes a second
+// output, an int32 per (query row, head, batch): the argument of an input a
+// mod loaded outside of, or 0. It lives on the host and comes back through a
+// device copy (on CUDA the call then waits for the kernel); a non-zero entry
+// fails the call with that input named.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,98 +30,90 @@
 #include "Describe.h"
 #include "HalideGrid.h"
 #include "HalideHooks.h"
+#include "HalideView.h"
 
 #include "HalideRuntime.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <vector>
 
 using namespace attnc::rt;
+using attnc::rt::View;
 
 namespace {
 
 thread_local char tlsDetail[512] = "";
 
-using PipelineOut = int (*)(void *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
-                            halide_buffer_t *);
-using PipelineOutLse = int (*)(void *, halide_buffer_t *, halide_buffer_t *,
-                               halide_buffer_t *, halide_buffer_t *, halide_buffer_t *);
-
-/// A 4-d view, dims innermost first as (extent, stride) in elements.
-struct View {
-  halide_dimension_t dims[4] = {};
-  halide_buffer_t buffer = {};
-  void *base = nullptr;
-
-  /// False if an extent or stride does not fit Halide's int32 fields.
-  bool set(void *data, halide_type_t type, const int64_t (&shape)[4][2]) {
-    for (int n = 0; n < 4; ++n) {
-      if (shape[n][0] > INT32_MAX || shape[n][1] > INT32_MAX)
-        return false;
-      dims[n] = {0, int32_t(shape[n][0]), int32_t(shape[n][1]), 0};
-    }
-    base = data;
-    buffer.type = type;
-    buffer.dimensions = 4;
-    buffer.dim = dims;
-    return true;
-  }
+/// A view of a grid call, in the pipeline's argument order. A native one
+/// wraps the caller's device memory (CUDA tensors); the others are host
+/// buffers Halide copies to the device and, outputs, back.
+struct GridArg {
+  View *view;
+  bool output = false;
+  void *device = nullptr; // native: the tensor's device address
+  bool wrapped = false;
 };
 
-/// Runs the pipeline on the first `count` views (lse is the fifth, when
-/// the kernel outputs it).
-int callPipeline(void *pipeline, void *userContext, View *views, int count) {
-  halide_buffer_t *b[5];
-  for (int n = 0; n < count; ++n)
-    b[n] = &views[n].buffer;
-  if (count == 5)
-    return reinterpret_cast<PipelineOutLse>(pipeline)(userContext, b[0], b[1], b[2], b[3], b[4]);
-  return reinterpret_cast<PipelineOut>(pipeline)(userContext, b[0], b[1], b[2], b[3]);
+/// Sets `view` over `data` with `shape` (dims innermost first, (extent,
+/// stride) in elements); false if an extent or stride does not fit Halide's
+/// int32 fields.
+template <int N>
+bool setView(View &view, void *data, halide_type_t type, const int64_t (&shape)[N][2]) {
+  for (const auto &dim : shape)
+    if (dim[0] > INT32_MAX || dim[1] > INT32_MAX)
+      return false;
+  view.set(data, type, N, shape);
+  return true;
 }
 
-void *at(const attnc_memref *m, int64_t bytes) {
-  return static_cast<char *>(m->aligned) + m->offset * bytes;
+/// Runs the pipeline's argv form: the user context, then every buffer.
+int callPipeline(void *pipeline, void *userContext, std::vector<GridArg> &args) {
+  std::vector<void *> argv{&userContext};
+  for (GridArg &a : args)
+    argv.push_back(&a.view->buffer);
+  return reinterpret_cast<int (*)(void **)>(pipeline)(argv.data());
 }
 
-/// Host views: Halide copies them to the device itself (inputs marked
-/// host-dirty); afterwards the outputs come back and the device copies go.
-int runOnHost(void *pipeline, View *views, int count) {
-  for (int n = 0; n < count; ++n) {
-    views[n].buffer.host = static_cast<uint8_t *>(views[n].base);
-    views[n].buffer.flags = n < 3 ? halide_buffer_flag_host_dirty : 0;
+/// Wraps the native views, runs the pipeline, then copies host-backed
+/// outputs back and lets go of every device allocation.
+int runGrid(void *pipeline, const halide_device_interface_t *cuda, void *userContext,
+            std::vector<GridArg> &args) {
+  int rc = 0;
+  for (GridArg &a : args) {
+    halide_buffer_t &buf = a.view->buffer;
+    if (a.device) {
+      buf.host = nullptr;
+      rc = cuda->wrap_native(userContext, &buf, reinterpret_cast<uint64_t>(a.device), cuda);
+      a.wrapped = rc == 0;
+      if (rc)
+        break;
+    } else if (!a.output) {
+      buf.flags = halide_buffer_flag_host_dirty;
+    }
   }
-  int rc = callPipeline(pipeline, nullptr, views, count);
-  for (int n = 0; n < count; ++n) {
-    halide_buffer_t &buf = views[n].buffer;
-    if (!buf.device_interface)
-      continue;
-    if (rc == 0 && n >= 3 && (buf.flags & halide_buffer_flag_device_dirty))
-      rc = buf.device_interface->copy_to_host(nullptr, &buf);
-    buf.device_interface->device_free(nullptr, &buf);
-  }
-  return rc;
-}
-
-/// Device views on CUDA memory, in the device's primary context.
-int runOnCuda(void *pipeline, const halide_device_interface_t *cuda, View *views, int count,
-              int64_t deviceId, void *stream) {
-  std::string error;
-  HalideCudaCall call{cudaPrimaryContext(deviceId, error), stream};
-  if (!call.context) {
-    setGridFailureDetail(error);
-    return kGridNoDevice;
-  }
-  int rc = 0, wrapped = 0;
-  for (; wrapped < count && rc == 0; ++wrapped)
-    rc = cuda->wrap_native(&call, &views[wrapped].buffer,
-                           reinterpret_cast<uint64_t>(views[wrapped].base), cuda);
   if (rc == 0)
-    rc = callPipeline(pipeline, &call, views, count);
-  for (int n = 0; n < wrapped; ++n)
-    if (views[n].buffer.device)
-      cuda->detach_native(&call, &views[n].buffer);
+    rc = callPipeline(pipeline, userContext, args);
+  for (GridArg &a : args) {
+    halide_buffer_t &buf = a.view->buffer;
+    if (a.wrapped) {
+      cuda->detach_native(userContext, &buf);
+      continue;
+    }
+    if (a.device || !buf.device_interface)
+      continue;
+    // The copy waits for the kernel (on the caller's stream, under CUDA).
+    if (rc == 0 && a.output && (buf.flags & halide_buffer_flag_device_dirty))
+      rc = buf.device_interface->device_sync(userContext, &buf);
+    if (rc == 0 && a.output && (buf.flags & halide_buffer_flag_device_dirty))
+      rc = buf.device_interface->copy_to_host(userContext, &buf);
+    buf.device_interface->device_free(userContext, &buf);
+  }
   return rc;
 }
+
+void *at(const attnc_memref *m, int64_t bytes) { return attnc::rt::at(m, 0, bytes); }
 
 } // namespace
 
@@ -136,14 +134,18 @@ std::string attnc::rt::gridFailure(int32_t code) {
 }
 
 /* Called by the grid functions attn-lower-flash-to-halide-call emits; `cuda` is
- * Halide's CUDA device interface, or NULL for host tensors (OpenCL). */
+ * Halide's CUDA device interface, or NULL for host tensors (OpenCL). The mod
+ * inputs come as HalideTile.cpp's do (NULL, NULL without). Returns 0, a
+ * HalideGrid.h code, a Halide error code (negative), or, where a mod loaded
+ * outside an input, ATTNC_ITEM_INDEX_FAILURE + its argument. */
 extern "C" int32_t attnc_rt_halide_grid(void *pipeline, const halide_device_interface_t *cuda,
                                         attnc_memref *q, attnc_memref *k, attnc_memref *v,
                                         attnc_memref *out, attnc_memref *lse,
                                         attnc_memref_i64 *params, int64_t batch,
                                         int64_t deviceId, void *stream, int64_t heads,
                                         int64_t kvHeads, int64_t dim, int64_t elemBytes,
-                                        int64_t dtypeCode, int64_t wantLse) {
+                                        int64_t dtypeCode, int64_t wantLse,
+                                        attnc_memref **inputs, const int64_t *inputTable) {
   const int64_t *p = params->aligned + params->offset;
   const int64_t seqQ = p[ATTNC_P_SEQ_Q], seqKv = p[ATTNC_P_SEQ_KV];
   const int64_t *qS = p + ATTNC_P_Q_STRIDES, *kS = p + ATTNC_P_K_STRIDES,
@@ -152,24 +154,61 @@ extern "C" int32_t attnc_rt_halide_grid(void *pipeline, const halide_device_inte
   // bf16 tensors are passed as their bits (FlashAlgorithm.cpp, bf16AsBits).
   halide_type_t type = dtypeCode == kDLBfloat ? halide_type_t(halide_type_uint, 16)
                                               : halideElementType(dtypeCode, elemBytes);
-  halide_type_t f32(halide_type_float, 32);
-  View views[5];
+  halide_type_t f32(halide_type_float, 32), i32(halide_type_int, 32);
+  View views[5], failureView;
   bool fits =
-      views[0].set(at(q, elemBytes), type,
-                   {{dim, 1}, {seqQ, qS[2]}, {heads, qS[1]}, {batch, qS[0]}}) &&
-      views[1].set(at(k, elemBytes), type,
-                   {{dim, 1}, {seqKv, kS[2]}, {kvHeads, kS[1]}, {batch, kS[0]}}) &&
-      views[2].set(at(v, elemBytes), type,
-                   {{dim, 1}, {seqKv, vS[2]}, {kvHeads, vS[1]}, {batch, vS[0]}}) &&
-      views[3].set(at(out, elemBytes), type,
-                   {{dim, 1}, {seqQ, oS[2]}, {heads, oS[1]}, {batch, oS[0]}});
+      setView(views[0], at(q, elemBytes), type,
+              {{dim, 1}, {seqQ, qS[2]}, {heads, qS[1]}, {batch, qS[0]}}) &&
+      setView(views[1], at(k, elemBytes), type,
+              {{dim, 1}, {seqKv, kS[2]}, {kvHeads, kS[1]}, {batch, kS[0]}}) &&
+      setView(views[2], at(v, elemBytes), type,
+              {{dim, 1}, {seqKv, vS[2]}, {kvHeads, vS[1]}, {batch, vS[0]}}) &&
+      setView(views[3], at(out, elemBytes), type,
+              {{dim, 1}, {seqQ, oS[2]}, {heads, oS[1]}, {batch, oS[0]}});
   // Every lane of a row stores the row's lse: d has stride 0.
   if (wantLse)
-    fits = fits && views[4].set(at(lse, 4), f32,
-                                {{dim, 0}, {seqQ, lS[2]}, {heads, lS[1]}, {batch, lS[0]}});
+    fits = fits && setView(views[4], at(lse, 4), f32,
+                           {{dim, 0}, {seqQ, lS[2]}, {heads, lS[1]}, {batch, lS[0]}});
+  // With inputs, the pipeline's index-failure rows (FlashAlgorithm.cpp).
+  std::vector<int32_t> failures(inputTable ? size_t(std::max<int64_t>(seqQ * heads * batch, 1))
+                                           : 0);
+  if (inputTable)
+    fits = fits && setView(failureView, failures.data(), i32,
+                           {{seqQ, 1}, {heads, seqQ}, {batch, seqQ * heads}});
   if (!fits)
     return kGridTooLarge;
-  int count = wantLse ? 5 : 4;
-  return cuda ? runOnCuda(pipeline, cuda, views, count, deviceId, stream)
-              : runOnHost(pipeline, views, count);
+  std::vector<View> inputViews;
+  if (inputTable)
+    if (int32_t rc = attnc::rt::inputViews(inputs, inputTable, p, inputViews); rc != 0)
+      return rc == 2 ? kGridTooLarge : rc;
+
+  auto native = [&](View &view, bool standIn = false) {
+    return cuda && !standIn ? static_cast<void *>(view.buffer.host) : nullptr;
+  };
+  std::vector<GridArg> args;
+  for (int n = 0; n < 3; ++n)
+    args.push_back({&views[n], false, native(views[n])});
+  for (View &in : inputViews)
+    args.push_back({&in, false, native(in, in.standIn)});
+  for (int n = 3; n < (wantLse ? 5 : 4); ++n)
+    args.push_back({&views[n], true, native(views[n])});
+  if (inputTable)
+    args.push_back({&failureView, true, nullptr});
+
+  int rc;
+  if (cuda) {
+    std::string error;
+    HalideCudaCall call{cudaPrimaryContext(deviceId, error), stream};
+    if (!call.context) {
+      setGridFailureDetail(error);
+      return kGridNoDevice;
+    }
+    rc = runGrid(pipeline, cuda, &call, args);
+  } else {
+    rc = runGrid(pipeline, nullptr, nullptr, args);
+  }
+  int32_t failed = 0;
+  for (int32_t arg : failures)
+    failed = std::max(failed, arg);
+  return rc == 0 && failed ? ATTNC_ITEM_INDEX_FAILURE + failed : rc;
 }

@@ -31,7 +31,6 @@ namespace {
 
 using attnc::rt::at;
 using attnc::rt::View;
-constexpr int kMaxRank = attnc::rt::kMaxViewRank;
 
 /// The block_q tunable's upper bound (lib/Target/CPU/CpuTunables.cpp).
 constexpr int64_t kMaxBlockQ = 256;
@@ -39,47 +38,6 @@ constexpr int64_t kMaxBlockQ = 256;
 /// The pipeline's argv form: buffers as halide_buffer_t *, scalars by address,
 /// in the order of FlashPipeline.h.
 using Pipeline = int (*)(void **args);
-
-/// Views of the mod inputs `inputs` from `table` (LowerFlashToHalideCall.cpp
-/// lays it out): each of its own shape, dims innermost first. 0, 2 when an
-/// extent or stride does not fit 32 bits, or ATTNC_ITEM_INDEX_FAILURE + arg
-/// for an input with nothing in it when there are keys (every load of it
-/// fails). A load is clamped into its input, so none is empty: without keys
-/// (nothing is loaded) an empty one is a view of one zero.
-int32_t inputViews(attnc_memref **inputs, const int64_t *table, const int64_t *p,
-                   std::vector<View> &views) {
-  static const int32_t zero = 0;
-  const bool keys = p[ATTNC_P_SEQ_KV] > 0;
-  int64_t count = table[0], strideParam = table[1];
-  const int64_t *entry = table + 2;
-  views = std::vector<View>(size_t(count));
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t code = entry[0], rank = entry[1];
-    if (rank > kMaxRank)
-      return 2;
-    int64_t shape[kMaxRank][2];
-    bool empty = false;
-    for (int64_t n = 0; n < rank; ++n) {
-      const int64_t *d = entry + 2 + 3 * n; // (param, scale, offset)
-      int64_t extent = std::max<int64_t>(d[0] < 0 ? d[2] : d[1] * p[d[0]] + d[2], 0);
-      int64_t stride = p[strideParam++];
-      if (extent == 0 && keys) // inputs are arguments 5, ... (no weights in Halide)
-        return ATTNC_ITEM_INDEX_FAILURE + 5 + int32_t(i);
-      if (extent > INT32_MAX || stride > INT32_MAX || stride < 0)
-        return 2;
-      empty = empty || extent == 0;
-      shape[rank - 1 - n][0] = std::max<int64_t>(extent, 1);
-      shape[rank - 1 - n][1] = stride;
-    }
-    entry += 2 + 3 * rank;
-    void *host = empty ? static_cast<void *>(const_cast<int32_t *>(&zero)) : at(inputs[i], 0, 4);
-    if (empty)
-      for (int64_t n = 0; n < rank; ++n)
-        shape[n][1] = 0;
-    views[size_t(i)].set(host, halide_type_t(halide_type_code_t(code), 32), int(rank), shape);
-  }
-  return 0;
-}
 
 } // namespace
 
@@ -130,7 +88,7 @@ extern "C" int32_t attnc_rt_halide_tile(void *pipeline, attnc_memref *q, attnc_m
 
   std::vector<View> inputViewsOf;
   if (inputTable)
-    if (int32_t rc = inputViews(inputs, inputTable, p, inputViewsOf); rc != 0)
+    if (int32_t rc = attnc::rt::inputViews(inputs, inputTable, p, inputViewsOf); rc != 0)
       return rc;
   int32_t b32 = int32_t(b), h32 = int32_t(h), q032 = int32_t(q0), seqQ32 = int32_t(seqQ),
           seqKv32 = int32_t(seqKv);

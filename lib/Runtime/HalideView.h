@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// What the Halide backend's CPU adapters (HalideTile.cpp, HalideProjection.cpp)
-// hand a work item's pipeline: views into the tile function's memrefs.
+// What the Halide backend's adapters (HalideTile.cpp, HalideProjection.cpp,
+// HalideGrid.cpp) hand a pipeline: views into the thunk's memrefs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +18,7 @@
 #include "HalideRuntime.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace attnc::rt {
 
@@ -29,6 +30,8 @@ constexpr int kMaxViewRank = 8;
 struct View {
   halide_dimension_t dims[kMaxViewRank] = {};
   halide_buffer_t buffer = {};
+  /// A view of a zero on the host, standing in for an empty mod input.
+  bool standIn = false;
 
   View() = default;
   View(const View &) = delete; // buffer points into this object
@@ -49,6 +52,15 @@ struct View {
 inline char *at(const attnc_memref *m, int64_t element, int64_t bytes) {
   return static_cast<char *>(m->aligned) + (m->offset + element) * bytes;
 }
+
+/// Views of the mod inputs `inputs` from `table` (LowerFlashToHalideCall.cpp
+/// lays it out): each of its own shape, dims innermost first. 0, 2 when an
+/// extent or stride does not fit 32 bits, or ATTNC_ITEM_INDEX_FAILURE + arg
+/// for an input with nothing in it when there are keys (every load of it
+/// fails). A load is clamped into its input, so none is empty: without keys
+/// (nothing is loaded) an empty one is a stand-in, a view of one zero.
+int32_t inputViews(attnc_memref **inputs, const int64_t *table, const int64_t *p,
+                   std::vector<View> &views);
 
 } // namespace attnc::rt
 

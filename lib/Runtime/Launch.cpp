@@ -202,12 +202,15 @@ const attnc_tensor_desc *indexFailureTensor(const attnc_kernel_desc &d, int32_t 
   return nullptr;
 }
 
+/// What a mod's load outside `input` did.
+std::string indexFailureCause(const attnc_tensor_desc &input) {
+  return cat("a score_mod or mask_mod read ", input.name, " at an index outside its shape [",
+             input.legend, "]; nothing outside it was read");
+}
+
 std::string kernelFailure(const Job &job) {
   const attnc_tensor_desc *input = indexFailureTensor(*job.desc, job.failedCode);
-  std::string cause =
-      input ? cat("a score_mod or mask_mod read ", input->name, " at an index outside its "
-                  "shape [", input->legend, "]; nothing outside it was read")
-            : failureCause(job.failedCode);
+  std::string cause = input ? indexFailureCause(*input) : failureCause(job.failedCode);
   return cat("kernel '", kernelName(*job.desc), "' failed with code ", job.failedCode,
              " on work item ", itemText(job, job.failedItem), " of phase '",
              job.phase->name, "': ", cause, "; its outputs are partly written");
@@ -260,10 +263,12 @@ int runDevicePhase(Job &job, const attnc_options *opt) {
     setError(cat("kernel '", kernelName(*desc), "' cannot run: ", gridFailure(rc)).c_str());
     return ATTNC_ERR_DEVICE;
   }
+  const attnc_tensor_desc *input = indexFailureTensor(*desc, rc);
+  std::string cause = input ? indexFailureCause(*input) : gridFailure(rc);
   setError(cat("kernel '", kernelName(*desc), "' failed with code ", rc, " in phase '",
-               job.phase->name, "': ", gridFailure(rc), "; its outputs may be partly written")
+               job.phase->name, "': ", cause, "; its outputs may be partly written")
                .c_str());
-  return ATTNC_ERR_KERNEL;
+  return input ? ATTNC_ERR_INDEX : ATTNC_ERR_KERNEL;
 }
 
 /// An item phase: its items on the caller's thread and helpers (`nextSoon`: a

@@ -92,8 +92,10 @@ def run_one(args, case, directory, spec, so, tol):
         size += ["--kv-lens", case["kv_lens"]]
     if "seq_lens" in case:
         size += ["--seq-lens", case["seq_lens"]]
+    inputs = []
     for name, path in attnc_matrix.write_inputs(case, directory):
-        size += ["--input", "%s=%s" % (name, path)]
+        inputs += ["--input", "%s=%s" % (name, path)]
+    size += inputs
     tolerance = ["--rtol", str(tol["rtol"])] + (["--atol", str(tol["atol"])] if "atol" in tol
                                                 else [])
     if args.runner in ("cross", "device"):
@@ -104,7 +106,7 @@ def run_one(args, case, directory, spec, so, tol):
         rc, out = run([sys.executable, os.path.join(HERE, "device_run.py"), "--so", so,
                        "--kernel", case["name"], "--dir", directory,
                        "--dtype", case["dtype"]] + (["--lse"] if "lse" in case["outputs"] else [])
-                      + tolerance)
+                      + inputs + tolerance)
         return rc, out, "device_run.py"
     cmd = [args.attnc_run, spec, "--so", so, "--num-threads", "2", "--repeat", "1",
            "--no-peak"] + size + tolerance

@@ -137,6 +137,8 @@ def main():
     parser.add_argument("--claim-cuda", action="store_true",
                         help="label the (host) tensors kDLCUDA: on a machine without a CUDA "
                              "driver, shows the error a CUDA kernel returns there")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="a mod input (the spec's inputs, in declaration order)")
     parser.add_argument("--rtol", type=float, required=True)
     parser.add_argument("--atol", type=float, required=True)
     args = parser.parse_args()
@@ -154,9 +156,12 @@ def main():
     device = K_DL_CUDA if args.claim_cuda else K_DL_CPU
     tq, tk, tv, tout = (tensor(a, code, bits, device) for a in (q, k, v, out))
     tlse = tensor(lse, K_DL_FLOAT, 32, device) if args.lse else None
+    inputs = [host_tensor(np.ascontiguousarray(np.load(flag.split("=", 1)[1])))
+              for flag in args.input]
     options = Options(1, None)
     rc = entry(ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv), ctypes.byref(tout),
-               ctypes.byref(tlse) if tlse else None, ctypes.byref(options))
+               ctypes.byref(tlse) if tlse else None, *(ctypes.byref(t) for t in inputs),
+               ctypes.byref(options))
     if rc != 0:
         print("kernel returned %d: %s" % (rc, library.attnc_last_error().decode()))
         return 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Assembles the PTX of every matrix variant with ptxas for each CUDA target, and records its use.
 
-For each case of matrix.json (and each f32 case again in f16 and bf16), a kernel in one spec
+For each case of matrix.json, or of --matrix (and each f32 case again in f16 and bf16), a kernel in one spec
 per target: `attnc --emit=ptx --backend B --target T` writes the PTX each object embeds,
 headed by its kernel's launch line, and each kernel's PTX goes to `ptxas -v -arch A`:
   - halide: T = cuda-sm80 (A = sm_80) and cuda-sm90 (A = sm_90);
@@ -72,8 +72,10 @@ def main():
     parser.add_argument("--ptxas", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--report", help="also write the table (Markdown) here")
+    parser.add_argument("--matrix", default=attnc_matrix.MATRIX,
+                        help="the cases (default: matrix.json)")
     args = parser.parse_args()
-    matrix = attnc_matrix.load()
+    matrix = attnc_matrix.load(args.matrix)
     os.makedirs(args.work, exist_ok=True)
     selected = list(cases(matrix, ["f16", "bf16"]))
     for case in selected:

@@ -84,10 +84,6 @@ FailureOr<attnc::halide::FlashProblem> mlir::attn::flashProblemFromOp(KernelOp k
   p.scale = op.getScaleOrDefault();
   p.mask = cast<MaskAttrInterface>(op.getMask()).toMaskRule();
   if (ArrayAttr inputs = op.getInputsAttr()) {
-    if (llvm::is_contained(attnc::halide::kHalideGpuTargets, target))
-      return op.emitOpError("inputs (tensors the mods read) are built by the Halide backend "
-                            "on CPU targets only, not for target ")
-             << target << "; compile this spec for x86-64-avx512 or x86-64-avx2 there";
     // They follow the outputs, out and lse (the Halide backend has no weights).
     int arg = 5;
     for (auto decl : inputs.getAsRange<ModInputAttr>())

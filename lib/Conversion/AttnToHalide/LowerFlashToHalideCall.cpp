@@ -20,12 +20,14 @@
 // null without inputs;
 // on a CPU target, or on a GPU target (the whole tensors in one call)
 //
-//   llvm.func @_mlir_ciface_<name>_grid(q, k, v, out, lse, params: ptr,
-//                                      batch, device_id: i64, stream: ptr) -> i32 {
-//     return attnc_rt_halide_grid(@<name>_halide, interface, q, k, v, out, lse,
-//                                 params, batch, device_id, stream, heads,
+//   llvm.func @_mlir_ciface_<name>_grid(q, k, v, out, lse, inputs...,
+//                                      params: ptr, batch, device_id: i64,
+//                                      stream: ptr) -> i32 {
+//     return attnc_rt_halide_grid(@<name>_halide_argv, interface, q, k, v, out,
+//                                 lse, params, batch, device_id, stream, heads,
 //                                 kv_heads, head_dim, element_bytes,
-//                                 dlpack_dtype_code, outputs_lse)
+//                                 dlpack_dtype_code, outputs_lse,
+//                                 [inputs...], @<name>_inputs)
 //   }
 //
 // where interface is halide_cuda_device_interface() (cuda) or null (opencl:
@@ -205,20 +207,21 @@ void emitGridThunk(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name, bo
   Location loc = op.getLoc();
   Type ptr = LLVM::LLVMPointerType::get(b.getContext()), i32 = b.getI32Type(),
        i64 = b.getI64Type();
-  bool lse = op.hasOutput(OutputKind::lse);
-  std::string pipeline = (name + "_halide").str();
-  declare(b, module, pipeline,
-          LLVM::LLVMFunctionType::get(i32, SmallVector<Type>(lse ? 6 : 5, ptr)));
+  // The argv form: one signature whatever inputs and outputs the pipeline has.
+  std::string pipeline = (name + "_halide_argv").str();
+  declare(b, module, pipeline, LLVM::LLVMFunctionType::get(i32, {ptr}));
   SmallVector<Type> adapterArgs(8, ptr);
   adapterArgs.append({i64, i64, ptr});
   adapterArgs.append(6, i64);
+  adapterArgs.append(2, ptr);
   auto adapterType = LLVM::LLVMFunctionType::get(i32, adapterArgs);
   declare(b, module, kGridAdapter, adapterType);
   auto interfaceType = LLVM::LLVMFunctionType::get(ptr, {});
   if (cuda)
     declare(b, module, kCudaInterface, interfaceType);
 
-  SmallVector<Type> gridArgs(6, ptr);
+  size_t inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
+  SmallVector<Type> gridArgs(6 + inputs, ptr);
   gridArgs.append({i64, i64, ptr});
   auto grid = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "grid")),
                                        LLVM::LLVMFunctionType::get(i32, gridArgs));
@@ -230,11 +233,16 @@ void emitGridThunk(OpBuilder &b, ModuleOp module, FlashOp op, StringRef name, bo
                                .getResult()
                          : LLVM::ZeroOp::create(b, loc, ptr).getResult();
   SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, pipeline), interface};
-  llvm::append_range(args, body->getArguments());
+  ValueRange views = body->getArguments();
+  llvm::append_range(args, views.take_front(5));
+  llvm::append_range(args, views.drop_front(5 + inputs)); // params, batch, device, stream
   auto [elemBytes, dtypeCode] = elementFacts(op.getDtype());
+  bool lse = op.hasOutput(OutputKind::lse);
   appendConstants(b, loc,
                   {op.getHeads(), op.getKvHeads(), op.getDim(), elemBytes, dtypeCode, lse},
                   args);
+  auto [array, table] = inputArguments(b, module, op, name, views.slice(5, inputs));
+  args.append({array, table});
   auto call = LLVM::CallOp::create(b, loc, adapterType, kGridAdapter, args);
   LLVM::ReturnOp::create(b, loc, call.getResult());
 }
@@ -357,12 +365,6 @@ struct AttnLowerFlashToHalideCallPass
         return signalPassFailure();
       FlashOp op = *flash;
       std::optional<int64_t> deviceType; // a tile function runs on the CPU
-      if (op.getInputsAttr() && device != "cpu") {
-        op.emitOpError("inputs (tensors the mods read) are built by the Halide backend on "
-                       "CPU targets only, not for device ")
-            << device;
-        return signalPassFailure();
-      }
       if (device == "cpu") {
         emitTileThunk(b, module, op, kernel.getSymName());
       } else {

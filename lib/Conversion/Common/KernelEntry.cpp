@@ -65,10 +65,9 @@ FailureOr<FlashOp> mlir::attn::flashToLower(KernelOp kernel, StringRef backend,
       return flash.emitOpError("additive scores are built by the MLIR CPU backend only so "
                                "far, not the ")
              << backend << " backend for target " << target;
-    // The Halide backend refuses them on its GPU targets itself.
     if (flash.getInputsAttr() && backend != "MLIR CPU" && backend != "Halide")
       return flash.emitOpError("inputs (tensors the mods read) are built by the MLIR CPU "
-                               "and Halide CPU backends only so far, not the ")
+                               "and Halide backends only so far, not the ")
              << backend << " backend for target " << target
              << "; compile this spec for a CPU target there";
     return flash;

@@ -92,9 +92,9 @@ Expr exp2NonPositive(Expr t) {
 } // namespace
 
 std::vector<Argument> FlashFuncs::arguments() const {
-  if (shape == FlashShape::grid)
-    return {q, k, v};
-  std::vector<Argument> args{q, k, v, batch, head, q0, seqQ, seqKv};
+  std::vector<Argument> args{q, k, v};
+  if (shape != FlashShape::grid)
+    args.insert(args.end(), {batch, head, q0, seqQ, seqKv});
   args.insert(args.end(), inputs.begin(), inputs.end());
   return args;
 }
@@ -144,13 +144,10 @@ Expr load(const FlashProblem &p, const FlashFuncs &f, const ImageParam &in, Expr
   return bf16AsBits(p, f.shape) ? bitsToFloat(x) : cast<float>(x);
 }
 
-/// Mod input `in` (tensor argument `arg`) at `indices` (in the spec's
-/// order, i64): every index is clamped into the input, so nothing outside it
-/// is read, and where an `evaluated` element's index lies outside, the
-/// pipeline fails with ATTNC_HALIDE_INDEX_FAILURE and `arg` (the tile
-/// function then reports the input, as an MLIR kernel does).
-Expr checkedLoad(const ImageParam &in, int arg, const std::vector<Expr> &indices,
-                 Expr evaluated) {
+/// Mod input `in` at `indices` (in the spec's order, i64), every index
+/// clamped into the input so nothing outside it is read; and whether they
+/// were all inside.
+std::pair<Expr, Expr> clampedLoad(const ImageParam &in, const std::vector<Expr> &indices) {
   const int rank = static_cast<int>(indices.size());
   Expr inside = Internal::const_true();
   std::vector<Expr> coords(static_cast<size_t>(rank));
@@ -162,7 +159,46 @@ Expr checkedLoad(const ImageParam &in, int arg, const std::vector<Expr> &indices
     Expr narrow = cast<int32_t>(clamp(index, Expr(int64_t(0)), i64(extent) - 1));
     coords[size_t(rank - 1 - n)] = clamp(narrow, 0, extent - 1);
   }
-  return require(inside || !evaluated, in(coords), ATTNC_HALIDE_INDEX_FAILURE, arg);
+  return {in(coords), inside};
+}
+
+/// The input named `name` of `p` and its ImageParam in `f`.
+size_t inputIndex(const FlashProblem &p, const std::string &name) {
+  for (size_t n = 0; n < p.inputs.size(); ++n)
+    if (p.inputs[n].name == name)
+      return n;
+  throw CompileError("mod body: attn.load of an undeclared input @" + name);
+}
+
+/// Grid pipelines only (GPU kernels hold no assertions): per row (i, head,
+/// batch), the argument of an input that a mod loads outside of at an
+/// element of the row the mask attribute keeps, else 0. A second output,
+/// O(seq_q) in size; the grid adapter turns it into the call's index error.
+void defineIndexFailure(const FlashProblem &p, FlashFuncs &f, const Item &it,
+                        attnc::mask::Classifier<HalideMaskEmitter> &byElement) {
+  f.rk = RDom(0, it.seqKv, "rk");
+  Expr kPos = i64(f.rk.x), failure = 0;
+  ModLoadFn record = [&](const std::string &name, const std::vector<Expr> &indices, Type) {
+    size_t n = inputIndex(p, name);
+    auto [value, inside] = clampedLoad(f.inputs[n], indices);
+    failure = max(failure, select(inside, 0, p.inputs[n].arg));
+    return value;
+  };
+  if (p.maskMod)
+    translateMod(*p.maskMod, {it.batch, it.head, it.qPos, kPos}, record);
+  if (p.scoreMod)
+    translateMod(*p.scoreMod, {Expr(0.0f), it.batch, it.head, it.qPos, kPos}, record);
+  Expr seqQ = i64(it.seqQ), seqKv = i64(it.seqKv);
+  // kPos < seqKv holds; it names rk in the update even where nothing else does.
+  Expr kept = kPos < seqKv &&
+              byElement.classify(p.mask, {it.qPos, it.qPos + 1, kPos, kPos + 1, seqQ, seqKv}).first;
+  Var i = f.i, head = f.headVar, batch = f.batchVar;
+  f.indexFailure(i, head, batch) = 0;
+  f.indexFailure(i, head, batch) =
+      max(f.indexFailure(i, head, batch), select(kept, failure, 0));
+  OutputImageParam failures = f.indexFailure.output_buffer();
+  for (int n = 0; n < 3; ++n)
+    failures.dim(n).set_min(0);
 }
 
 } // namespace
@@ -217,11 +253,15 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
   // The mods' loads: checked where the element exists (rows past seq_q and
   // keys past seq_kv of an edge tile are computed and discarded).
   Expr evaluated = it.qPos < seqQ && kPos < seqKv;
+  // An item pipeline fails at a load outside its input (ATTNC_HALIDE_INDEX_FAILURE
+  // and the input's argument: the tile function reports it as an MLIR kernel
+  // does); a grid pipeline clamps, and its index-failure output reports.
   ModLoadFn loadInput = [&](const std::string &name, const std::vector<Expr> &indices, Type) {
-    for (size_t n = 0; n < p.inputs.size(); ++n)
-      if (p.inputs[n].name == name)
-        return checkedLoad(f.inputs[n], p.inputs[n].arg, indices, evaluated);
-    throw CompileError("mod body: attn.load of an undeclared input @" + name);
+    size_t n = inputIndex(p, name);
+    auto [value, inside] = clampedLoad(f.inputs[n], indices);
+    if (grid)
+      return value;
+    return require(inside || !evaluated, value, ATTNC_HALIDE_INDEX_FAILURE, p.inputs[n].arg);
   };
   Expr keep =
       byElement.classify(p.mask, {it.qPos, it.qPos + 1, kPos, kPos + 1, seqQ, seqKv}).first;
@@ -346,6 +386,8 @@ void attnc::halide::defineFlash(const FlashProblem &p, FlashShape shape, FlashFu
     out.dim(n).set_min(0);
   if (grid && p.lse)
     f.out.output_buffers()[1].dim(0).set_stride(0); // one lse per row
+  if (grid && !p.inputs.empty())
+    defineIndexFailure(p, f, it, byElement);
   if (!grid) {
     OutputImageParam lse = f.lse.output_buffer();
     out.dim(1).set_extent(static_cast<int>(p.blockQ));

@@ -32,7 +32,7 @@ enum class FlashShape { item, grid };
 struct FlashFuncs {
   FlashShape shape = FlashShape::item;
   Halide::ImageParam q, k, v;
-  std::vector<Halide::ImageParam> inputs; // the mods', whole (item pipelines)
+  std::vector<Halide::ImageParam> inputs; // the mods', whole
   Halide::Param<int32_t> batch{"b"}, head{"h"}; // what the mods see (item)
   Halide::Param<int32_t> q0{"q0"}, seqQ{"seq_q"}, seqKv{"seq_kv"};
   // i: a query row (of the item, or of the sequence in a grid pipeline).
@@ -40,7 +40,7 @@ struct FlashFuncs {
   Halide::Var headVar{"head"}, batchVar{"batch"}; // grid only
   // head_dim, keys of a tile, the tile's keys inside seq_kv, visited tiles
   // ((lane, tile) in an item pipeline, see FlashAlgorithm.cpp)
-  Halide::RDom rd, rj, rv, rt;
+  Halide::RDom rd, rj, rv, rt, rk;
   // f32; the queries scaled.
   Halide::Func queries{"queries"}, keys{"keys"}, valuesInPlace{"values"};
   Halide::Func score{"score"}, masked{"masked"}, tileMax{"tile_max"}, prob{"prob"};
@@ -50,6 +50,9 @@ struct FlashFuncs {
   // [0, D), l in D, m in D + 1).
   Halide::Func state{"state"};
   Halide::Func out{"out"}, lse{"lse"};
+  // A grid pipeline with mod inputs: per (row, head, batch), the argument
+  // of an input a mod loaded outside of, or 0 (FlashAlgorithm.cpp).
+  Halide::Func indexFailure{"index_failure"};
   /// What the GPU schedule chose: threads per block and the most shared
   /// memory a block uses (Halide sizes it at launch, at most this), in words.
   std::string gpuLaunch;
@@ -57,9 +60,11 @@ struct FlashFuncs {
   /// The pipeline's arguments in the C signature's order (FlashPipeline.h).
   std::vector<Halide::Argument> arguments() const;
   /// Item: out and lse. Grid: out alone, a Tuple (out, lse) when the kernel
-  /// outputs lse.
+  /// outputs lse; then indexFailure when the mods read inputs.
   Halide::Pipeline pipeline() const {
-    return shape == FlashShape::grid ? Halide::Pipeline(out) : Halide::Pipeline({out, lse});
+    if (shape == FlashShape::item)
+      return Halide::Pipeline({out, lse});
+    return indexFailure.defined() ? Halide::Pipeline({out, indexFailure}) : Halide::Pipeline(out);
   }
 };
 

@@ -127,4 +127,16 @@ void attnc::halide::scheduleFlashGpu(const FlashProblem &p, FlashFuncs &f) {
     row->compute_at(f.state, rt).store_in(MemoryType::GPUShared).gpu_threads(i);
     row->update().gpu_threads(i);
   }
+
+  // The index check: a thread per row, over every key of the row.
+  if (f.indexFailure.defined()) {
+    f.indexFailure.split(i, qt, ii, kThreadsPerBlock, TailStrategy::GuardWithIf)
+        .gpu_blocks(qt, head, batch)
+        .gpu_threads(ii);
+    f.indexFailure.update()
+        .split(i, qt, ii, kThreadsPerBlock, TailStrategy::GuardWithIf)
+        .reorder(f.rk.x, ii, qt, head, batch)
+        .gpu_blocks(qt, head, batch)
+        .gpu_threads(ii);
+  }
 }

@@ -3,8 +3,8 @@
 // their shapes: (count, the param of the first stride, then per input its DLPack code, rank
 // and per dim (param, scale, offset)). Params: 17 batch, 1 seq_kv; -1: a fixed extent.
 // RUN: attnc-opt %s --attn-normalize --attn-tile-flash --attn-lower-flash-to-halide-call | FileCheck %s
-// A GPU device refuses them.
-// RUN: not attnc-opt %s --attn-normalize --attn-tile-flash --attn-lower-flash-to-halide-call=device=cuda 2>&1 | FileCheck %s --check-prefix=CUDA
+// On a GPU device the grid function takes them the same way, after lse.
+// RUN: attnc-opt %s --attn-normalize --attn-tile-flash --attn-lower-flash-to-halide-call=device=cuda | FileCheck %s --check-prefix=CUDA
 
 // CHECK: llvm.func @_mlir_ciface_docs_tile(%[[Q:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[IDS:.*]]: !llvm.ptr, %[[CAP:.*]]: !llvm.ptr, %[[P:.*]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) -> i32
 // CHECK: %[[ARRAY:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
@@ -37,4 +37,10 @@ attn.kernel @docs {
     }
 }
 
-// CUDA: error: 'attn.flash' op inputs (tensors the mods read) are built by the Halide backend on CPU targets only, not for device cuda
+// CUDA: llvm.func @_mlir_ciface_docs_grid(%[[Q:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[IDS:.*]]: !llvm.ptr, %[[CAP:.*]]: !llvm.ptr, %[[P:.*]]: !llvm.ptr, %[[B:.*]]: i64, %[[DEV:.*]]: i64, %[[S:.*]]: !llvm.ptr) -> i32
+// CUDA: %[[ARRAY:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CUDA: llvm.store %[[IDS]],
+// CUDA: llvm.store %[[CAP]],
+// CUDA: %[[TABLE:.*]] = llvm.mlir.addressof @docs_inputs
+// CUDA: llvm.call @attnc_rt_halide_grid({{.*}}, %[[P]], %[[B]], %[[DEV]], %[[S]], {{.*}}, %[[ARRAY]], %[[TABLE]])
+// CUDA: llvm.mlir.global private constant @docs_inputs(dense<[2, 18, 0, 2, 17, 1, 0, 1, 1, 0, 2, 1, -1, 0, 8]> : tensor<15xi64>)

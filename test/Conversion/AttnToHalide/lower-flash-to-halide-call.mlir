@@ -30,19 +30,22 @@ attn.kernel @gqa {
 }
 
 // CUDA: attn.cpu_kernels = [{block_q = 64 : i64, device_type = 2 : i64, dtype = bf16,
-// The pipeline takes the user_context, q, k, v, out and lse (the kernel outputs it).
-// CUDA: llvm.func @gqa_halide(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
-// CUDA: llvm.func @attnc_rt_halide_grid(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64) -> i32
+// The pipeline in its argv form too (its arguments: the user_context, q, k, v, the mod
+// inputs, out, lse when the kernel outputs it, the index check when it has inputs).
+// CUDA: llvm.func @gqa_halide_argv(!llvm.ptr) -> i32
+// CUDA: llvm.func @attnc_rt_halide_grid(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr) -> i32
 // CUDA: llvm.func @halide_cuda_device_interface() -> !llvm.ptr
 // CUDA: llvm.func @_mlir_ciface_gqa_grid(%[[Q:.*]]: !llvm.ptr, %[[K:.*]]: !llvm.ptr, %[[V:.*]]: !llvm.ptr, %[[O:.*]]: !llvm.ptr, %[[L:.*]]: !llvm.ptr, %[[P:.*]]: !llvm.ptr, %[[B:.*]]: i64, %[[DEV:.*]]: i64, %[[S:.*]]: !llvm.ptr) -> i32
 // CUDA: %[[I:.*]] = llvm.call @halide_cuda_device_interface()
-// CUDA: %[[FN:.*]] = llvm.mlir.addressof @gqa_halide
+// CUDA: %[[FN:.*]] = llvm.mlir.addressof @gqa_halide_argv
 // heads, kv heads, head_dim, element bytes, DLPack code (kDLBfloat), lse
 // CUDA-DAG: %[[H:.*]] = llvm.mlir.constant(8 : i64)
 // CUDA-DAG: %[[KV:.*]] = llvm.mlir.constant(2 : i64)
 // CUDA-DAG: %[[D:.*]] = llvm.mlir.constant(96 : i64)
 // CUDA-DAG: %[[LSE:.*]] = llvm.mlir.constant(1 : i64)
-// CUDA: llvm.call @attnc_rt_halide_grid(%[[FN]], %[[I]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[P]], %[[B]], %[[DEV]], %[[S]], %[[H]], %[[KV]], %[[D]], %{{.*}}, %{{.*}}, %[[LSE]])
+// No mod inputs: no views of them, no table.
+// CUDA: %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CUDA: llvm.call @attnc_rt_halide_grid(%[[FN]], %[[I]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[P]], %[[B]], %[[DEV]], %[[S]], %[[H]], %[[KV]], %[[D]], %{{.*}}, %{{.*}}, %[[LSE]], %[[NONE]], %[[NONE]])
 
 // The OpenCL kernel takes host tensors: its entry names no device (kDLCPU), yet it has a
 // grid function, not a tile function.

@@ -30,9 +30,13 @@
 //   int <name>_halide(void *user_context,     // attnc's (the CUDA stream)
 //                     halide_buffer_t *q,     // (d, seq, head, batch), any strides
 //                     halide_buffer_t *k, halide_buffer_t *v, // (d, seq, kv head, batch)
+//                     halide_buffer_t *input_<name>, ... // the spec's inputs, whole
 //                     halide_buffer_t *out,   // like q
-//                     halide_buffer_t *lse)   // only if the kernel outputs it: float32,
+//                     halide_buffer_t *lse,   // only if the kernel outputs it: float32,
 //                                             // (d, seq, head, batch) with d's stride 0
+//                     halide_buffer_t *index_failure) // only with inputs: int32
+//                                             // (seq_q, head, batch), the argument of an
+//                                             // input a mod loaded outside of, or 0
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,7 +94,7 @@ struct FlashProblem {
   double scale = 1.0;
   mask::Mask mask;
   std::optional<ModBody> scoreMod, maskMod;
-  std::vector<ModInputDecl> inputs; // item pipelines only
+  std::vector<ModInputDecl> inputs;
 };
 
 /// A target of the Halide backend.
