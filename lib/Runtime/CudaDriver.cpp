@@ -41,6 +41,11 @@ struct Driver {
   CUresult (*funcSetAttribute)(void *, int, int);
   CUresult (*launchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, void *, void **, void **);
+  CUresult (*memAlloc)(uint64_t *, size_t);
+  CUresult (*memFree)(uint64_t);
+  CUresult (*memsetD32Async)(uint64_t, unsigned, size_t, void *);
+  CUresult (*memcpyDtoHAsync)(void *, uint64_t, size_t, void *);
+  CUresult (*streamSynchronize)(void *);
   /// cuTensorMapEncodeTiled (CUDA 12 drivers and later; null before).
   CUresult (*tensorMapEncodeTiled)(void *, int, uint32_t, void *, const uint64_t *,
                                    const uint64_t *, const uint32_t *, const uint32_t *, int, int,
@@ -86,6 +91,11 @@ const Driver *driver(std::string &error) {
     get(d.moduleGetFunction, "cuModuleGetFunction");
     get(d.funcSetAttribute, "cuFuncSetAttribute");
     get(d.launchKernel, "cuLaunchKernel");
+    get(d.memAlloc, "cuMemAlloc_v2");
+    get(d.memFree, "cuMemFree_v2");
+    get(d.memsetD32Async, "cuMemsetD32Async");
+    get(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    get(d.streamSynchronize, "cuStreamSynchronize");
     if (missing)
       return cat("libcuda.so.1 lacks ", missing, ", a driver API function attnc needs");
     get(d.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
@@ -127,11 +137,36 @@ void *loadFunction(const Driver &d, void *ctx, const void *image, const char *fu
   return fn = loaded;
 }
 
+/// A zeroed status word on `stream`.
+CUresult allocateStatus(const Driver &d, CudaStatusWord &status, void *stream,
+                        std::string &error) {
+  if (CUresult rc = d.memAlloc(&status.allocated, sizeof(int32_t))) {
+    error = driverError(d, "cuMemAlloc (the kernel's status word)", rc);
+    return rc;
+  }
+  status.aligned = status.allocated;
+  CUresult rc = d.memsetD32Async(status.allocated, 0, 1, stream);
+  if (rc)
+    error = driverError(d, "cuMemsetD32Async (the kernel's status word)", rc);
+  return rc;
+}
+
+/// The status word after the kernel, into status.value.
+CUresult readStatus(const Driver &d, CudaStatusWord &status, void *stream, std::string &error) {
+  CUresult rc = d.memcpyDtoHAsync(&status.value, status.allocated, sizeof(int32_t), stream);
+  if (rc == 0)
+    rc = d.streamSynchronize(stream);
+  if (rc)
+    error = driverError(d, "reading the kernel's status word", rc);
+  return rc;
+}
+
 } // namespace
 
 bool attnc::rt::cudaLaunch(int64_t device, const void *image, const char *function,
                            const unsigned (&grid)[3], unsigned threads, unsigned sharedBytes,
-                           void *stream, void **params, std::string &error, bool &ran) {
+                           void *stream, void **params, std::string &error, bool &ran,
+                           CudaStatusWord *status) {
   ran = false;
   void *ctx = cudaPrimaryContext(device, error);
   if (!ctx)
@@ -143,12 +178,19 @@ bool attnc::rt::cudaLaunch(int64_t device, const void *image, const char *functi
   }
   void *fn = loadFunction(d, ctx, image, function, int(sharedBytes), error);
   CUresult rc = 0;
-  if (fn) {
+  if (fn && status)
+    rc = allocateStatus(d, *status, stream, error);
+  if (fn && rc == 0) {
     ran = true;
     rc = d.launchKernel(fn, grid[0], grid[1], grid[2], threads, 1, 1, sharedBytes, stream,
                         params, nullptr);
     if (rc)
       error = driverError(d, "cuLaunchKernel", rc);
+  }
+  if (fn && status && status->allocated) {
+    CUresult read = rc ? 0 : readStatus(d, *status, stream, error);
+    d.memFree(status->allocated);
+    rc = rc ? rc : read;
   }
   void *popped = nullptr;
   d.ctxPop(&popped);

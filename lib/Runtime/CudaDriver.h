@@ -23,13 +23,25 @@ namespace attnc::rt {
 /// and device), or nullptr with `error` set.
 void *cudaPrimaryContext(int64_t device, std::string &error);
 
+/// A kernel's status word: an int32 in device memory, seen by the kernel as
+/// a memref descriptor (its fields, in order, are kernel parameters).
+struct CudaStatusWord {
+  uint64_t allocated = 0, aligned = 0;
+  int64_t offset = 0, size = 1, stride = 1;
+  int32_t value = 0; // what the kernel left in it
+};
+
 /// Launches kernel `function` of cubin `image` on `stream` in the primary
 /// context of `device` (the module loaded once per context). False with
 /// `error` set on failure; `ran` says whether the launch itself was tried
-/// (the kernel may have written its outputs).
+/// (the kernel may have written its outputs). With `status` (whose fields
+/// `params` points into), the word is allocated and zeroed on the stream
+/// first, and read back into status->value after the kernel: the call then
+/// waits for it.
 bool cudaLaunch(int64_t device, const void *image, const char *function,
                 const unsigned (&grid)[3], unsigned threads, unsigned sharedBytes,
-                void *stream, void **params, std::string &error, bool &ran);
+                void *stream, void **params, std::string &error, bool &ran,
+                CudaStatusWord *status = nullptr);
 
 /// Encodes into `map` (a CUtensorMap: 128 bytes, 64-byte aligned) the TMA
 /// view of a 4-d tensor of 16-bit elements at `address`: `dims` innermost

@@ -8,10 +8,11 @@
 // The grid functions of the MLIR CUDA backend (attn-lower-flash-to-nvgpu)
 // forward here with the kernel's cubin, its launch facts and the runtime's
 // checked flat views. The kernel takes each view as the MLIR memref
-// descriptor it is (5 parameters), then the params array's 17 values; one
-// CTA per (query tile, head, batch). The sm_90a kernel first takes the TMA
-// tensor maps of q, k and v, built here per call from the views (by value:
-// 128 bytes each).
+// descriptor it is (5 parameters): q, k, v, out, lse, then a spec's mod
+// inputs and a status word (a device int32 allocated per call) when it has
+// any; then the params array's values; one CTA per (query tile, head,
+// batch). The sm_90a kernel first takes the TMA tensor maps of q, k and v,
+// built here per call from the views (by value: 128 bytes each).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <vector>
 
 using namespace attnc::rt;
 
@@ -76,12 +78,29 @@ struct TmaShape {
   int64_t kvHeads, dim, blockKv;
 };
 
+/// Appends the five fields of memref descriptor `m` (kernel parameters).
+void appendFields(std::vector<void *> &args, attnc_memref *m) {
+  for (void *field : {static_cast<void *>(&m->allocated), static_cast<void *>(&m->aligned),
+                      static_cast<void *>(&m->offset), static_cast<void *>(&m->size),
+                      static_cast<void *>(&m->stride)})
+    args.push_back(field);
+}
+
+/// The mod inputs a kernel reads (`count` views), if any.
+struct ModInputs {
+  attnc_memref **views;
+  int64_t count;
+};
+
 /// Checks the views and the grid, then launches; with `tma`, the q, k, v
-/// tensor maps are built and passed by value before the views.
+/// tensor maps are built and passed by value before the views. A kernel
+/// with mod inputs takes them and a status word after lse; a load outside
+/// an input leaves ATTNC_ITEM_INDEX_FAILURE + its argument there, which is
+/// returned.
 int32_t launch(const void *image, const char *function, attnc_memref *const views[5],
                attnc_memref_i64 *params, int64_t batch, int64_t deviceId, void *stream,
                int64_t heads, int64_t elemBytes, int64_t blockQ, int64_t threads,
-               int64_t sharedBytes, const TmaShape *tma) {
+               int64_t sharedBytes, const TmaShape *tma, ModInputs inputs) {
   int64_t *p = params->aligned + params->offset;
   if (std::string why = misalignment(views, p, elemBytes); !why.empty()) {
     setGridFailureDetail(why);
@@ -109,24 +128,32 @@ int32_t launch(const void *image, const char *function, attnc_memref *const view
                              "(2^31 - 1 x 65535 x 65535)"));
     return kGridNoDevice;
   }
-  void *args[3 + 5 * 5 + ATTNC_P_COUNT];
-  int n = 0;
+  // Loads are clamped into their input (FlashMmaTile.cpp), so each must hold
+  // an element: an empty one fails the call, as on Halide's targets.
+  for (int64_t i = 0; i < inputs.count; ++i)
+    if (inputs.views[i]->size == 0) // inputs are arguments 5, ... (no weights in CUDA)
+      return ATTNC_ITEM_INDEX_FAILURE + 5 + int32_t(i);
+  std::vector<void *> args;
   for (int i = 0; tma && i < 3; ++i)
-    args[n++] = maps[i].bytes;
-  for (int v = 0; v < 5; ++v) {
-    attnc_memref *m = views[v];
-    for (void *field : {static_cast<void *>(&m->allocated), static_cast<void *>(&m->aligned),
-                        static_cast<void *>(&m->offset), static_cast<void *>(&m->size),
-                        static_cast<void *>(&m->stride)})
-      args[n++] = field;
-  }
-  for (int i = 0; i < ATTNC_P_COUNT; ++i)
-    args[n++] = &p[i];
+    args.push_back(maps[i].bytes);
+  for (int v = 0; v < 5; ++v)
+    appendFields(args, views[v]);
+  for (int64_t i = 0; i < inputs.count; ++i)
+    appendFields(args, inputs.views[i]);
+  CudaStatusWord status;
+  if (inputs.count)
+    for (void *field : {static_cast<void *>(&status.allocated),
+                        static_cast<void *>(&status.aligned), static_cast<void *>(&status.offset),
+                        static_cast<void *>(&status.size), static_cast<void *>(&status.stride)})
+      args.push_back(field);
+  // Every param: with inputs, batch and their strides follow ATTNC_P_COUNT.
+  for (int64_t i = 0; i < params->size; ++i)
+    args.push_back(&p[i]);
   const unsigned grid[3] = {unsigned(tiles), unsigned(heads), unsigned(batch)};
   bool ran = false;
   if (cudaLaunch(deviceId, image, function, grid, unsigned(threads), unsigned(sharedBytes),
-                 stream, args, error, ran))
-    return 0;
+                 stream, args.data(), error, ran, inputs.count ? &status : nullptr))
+    return status.value;
   setGridFailureDetail(error);
   return ran ? kGridLaunchFailed : kGridNoDevice;
 }
@@ -139,10 +166,11 @@ extern "C" int32_t attnc_rt_cuda_launch(const void *image, const char *function,
                                         attnc_memref_i64 *params, int64_t batch,
                                         int64_t deviceId, void *stream, int64_t heads,
                                         int64_t elemBytes, int64_t blockQ, int64_t threads,
-                                        int64_t sharedBytes) {
+                                        int64_t sharedBytes, attnc_memref **inputs,
+                                        int64_t inputCount) {
   attnc_memref *views[] = {q, k, v, out, lse};
   return launch(image, function, views, params, batch, deviceId, stream, heads, elemBytes,
-                blockQ, threads, sharedBytes, nullptr);
+                blockQ, threads, sharedBytes, nullptr, {inputs, inputCount});
 }
 
 extern "C" int32_t attnc_rt_cuda_launch_tma(const void *image, const char *function,
@@ -152,9 +180,10 @@ extern "C" int32_t attnc_rt_cuda_launch_tma(const void *image, const char *funct
                                             int64_t deviceId, void *stream, int64_t heads,
                                             int64_t kvHeads, int64_t dim, int64_t blockKv,
                                             int64_t blockQ, int64_t threads,
-                                            int64_t sharedBytes) {
+                                            int64_t sharedBytes, attnc_memref **inputs,
+                                            int64_t inputCount) {
   attnc_memref *views[] = {q, k, v, out, lse};
   const TmaShape tma{kvHeads, dim, blockKv};
   return launch(image, function, views, params, batch, deviceId, stream, heads, 2, blockQ,
-                threads, sharedBytes, &tma);
+                threads, sharedBytes, &tma, {inputs, inputCount});
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Assembles the PTX of every matrix variant with ptxas for each CUDA target, and records its use.
 
-For each case of matrix.json, or of --matrix (and each f32 case again in f16 and bf16), a kernel in one spec
-per target: `attnc --emit=ptx --backend B --target T` writes the PTX each object embeds,
-headed by its kernel's launch line, and each kernel's PTX goes to `ptxas -v -arch A`:
+For each case of matrix.json or --matrix (and each f32 case again in f16 and bf16), a kernel
+in one spec per target: `attnc --emit=ptx --backend B --target T` writes the PTX each object
+embeds, headed by its kernel's launch line, and each kernel's PTX goes to `ptxas -v -arch A`:
   - halide: T = cuda-sm80 (A = sm_80) and cuda-sm90 (A = sm_90);
   - mlir: T = cuda-sm80 (its mma.sync kernel, for sm_80 and later: A = sm_80 and sm_90a; f32
     on TF32) and cuda-sm90a (its wgmma + TMA kernel: A = sm_90a; bf16 and f16 only), and a

@@ -21,8 +21,8 @@
 #define ATTNC_LIB_CONVERSION_ATTNTOCPU_BACKWARDINPUTS_H
 
 #include "LoopBuilder.h"
-#include "ModInputLoad.h"
 #include "attnc/Conversion/Common/InlineMod.h"
+#include "attnc/Conversion/Common/ModInputLoad.h"
 
 namespace mlir::attn::cpu {
 

@@ -47,8 +47,8 @@
 #include "BackwardInputs.h"
 #include "FlashKernelBuilder.h"
 #include "LoopBuilder.h"
-#include "ModInputLoad.h"
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Conversion/Common/ModInputLoad.h"
 #include "attnc/Transforms/TileClassifier.h"
 
 #include <optional>

@@ -19,8 +19,8 @@
 #define ATTNC_LIB_CONVERSION_ATTNTOCPU_FLASHKERNELBUILDER_H
 
 #include "LoopBuilder.h"
-#include "ModInputLoad.h"
 #include "attnc/Conversion/AttnToCPU/FlashKernel.h"
+#include "attnc/Conversion/Common/ModInputLoad.h"
 #include "attnc/Support/RegisterBlocks.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -135,11 +135,9 @@ SmallVector<int64_t> inputTable(FlashOp op) {
 std::pair<Value, Value> inputArguments(OpBuilder &b, ModuleOp module, FlashOp op,
                                        StringRef name, ValueRange views) {
   Location loc = op.getLoc();
-  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
-  if (views.empty()) {
-    Value null = LLVM::ZeroOp::create(b, loc, ptr);
-    return {null, null};
-  }
+  Value array = stackArray(b, loc, views);
+  if (views.empty())
+    return {array, array};
   SmallVector<int64_t> table = inputTable(op);
   auto tableType = LLVM::LLVMArrayType::get(b.getI64Type(), table.size());
   std::string symbol = (name + "_inputs").str();
@@ -149,13 +147,7 @@ std::pair<Value, Value> inputArguments(OpBuilder &b, ModuleOp module, FlashOp op
     LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/true, LLVM::Linkage::Private,
                            symbol, b.getI64TensorAttr(table));
   }
-  Value count =
-      LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(views.size()));
-  Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr, count);
-  for (auto [i, view] : llvm::enumerate(views)) {
-    Value at = LLVM::GEPOp::create(b, loc, ptr, ptr, array, ArrayRef<LLVM::GEPArg>{int32_t(i)});
-    LLVM::StoreOp::create(b, loc, view, at);
-  }
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   return {array, LLVM::AddressOfOp::create(b, loc, ptr, symbol)};
 }
 

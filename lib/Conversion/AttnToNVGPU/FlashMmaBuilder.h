@@ -25,6 +25,7 @@
 #define ATTNC_LIB_CONVERSION_ATTNTONVGPU_FLASHMMABUILDER_H
 
 #include "attnc/Conversion/AttnToNVGPU/FlashMmaKernel.h"
+#include "attnc/Conversion/Common/ModInputLoad.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -124,6 +125,7 @@ private:
   SmallVector<Value> scaleModsAndMask(ArrayRef<Value> s, Value k0, ArrayRef<Value> bits,
                                       Value needed);
   Value inlineMod(Region &region, ArrayRef<Value> args);
+  void storePendingFailure();
   Value quadReduce(Value x, bool isMax);
   SoftmaxState softmax(SmallVector<Value> &s, const SoftmaxState &state);
   void accumulateValues(ArrayRef<Value> p, Value stage, SoftmaxState &state);
@@ -162,6 +164,14 @@ private:
   /// Q (A operand), K (B operand, two n8 tiles) and V (transposed B operand).
   Value qRowLane, kRowLane, kColLane, vRowLane, colLane16;
   Strides qS, kS, vS, outS, lseS;
+  /// The tensors the mods read, the word a load outside one sets, and the
+  /// index params (for the inputs' extents and strides).
+  SmallVector<Value> modInputBufs;
+  Value status;
+  ValueRange params;
+  /// The code of the last load outside its input since the last
+  /// storePendingFailure (i32, 0 for none; null before any load).
+  Value pendingFailure;
 };
 
 } // namespace mlir::attn::mma

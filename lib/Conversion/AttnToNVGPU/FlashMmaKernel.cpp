@@ -33,6 +33,7 @@
 
 #include "FlashMmaBuilder.h"
 
+#include "attnc/Interface/KernelInterface.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -81,6 +82,16 @@ MmaKernelShape MmaKernelShape::of(const CudaTarget &target, int64_t blockQ, int6
     s.stages = 1;
   s.sharedBytes = s.rows() * s.rowStride * elemBytes;
   return s;
+}
+
+int64_t mlir::attn::mmaKernelParams(FlashOp op) {
+  ArrayAttr decls = op.getInputsAttr();
+  if (!decls)
+    return ATTNC_P_COUNT;
+  int64_t count = attnc::modInputBatchParam(0) + 1; // no weights on CUDA
+  for (auto decl : decls.getAsRange<ModInputAttr>())
+    count += int64_t(decl.getDims().size());
+  return count;
 }
 
 std::string mlir::attn::mmaKernelMisfit(FlashOp op, const CudaTarget &target) {
@@ -253,7 +264,10 @@ void FlashMmaBuilder::bindArguments(gpu::GPUFuncOp func) {
     args = args.drop_front(3);
   }
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
-  auto param = [&](int64_t i) { return args[5 + i]; };
+  size_t inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
+  size_t firstParam = 5 + (inputs ? inputs + 1 : 0);
+  params = args.drop_front(firstParam);
+  auto param = [&](int64_t i) { return params[i]; };
   auto strides = [&](int64_t first) {
     return Strides{param(first), param(first + 1), param(first + 2)};
   };
@@ -261,6 +275,10 @@ void FlashMmaBuilder::bindArguments(gpu::GPUFuncOp func) {
   qS = strides(ATTNC_P_Q_STRIDES), kS = strides(ATTNC_P_K_STRIDES);
   vS = strides(ATTNC_P_V_STRIDES), outS = strides(ATTNC_P_OUT_STRIDES);
   lseS = strides(ATTNC_P_LSE_STRIDES);
+  if (inputs) {
+    modInputBufs.assign(args.begin() + 5, args.begin() + 5 + inputs);
+    status = args[5 + inputs];
+  }
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   warp = div(tid, shape.warpSize), lane = rem(tid, shape.warpSize), g = div(lane, 4),
   t = rem(lane, 4);
@@ -395,12 +413,18 @@ gpu::GPUFuncOp mlir::attn::buildMmaFlashKernel(FlashOp op, const CudaTarget &tar
   auto global = IntegerAttr::get(IntegerType::get(ctx, 64), 1);
   Type elemBuf = MemRefType::get({ShapedType::kDynamic}, op.getDtype(), nullptr, global);
   Type f32Buf = MemRefType::get({ShapedType::kDynamic}, b.getF32Type(), nullptr, global);
-  SmallVector<Type> inputs;
+  Type i32Buf = MemRefType::get({ShapedType::kDynamic}, b.getI32Type(), nullptr, global);
+  SmallVector<Type> args;
   if (kind == MmaKind::wgmma)
-    inputs.assign(3, LLVM::LLVMPointerType::get(ctx));
-  inputs.append({elemBuf, elemBuf, elemBuf, elemBuf, f32Buf});
-  inputs.append(ATTNC_P_COUNT, b.getIndexType());
-  auto func = gpu::GPUFuncOp::create(b, name, FunctionType::get(ctx, inputs, {}));
+    args.assign(3, LLVM::LLVMPointerType::get(ctx));
+  args.append({elemBuf, elemBuf, elemBuf, elemBuf, f32Buf});
+  if (ArrayAttr decls = op.getInputsAttr()) {
+    for (auto decl : decls.getAsRange<ModInputAttr>())
+      args.push_back(decl.getElementType().isInteger() ? i32Buf : f32Buf);
+    args.push_back(i32Buf); // the status word
+  }
+  args.append(mmaKernelParams(op), b.getIndexType());
+  auto func = gpu::GPUFuncOp::create(b, name, FunctionType::get(ctx, args, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   if (kind == MmaKind::wgmma)
     func->setAttr(kTensorMapArgsAttr, b.getI64IntegerAttr(3));

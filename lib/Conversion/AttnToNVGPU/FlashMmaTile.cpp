@@ -18,6 +18,7 @@
 #include "FlashMmaBuilder.h"
 
 #include "attnc/Conversion/Common/InlineMod.h"
+#include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -126,10 +127,39 @@ SmallVector<Value> FlashMmaBuilder::scores(Value stage, ArrayRef<Value> queryFra
   return s;
 }
 
-/// A score_mod / mask_mod body inlined; a zero divisor divides by 1 (the
-/// grid has no status word to report it in).
+/// A score_mod / mask_mod body inlined; a zero divisor divides by 1 (only
+/// a kernel with mod inputs has a status word). Loads are branch-free: an
+/// index outside its input loads element 0 and sets pendingFailure to the
+/// code naming the input, which storePendingFailure writes once per tile.
+/// The inputs' extents are computed here from the params, not once per
+/// kernel: values live across the KV walk take the accumulators' registers.
 Value FlashMmaBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
-  return attn::inlineMod(b, b.getLoc(), region, args);
+  ModInputViews modInputs;
+  if (!modInputBufs.empty())
+    modInputs = ModInputViews(b, b.getLoc(), op, modInputBufs,
+                              [&](int64_t at) { return params[at]; }, 5);
+  auto load = [&](Operation *op, ArrayRef<Value> indices) {
+    auto typed = cast<LoadOp>(op);
+    auto [value, inside] = modInputs.clampedLoad(b, b.getLoc(), typed, indices);
+    Value code = arith::ConstantIntOp::create(
+        b, ATTNC_ITEM_INDEX_FAILURE + modInputs.argOf(typed.getInput()), 32);
+    Value before = pendingFailure ? pendingFailure : arith::ConstantIntOp::create(b, 0, 32);
+    pendingFailure = arith::SelectOp::create(b, inside, before, code);
+    return value;
+  };
+  return attn::inlineMod(b, b.getLoc(), region, args, nullptr, load);
+}
+
+/// The status word gets the pending failure, if a load had one (any
+/// thread's store: they all name an input outside of which it loaded).
+void FlashMmaBuilder::storePendingFailure() {
+  if (!pendingFailure)
+    return;
+  Value failed = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, pendingFailure,
+                                       arith::ConstantIntOp::create(b, 0, 32));
+  Value code = pendingFailure;
+  ifThen(failed, [&] { memref::StoreOp::create(b, code, status, ValueRange{c(0)}); });
+  pendingFailure = {};
 }
 
 /// The (query, key) position of element e of S's accumulator n in this lane,
@@ -169,6 +199,7 @@ SmallVector<Value> FlashMmaBuilder::keepBits(Value k0, Value needed) {
                                       arith::ConstantIntOp::create(b, i % 32, 32));
     bits[i / 32] = arith::OrIOp::create(b, bits[i / 32], bit);
   }
+  storePendingFailure();
   scf::YieldOp::create(b, bits);
   b.setInsertionPointToStart(&branch.getElseRegion().front());
   scf::YieldOp::create(
@@ -206,6 +237,7 @@ SmallVector<Value> FlashMmaBuilder::scaleModsAndMask(ArrayRef<Value> s, Value k0
       }
       result.push_back(vector::FromElementsOp::create(b, acc.getType(), elems));
     }
+    storePendingFailure();
     return result;
   };
   if (!op.getScoreMod().empty())

@@ -10,12 +10,17 @@
 //   gpu.module @<name>_gpu { gpu.func @<name>(...) kernel { ... } }
 //   llvm.mlir.global private constant @<name>_image  (the cubin; empty until
 //                                                     attn-embed-gpu-binary)
-//   llvm.func @_mlir_ciface_<name>_grid(q, k, v, out, lse, params: ptr,
-//                                      batch, device_id: i64, stream: ptr) -> i32 {
+//   llvm.func @_mlir_ciface_<name>_grid(q, k, v, out, lse, inputs...,
+//                                      params: ptr, batch, device_id: i64,
+//                                      stream: ptr) -> i32 {
 //     return attnc_rt_cuda_launch(@<name>_image, "<name>", q, k, v, out, lse,
 //                                 params, batch, device_id, stream, heads,
-//                                 element_bytes, block_q, threads, shared_bytes)
+//                                 element_bytes, block_q, threads, shared_bytes,
+//                                 [inputs...], input_count)
 //   }
+//
+// where the mod inputs (a spec's `inputs`) go as an array of their views
+// on the stack (null, 0 without any).
 //
 // (cuda-sm90a: attnc_rt_cuda_launch_tma, which also takes kv_heads,
 // head_dim and block_kv to build the kernel's tensor maps), the grid
@@ -70,21 +75,28 @@ void emitGridFunction(OpBuilder &b, ModuleOp module, FlashOp op, const attnc::Cu
   SmallVector<Type> launcherArgs(8, ptr);
   launcherArgs.append({i64, i64, ptr});
   launcherArgs.append(facts.size(), i64);
+  launcherArgs.append({ptr, i64});
   auto launcherType = LLVM::LLVMFunctionType::get(i32, launcherArgs);
   if (!SymbolTable::lookupSymbolIn(module, launcher))
     LLVM::LLVMFuncOp::create(b, loc, launcher, launcherType);
 
-  SmallVector<Type> gridArgs(6, ptr);
+  size_t inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
+  SmallVector<Type> gridArgs(6 + inputs, ptr);
   gridArgs.append({i64, i64, ptr});
   auto grid = LLVM::LLVMFuncOp::create(b, loc, cInterfaceName(phaseFunctionName(name, "grid")),
                                        LLVM::LLVMFunctionType::get(i32, gridArgs));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(grid.addEntryBlock(b));
+  Block *body = grid.addEntryBlock(b);
+  b.setInsertionPointToStart(body);
   SmallVector<Value> args{LLVM::AddressOfOp::create(b, loc, ptr, image),
                           LLVM::AddressOfOp::create(b, loc, ptr, function)};
-  llvm::append_range(args, grid.getArguments());
+  ValueRange views = body->getArguments();
+  llvm::append_range(args, views.take_front(5));
+  llvm::append_range(args, views.drop_front(5 + inputs)); // params, batch, device, stream
   for (int64_t fact : facts)
     args.push_back(LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(fact)));
+  args.push_back(stackArray(b, loc, views.slice(5, inputs)));
+  args.push_back(LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(inputs)));
   auto call = LLVM::CallOp::create(b, loc, launcherType, launcher, args);
   LLVM::ReturnOp::create(b, loc, call.getResult());
 }

@@ -65,11 +65,6 @@ FailureOr<FlashOp> mlir::attn::flashToLower(KernelOp kernel, StringRef backend,
       return flash.emitOpError("additive scores are built by the MLIR CPU backend only so "
                                "far, not the ")
              << backend << " backend for target " << target;
-    if (flash.getInputsAttr() && backend != "MLIR CPU" && backend != "Halide")
-      return flash.emitOpError("inputs (tensors the mods read) are built by the MLIR CPU "
-                               "and Halide backends only so far, not the ")
-             << backend << " backend for target " << target
-             << "; compile this spec for a CPU target there";
     return flash;
   }
   KernelFamilyOpInterface op = kernel.getCompute();
@@ -85,4 +80,18 @@ LLVM::GlobalOp mlir::attn::addStringGlobal(OpBuilder &b, Location loc, StringRef
   auto type = LLVM::LLVMArrayType::get(b.getI8Type(), text.size() + 1);
   return LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true, LLVM::Linkage::Private,
                                 symbol, b.getStringAttr(text.str() + '\0'));
+}
+
+Value mlir::attn::stackArray(OpBuilder &b, Location loc, ValueRange values) {
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  if (values.empty())
+    return LLVM::ZeroOp::create(b, loc, ptr);
+  Value count =
+      LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(values.size()));
+  Value array = LLVM::AllocaOp::create(b, loc, ptr, ptr, count);
+  for (auto [i, value] : llvm::enumerate(values)) {
+    Value at = LLVM::GEPOp::create(b, loc, ptr, ptr, array, ArrayRef<LLVM::GEPArg>{int32_t(i)});
+    LLVM::StoreOp::create(b, loc, value, at);
+  }
+  return array;
 }

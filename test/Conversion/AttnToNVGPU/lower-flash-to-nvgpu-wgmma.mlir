@@ -53,7 +53,7 @@
 // CHECK-DAG: %[[BQ:.*]] = llvm.mlir.constant(128 : i64)
 // CHECK-DAG: %[[T:.*]] = llvm.mlir.constant(256 : i64)
 // CHECK-DAG: %[[SM:.*]] = llvm.mlir.constant(98328 : i64)
-// CHECK: llvm.call @attnc_rt_cuda_launch_tma({{.*}}, %[[H]], %[[KVH]], %[[D]], %[[BKV]], %[[BQ]], %[[T]], %[[SM]])
+// CHECK: llvm.call @attnc_rt_cuda_launch_tma({{.*}}, %[[H]], %[[KVH]], %[[D]], %[[BKV]], %[[BQ]], %[[T]], %[[SM]], %{{.*}}, %{{.*}})
 // BLOCK: error: 'attn.flash' op cannot become a cuda-sm90a tensor-core kernel: block_q must be a multiple of 64 up to 256 (one warpgroup per 64 query rows)
 // TARGET: error: attn-lower-flash-to-nvgpu: unknown target 'cuda-sm70'; expected cuda-sm80 or cuda-sm90a
 attn.kernel @gqa {

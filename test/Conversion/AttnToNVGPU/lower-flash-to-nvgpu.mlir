@@ -36,7 +36,10 @@
 // CHECK-DAG: %[[BQ:.*]] = llvm.mlir.constant(64 : i64)
 // CHECK-DAG: %[[T:.*]] = llvm.mlir.constant(128 : i64)
 // CHECK-DAG: %[[SM:.*]] = llvm.mlir.constant(66560 : i64)
-// CHECK: llvm.call @attnc_rt_cuda_launch(%[[IMAGE]], %[[NAME]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[P]], %[[B]], %[[D]], %[[S]], %[[H]], %[[E]], %[[BQ]], %[[T]], %[[SM]])
+// No mod inputs: a null array of them, and a count of 0.
+// CHECK: %[[NONE:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i64)
+// CHECK: llvm.call @attnc_rt_cuda_launch(%[[IMAGE]], %[[NAME]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[P]], %[[B]], %[[D]], %[[S]], %[[H]], %[[E]], %[[BQ]], %[[T]], %[[SM]], %[[NONE]], %[[ZERO]])
 // BLOCK: error: 'attn.flash' op cannot become a cuda-sm80 tensor-core kernel: block_kv must be a multiple of 16 up to 256 (the MMA's k = 16)
 attn.kernel @gqa {
   attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 96, dtype = bf16, layout = bshd, mask = #attn.causal<bottom_right>, outputs = [out, lse]}
@@ -60,4 +63,45 @@ attn.kernel @softcap {
     %y = arith.mulf %t, %cap : f32
     attn.yield %y : f32
   }
+}
+
+// -----
+
+// Mod inputs: after lse, each input (i32 or f32) and the status word, then 17 + 1 + 3 params
+// (batch, then a stride per input dim). A load is branch-free: its index clamped to 0 outside
+// the input, and the code naming the input (16 + argument 5 or 6) stored in the status word
+// once per tile where one was outside. The grid function hands the inputs to the launcher as
+// an array on the stack, with their count.
+// CHECK: gpu.func @docs(%{{.*}}: memref<?xf16, 1>, %{{.*}}: memref<?xf16, 1>, %{{.*}}: memref<?xf16, 1>, %{{.*}}: memref<?xf16, 1>, %{{.*}}: memref<?xf32, 1>, %[[IDS:.*]]: memref<?xi32, 1>, %[[CAP:.*]]: memref<?xf32, 1>, %[[STATUS:.*]]: memref<?xi32, 1>, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: index) kernel
+// CHECK-DAG: %[[IDCODE:.*]] = arith.constant 21 : i32
+// CHECK-DAG: %[[CAPCODE:.*]] = arith.constant 22 : i32
+// CHECK: memref.load %[[IDS]]
+// CHECK: memref.store %{{.*}}, %[[STATUS]]
+// CHECK: memref.load %[[CAP]]
+// CHECK: memref.store %{{.*}}, %[[STATUS]]
+// CHECK: llvm.func @_mlir_ciface_docs_grid(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[GIDS:.*]]: !llvm.ptr, %[[GCAP:.*]]: !llvm.ptr, %[[P:.*]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr) -> i32
+// CHECK: %[[ARRAY:.*]] = llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: llvm.store %[[GIDS]],
+// CHECK: llvm.store %[[GCAP]],
+// CHECK: %[[COUNT:.*]] = llvm.mlir.constant(2 : i64)
+// CHECK: llvm.call @attnc_rt_cuda_launch({{.*}}, %[[ARRAY]], %[[COUNT]])
+attn.kernel @docs {
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = f16, layout = bhsd,
+                  mask = #attn.causal<top_left>, outputs = [out, lse],
+                  inputs = [document_id: i32 [batch, seq_kv], cap: f32 [heads]]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %c = attn.load @cap[%h] : f32
+      %x = arith.divf %s, %c : f32
+      %t = math.tanh %x : f32
+      %y = arith.mulf %t, %c : f32
+      attn.yield %y : f32
+    }
+    mask_mod {
+    ^bb0(%b: index, %h: index, %q: index, %kv: index):
+      %dq = attn.load @document_id[%b, %q] : i32
+      %dk = attn.load @document_id[%b, %kv] : i32
+      %same = arith.cmpi eq, %dq, %dk : i32
+      attn.yield %same : i1
+    }
 }

@@ -62,6 +62,10 @@ FailureOr<FlashOp> flashToLower(KernelOp kernel, StringRef backend, StringRef ta
 /// A private constant global `symbol` holding `text` and a terminating NUL.
 LLVM::GlobalOp addStringGlobal(OpBuilder &b, Location loc, StringRef symbol, StringRef text);
 
+/// The pointers `values` as an array on the stack (a thunk hands a kernel's
+/// mod inputs to the runtime so); a null pointer for none.
+Value stackArray(OpBuilder &b, Location loc, ValueRange values);
+
 } // namespace mlir::attn
 
 #endif // ATTNC_CONVERSION_COMMON_KERNELENTRY_H

@@ -20,3 +20,14 @@ int cuLaunchKernel(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsi
   (void)p; (void)x;
   return FAIL;
 }
+int cuMemAlloc_v2(unsigned long long *p, size_t n) { (void)p; (void)n; return FAIL; }
+int cuMemFree_v2(unsigned long long p) { (void)p; return FAIL; }
+int cuMemsetD32Async(unsigned long long p, unsigned v, size_t n, void *s) {
+  (void)p; (void)v; (void)n; (void)s;
+  return FAIL;
+}
+int cuMemcpyDtoHAsync_v2(void *d, unsigned long long p, size_t n, void *s) {
+  (void)d; (void)p; (void)n; (void)s;
+  return FAIL;
+}
+int cuStreamSynchronize(void *s) { (void)s; return FAIL; }

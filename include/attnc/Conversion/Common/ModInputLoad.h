@@ -1,31 +1,36 @@
-//===- ModInputLoad.h - attn.load in a CPU kernel ---------------*- C++ -*-===//
+//===- ModInputLoad.h - attn.load in a generated kernel ---------*- C++ -*-===//
 //
 // Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 //
-// Private to AttnToCPU. A spec's mod inputs as a CPU kernel sees them: flat
-// views and each dim's stride and extent (from params), and attn.load as a
-// checked memref.load: an index outside its dim's extent loads nothing and
-// reports ATTNC_ITEM_INDEX_FAILURE + the input's argument.
+// A spec's mod inputs as an MLIR kernel (CPU, CUDA) sees them: flat views
+// and each dim's stride and extent (from params), and attn.load as a checked
+// memref.load: an index outside its dim's extent loads nothing and reports
+// ATTNC_ITEM_INDEX_FAILURE + the input's argument.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTNC_LIB_CONVERSION_ATTNTOCPU_MODINPUTLOAD_H
-#define ATTNC_LIB_CONVERSION_ATTNTOCPU_MODINPUTLOAD_H
+#ifndef ATTNC_CONVERSION_COMMON_MODINPUTLOAD_H
+#define ATTNC_CONVERSION_COMMON_MODINPUTLOAD_H
 
 #include "attnc/Dialect/Attn/AttnOps.h"
 #include "attnc/Transforms/MaskModIntervals.h"
 #include "mlir/IR/Builders.h"
 
-namespace mlir::attn::cpu {
+namespace mlir::attn {
 
 class ModInputViews {
 public:
   ModInputViews() = default;
+  /// Param `at` as an index, where the builder is.
+  using ParamFn = function_ref<Value(int64_t at)>;
   /// The views of `spec`'s inputs, `buffers` (arguments `firstArg`, ...),
-  /// with extents and strides read from `params` at the builder.
+  /// with extents and strides from `param`.
+  ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterface spec, ValueRange buffers,
+                ParamFn param, int32_t firstArg);
+  /// The same, params read from the memref `params` (a CPU kernel's).
   ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterface spec, ValueRange buffers,
                 Value params, int32_t firstArg);
 
@@ -40,6 +45,14 @@ public:
   /// dim, 0 (nothing is read) and `onFailure(code)` runs under that condition.
   Value load(OpBuilder &b, Location loc, LoadOp load, ArrayRef<Value> indices,
              function_ref<void(OpBuilder &, int32_t)> onFailure) const;
+
+  /// Branch-free `load` (a GPU kernel's): the element at `indices`, each
+  /// index outside its dim taken as 0 (so an input must hold an element),
+  /// and an i1 that says whether they all were inside.
+  std::pair<Value, Value> clampedLoad(OpBuilder &b, Location loc, LoadOp load,
+                                      ArrayRef<Value> indices) const;
+  /// The argument of input `name`.
+  int32_t argOf(StringRef name) const { return find(name).arg; }
 
   /// `load` over vectors of indices: the elements of the lanes `valid` marks
   /// whose indices lie inside the input (0 elsewhere); where a valid lane's
@@ -69,6 +82,6 @@ private:
   SmallVector<Input> inputs;
 };
 
-} // namespace mlir::attn::cpu
+} // namespace mlir::attn
 
-#endif // ATTNC_LIB_CONVERSION_ATTNTOCPU_MODINPUTLOAD_H
+#endif // ATTNC_CONVERSION_COMMON_MODINPUTLOAD_H

@@ -1,11 +1,11 @@
-//===- ModInputLoad.cpp - attn.load in a CPU kernel -----------------------===//
+//===- ModInputLoad.cpp - attn.load in a generated kernel -----------------===//
 //
 // Part of attnc, under the Apache License v2.0 with LLVM Exceptions.
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 
-#include "ModInputLoad.h"
+#include "attnc/Conversion/Common/ModInputLoad.h"
 
 #include "attnc/Dialect/Attn/ModInputs.h"
 #include "attnc/Interface/KernelInterface.h"
@@ -16,10 +16,9 @@
 
 using namespace mlir;
 using namespace mlir::attn;
-using namespace mlir::attn::cpu;
 
 namespace {
-Value param(OpBuilder &b, Location loc, Value params, int64_t at) {
+Value loadParam(OpBuilder &b, Location loc, Value params, int64_t at) {
   Value i = arith::ConstantIndexOp::create(b, loc, at);
   Value v = memref::LoadOp::create(b, loc, params, ValueRange{i});
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
@@ -27,7 +26,13 @@ Value param(OpBuilder &b, Location loc, Value params, int64_t at) {
 } // namespace
 
 ModInputViews::ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterface spec,
-                             ValueRange buffers, Value params, int32_t firstArg) {
+                             ValueRange buffers, Value params, int32_t firstArg)
+    : ModInputViews(
+          b, loc, spec, buffers, [&](int64_t at) { return loadParam(b, loc, params, at); },
+          firstArg) {}
+
+ModInputViews::ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterface spec,
+                             ValueRange buffers, ParamFn param, int32_t firstArg) {
   ArrayAttr decls = spec.getInputsAttr();
   if (!decls)
     return;
@@ -38,15 +43,15 @@ ModInputViews::ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterfac
                                               page ? int64_t(*page) : -1,
                                               spec.hasOutput(OutputKind::dq));
   int32_t next = batchAt + 1;
-  Value batch = param(b, loc, params, batchAt);
-  Value seqQ = param(b, loc, params, ATTNC_P_SEQ_Q), seqKv = param(b, loc, params, ATTNC_P_SEQ_KV);
+  Value batch = param(batchAt);
+  Value seqQ = param(ATTNC_P_SEQ_Q), seqKv = param(ATTNC_P_SEQ_KV);
   for (auto [i, decl] : llvm::enumerate(decls.getAsRange<ModInputAttr>())) {
     Input in{decl.getName().getValue(), buffers[i], {}, {}, firstArg + int32_t(i)};
     for (StringRef text : decl.getDims().getAsValueRange<StringAttr>()) {
       DimExpr d = *parseDimExpr(text); // verified
       if (std::optional<int64_t> fixed = staticExtent(spec, d)) {
         in.extents.push_back(arith::ConstantIndexOp::create(b, loc, *fixed));
-        in.strides.push_back(param(b, loc, params, next++));
+        in.strides.push_back(param(next++));
         continue;
       }
       std::optional<int64_t> fixed = fixedSymbol(spec, d.symbol);
@@ -60,7 +65,7 @@ ModInputViews::ModInputViews(OpBuilder &b, Location loc, AttentionSpecOpInterfac
                                            arith::ConstantIndexOp::create(b, loc, d.offset));
       in.extents.push_back(arith::MaxSIOp::create(b, loc, extent,
                                                   arith::ConstantIndexOp::create(b, loc, 0)));
-      in.strides.push_back(param(b, loc, params, next++));
+      in.strides.push_back(param(next++));
     }
     inputs.push_back(std::move(in));
   }
@@ -161,6 +166,21 @@ Value ModInputViews::element(OpBuilder &b, Location loc, StringRef name,
   for (auto [index, stride] : llvm::zip(indices, in.strides))
     at = arith::AddIOp::create(b, loc, at, arith::MulIOp::create(b, loc, index, stride));
   return memref::LoadOp::create(b, loc, in.buffer, at);
+}
+
+std::pair<Value, Value> ModInputViews::clampedLoad(OpBuilder &b, Location loc, LoadOp load,
+                                                   ArrayRef<Value> indices) const {
+  const Input &in = find(load.getInput());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ok = arith::ConstantIntOp::create(b, loc, 1, 1), at = zero;
+  for (auto [i, index] : llvm::enumerate(indices)) {
+    // Unsigned: a negative index is past every extent.
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, in.extents[i]);
+    ok = arith::AndIOp::create(b, loc, ok, inside);
+    Value clamped = arith::SelectOp::create(b, loc, inside, index, zero);
+    at = arith::AddIOp::create(b, loc, at, arith::MulIOp::create(b, loc, clamped, in.strides[i]));
+  }
+  return {memref::LoadOp::create(b, loc, in.buffer, at), ok};
 }
 
 Value ModInputViews::load(OpBuilder &b, Location loc, LoadOp load, ArrayRef<Value> indices,
