@@ -5,9 +5,10 @@ The GPU machine has PyTorch and Triton but no MLIR or Halide, so everything is c
 once per kernel source (--kernels, backend:target pairs; default the Halide backend's
 cuda-sm90 schedule and the mlir backend's tensor-core kernels, cuda-sm80 (mma.sync) and
 cuda-sm90a (wgmma + TMA)):
-  - numerics: every case of the numeric matrix (and each f32 case again in bf16),
-    compiled by each source that takes its dtype, with attnc-run's seeded inputs and
-    reference outputs as .npy (one reference per case);
+  - numerics: every case of the numeric matrix and of mod_inputs.json (mods that read
+    input tensors; and each f32 case again in bf16), compiled by each source that takes its
+    dtype, with attnc-run's seeded inputs, the mods' inputs and reference outputs as .npy
+    (one reference per case);
   - benchmark kernels: bf16, head_dim 64 and 128, dense / causal / sliding window (256 keys
     back) / block-sparse (Longformer: 64-key blocks, one block either side, block 0 global),
     shape-generic (any batch and sequence length).
@@ -70,8 +71,10 @@ def compile_kernel(args, source, spec, so):
 
 def numerics(args, manifest):
     matrix = attnc_matrix.load()
+    with_inputs = attnc_matrix.load(os.path.join(os.path.dirname(attnc_matrix.MATRIX),
+                                                 "mod_inputs.json"))
     work = os.path.join(args.out, "numerics")
-    for case in cases(matrix, ["bf16"]):
+    for case in list(cases(matrix, ["bf16"])) + list(cases(with_inputs, ["bf16"])):
         sources = [s for s in args.kernels if case["dtype"] in DTYPES[s]]
         if not sources:
             continue
@@ -85,13 +88,16 @@ def numerics(args, manifest):
             # The mlir backend runs f32 on TF32 tensor cores: the matrix's tf32 tolerance.
             tf32 = source[0] == "mlir" and case["dtype"] == "f32"
             tolerance[":".join(source)] = matrix["tolerances"]["tf32" if tf32 else case["dtype"]]
+        inputs = attnc_matrix.write_inputs(case, directory)
         run([args.attnc_run, spec, "--reference", "-o", os.path.join(directory, "reference"),
              "--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
-             "--seq-kv", str(case["seq_kv"]), "--seed", "5"])
+             "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
+            + ["--input=%s=%s" % item for item in inputs])
         manifest["numerics"].append({
             "name": case["name"], "dir": os.path.relpath(directory, args.out),
             "dtype": case["dtype"], "lse": "lse" in case["outputs"], "kernels": kernels,
-            "tolerance": tolerance})
+            "tolerance": tolerance,
+            "inputs": [os.path.relpath(path, args.out) for _, path in inputs]})
         print("numerics:", case["name"], "(%s)" % ", ".join(kernels))
 
 

@@ -34,7 +34,8 @@ sys.path[:0] = [os.path.join(HERE, "..", "..", "tools", "python"),
 from attnc._abi import K_DL_CPU, K_DL_CUDA, DLDataType, DLDevice, DLTensor, Options  # noqa: E402
 from device_run import as_float64, compare  # noqa: E402
 
-DL_CODES = {torch.float32: (2, 32), torch.float16: (2, 16), torch.bfloat16: (4, 16)}
+DL_CODES = {torch.float32: (2, 32), torch.float16: (2, 16), torch.bfloat16: (4, 16),
+            torch.int32: (0, 32)}  # kDLInt: the mods' integer inputs
 TORCH_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -58,12 +59,14 @@ class Kernel:
         dl._keep = (t, shape, strides)
         return dl
 
-    def __call__(self, q, k, v, out, lse=None):
+    def __call__(self, q, k, v, out, lse=None, inputs=()):
         stream = torch.cuda.current_stream().cuda_stream if q.is_cuda else None
         options = Options(0, ctypes.c_void_p(stream) if stream else None)
         args = [self.tensor(t) for t in (q, k, v, out)]
         lse_arg = ctypes.byref(self.tensor(lse)) if lse is not None else None
-        rc = self.entry(*(ctypes.byref(a) for a in args), lse_arg, ctypes.byref(options))
+        extra = [self.tensor(t) for t in inputs]  # the mods' inputs, after lse
+        rc = self.entry(*(ctypes.byref(a) for a in args), lse_arg,
+                        *(ctypes.byref(a) for a in extra), ctypes.byref(options))
         if rc:
             raise RuntimeError("kernel returned %d: %s"
                                % (rc, self.library.attnc_last_error().decode()))
@@ -96,8 +99,10 @@ def check_case(bundle, case, backend, so, device):
     ok, note = True, ""
     label = "%s [%s]" % (case["name"], backend)
     tol = case["tolerance"][backend]
+    inputs = [torch.from_numpy(np.load(os.path.join(bundle, path))).to(device)
+              for path in case.get("inputs", [])]
     try:
-        Kernel(os.path.join(bundle, so), case["name"])(q, k, v, out, lse)
+        Kernel(os.path.join(bundle, so), case["name"])(q, k, v, out, lse, inputs)
         if device == "cuda":
             torch.cuda.synchronize()
         if os.path.exists(os.path.join(ref_dir, "out.npy")):
