@@ -14,9 +14,10 @@ many back-to-back calls as fill it); GFLOPS of attnc's kernel (projections + 4 h
 attended pair) and its % of the FMA peak measured in the same run; the composition's time,
 its two projection kernels' and its attention kernel's (each timed alone) and the
 projections' % of the peak; the fused kernel's speed over the composition; x over PyTorch;
-ONNX Runtime's time and x over it; the projections' share of the FLOPs. Each row first checks
-attnc's out against PyTorch's in float64 (max |err| / max |out| <= 1e-4; ONNX Runtime's
-<= 1e-3).
+ONNX Runtime's time and x over it; the same attnc kernel taking ONNX Runtime's weights
+(`weights = onnx`: [E, 3E] and [E, E], the tensors its Attention op and MatMul get) and its x
+over ONNX Runtime; the projections' share of the FLOPs. Each row first checks attnc's outs
+against PyTorch's in float64 (max |err| / max |out| <= 1e-4; ONNX Runtime's <= 1e-3).
 """
 import os
 
@@ -43,6 +44,12 @@ from timing import best_probe, fma_peak, timed_in_turn
 SPEC = """
 attn.kernel @mha_{embed} {{
   attn.multihead_attention {{embed_dim = {embed}, dtype = f32, weights = pytorch}} {{
+    attn.attention {{num_heads = {heads}, head_dim = 64, dtype = f32, layout = bshd,
+                    mask = {mask}, outputs = [out]}}
+  }}
+}}
+attn.kernel @mha_onnx_{embed} {{
+  attn.multihead_attention {{embed_dim = {embed}, dtype = f32, weights = onnx}} {{
     attn.attention {{num_heads = {heads}, head_dim = 64, dtype = f32, layout = bshd,
                     mask = {mask}, outputs = [out]}}
   }}
@@ -152,8 +159,14 @@ def measure_row(args, e, n, kernel, module, mha, session, weights):
 
     w_in, b_in, w_out, b_out = weights
     # The biases are optional inputs: by name (the package takes them last).
+    # The same kernel taking ONNX Runtime's weights ([E, 3E] and [E, E]: x W + b), the bytes
+    # its Attention op and MatMul get.
+    w_in_onnx, w_out_onnx = w_in.T.contiguous(), w_out.T.contiguous()
+    onnx_kernel = getattr(module, "mha_onnx_%d" % e)
     calls = {"attnc": lambda: kernel(x, w_in, w_out, in_proj_bias=b_in, out_proj_bias=b_out,
                                      num_threads=args.threads),
+             "attnc_onnx": lambda: onnx_kernel(x, w_in_onnx, w_out_onnx, in_proj_bias=b_in,
+                                               out_proj_bias=b_out, num_threads=args.threads),
              "torch": peer}
     calls.update(composition(module, e, x, weights, args.threads))
     if session:
@@ -162,7 +175,7 @@ def measure_row(args, e, n, kernel, module, mha, session, weights):
     want = reference(x, e, heads, weights, causal, args.causal)
     row = {"embed": e, "seq": n, "ort_err": None,
            "err": max(((calls[c]().double() - want).abs().max() / want.abs().max()).item()
-                      for c in ("attnc", "composed"))}
+                      for c in ("attnc", "attnc_onnx", "composed"))}
     if session:
         row["ort_err"] = float(np.abs(calls["ort"]() - want.numpy()).max()
                                / want.abs().max().item())
@@ -210,16 +223,20 @@ def table(result):
              "| embed_dim | seq | attnc ms | GFLOPS (% peak) | attnc composed ms: projections "
              "+ attention (projections' % peak) | fused x over composed | "
              "nn.MultiheadAttention ms | x over PyTorch | ONNX Runtime ms | x over ORT | "
-             "projections' FLOPs | max rel err |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "attnc, ONNX-order weights ms | its x over ORT | projections' FLOPs | "
+             "max rel err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in result["rows"]:
         t = row["ms"]
         ours, theirs, composed = t["attnc"], t["torch"], t["composed"]
         gflops = row["gflop"] / (ours[0] * 1e-3)
         proj = row["projection_gflop"] / (t["projections"][0] * 1e-3)
-        onnx = "- | -"
+        onnx_order = t["attnc_onnx"]
+        onnx = "- | - | %.3f (%.3f) | -" % onnx_order
         if "ort" in t:
-            onnx = "%.3f (%.3f) | %.2fx" % (t["ort"][0], t["ort"][1], t["ort"][0] / ours[0])
+            onnx = "%.3f (%.3f) | %.2fx | %.3f (%.3f) | %.2fx" % (
+                t["ort"][0], t["ort"][1], t["ort"][0] / ours[0], onnx_order[0], onnx_order[1],
+                t["ort"][0] / onnx_order[0])
         lines.append(
             "| %d | %d | %.3f (%.3f) | %.1f (%.0f%%) | %.3f (%.3f): %.3f + %.3f (%.0f%%) | "
             "%.2fx | %.3f (%.3f) | %.2fx | %s | %.0f%% | %.1e |"

@@ -30,6 +30,9 @@ constexpr int64_t kTile = kProductTile;
 /// rows, level at 24, 1.1x slower at 40 and 1.2-1.3x at 64).
 constexpr int64_t kFewRows = 64;
 constexpr int64_t kFewRowsWide = 24;
+/// Up to this many rows, MatMul weights [K, N] are read in place: their
+/// rows are W^T's columns already, so packing them only copies them.
+constexpr int64_t kFewRowsMatmul = 64;
 
 } // namespace
 
@@ -245,22 +248,31 @@ Value ProductBuilder::sumEach(ArrayRef<Value> vectors) {
 void ProductBuilder::product(const ProductTile &t) {
   if (!matmulWeights) {
     int64_t few = w >= 16 ? kFewRowsWide : kFewRows;
-    ifThenElse(lt(t.rows, idx(few + 1)), [&] { fewRows(t); }, [&] { blocks(t); });
+    ifThenElse(lt(t.rows, idx(few + 1)), [&] { fewRows(t); }, [&] { blocks(t, false); });
     return;
   }
-  blocks(t);
+  ifThenElse(lt(t.rows, idx(kFewRowsMatmul + 1)), [&] { blocks(t, true); },
+             [&] { blocks(t, false); });
 }
 
 /// The tile as register blocks over one packed panel of weight columns, in
-/// sub-tiles of 64 rows (the panel is packed once for all of them).
-void ProductBuilder::blocks(const ProductTile &t) {
+/// sub-tiles of 64 rows (the panel is packed once for all of them); with
+/// `inPlace` (MatMul weights) over W's rows where they are.
+void ProductBuilder::blocks(const ProductTile &t, bool inPlace) {
   int64_t kPadded = roundUp(t.k), vectors = kTile / w;
   // f32 rows are read where they are (row `rows - 1` again past the tile's
   // rows, whose results are not stored); 16-bit ones widened into AF once.
   bool packed = !cast<MemRefType>(t.aBuf.getType()).getElementType().isF32();
   Value AF = packed ? stackBuffer({kTile, kPadded}) : Value();
-  Value WT = stackBuffer({kPadded, kTile});
-  packColumns(t, WT, kPadded);
+  Value WT = inPlace ? Value() : stackBuffer({kPadded, kTile});
+  if (!inPlace)
+    packColumns(t, WT, kPadded);
+  auto weightVec = [&](Value k, int64_t c) -> Value {
+    if (!inPlace)
+      return loadVec(WT, {k, idx(c * w)});
+    Value at = add(mul(k, t.wStride), add(t.wCol0, idx(c * w)));
+    return loadDynamicLanes(t.wBuf, at, lanesOf(t.cols, idx(c * w)));
+  };
   // The bias of each column vector (0 past `cols`, or without a bias).
   Value hasBias = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                         memref::DimOp::create(b, t.biasBuf, 0), idx(0));
@@ -279,13 +291,37 @@ void ProductBuilder::blocks(const ProductTile &t) {
     sub.rows = minIdx(idx(kTile), arith::SubIOp::create(b, t.rows, s0));
     if (packed)
       packRows(sub, AF, kPadded);
-    rowBlocks(sub, AF, WT, bias);
+    if (inPlace)
+      inPlaceRowBlocks(sub, AF, weightVec, bias);
+    else
+      rowBlocks(sub, AF, weightVec, bias, 6, blockVectors);
   });
 }
 
-/// A sub-tile of at most 64 rows: register blocks of 6 rows x 2 vectors (16
-/// registers) or 6 x 4 (32), 10 blocks of 6 rows, then one of 4.
-void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, Value WT, ArrayRef<Value> bias) {
+/// In-place weights: one or two rows take blocks of 4 vectors (their W
+/// loads, not the FMAs, bound them; 6-row blocks would compute 3-6x the
+/// rows), more rows the packed path's blocks.
+void ProductBuilder::inPlaceRowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec,
+                                      ArrayRef<Value> bias) {
+  int64_t vectors = kTile / w;
+  ifThenElse(
+      lt(t.rows, idx(3)),
+      [&] {
+        ifThenElse(
+            lt(t.rows, idx(2)),
+            [&] { rowBlocks(t, AF, weightVec, bias, 1, std::min<int64_t>(4, vectors)); },
+            [&] { rowBlocks(t, AF, weightVec, bias, 2, std::min<int64_t>(4, vectors)); });
+      },
+      [&] { rowBlocks(t, AF, weightVec, bias, 6, blockVectors); });
+}
+
+/// A sub-tile of at most 64 rows: register blocks of `rowsPerBlock` rows x
+/// `vecsPerBlock` vectors (6 x 2: 16 registers, 6 x 4: 32), as many whole
+/// blocks as fit in 64 rows, then one of the rows left (6: 10 blocks, then
+/// one of 4).
+void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec,
+                               ArrayRef<Value> bias, int64_t rowsPerBlock,
+                               int64_t vecsPerBlock) {
   int64_t vectors = kTile / w;
   Value lastRow = arith::SubIOp::create(b, t.rows, idx(1));
   auto rowElement = [&](Value i, Value k) {
@@ -293,11 +329,11 @@ void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, Value WT, ArrayRe
       return load(AF, {i, k});
     return load(t.aBuf, {add(add(t.aBase, mul(minIdx(i, lastRow), t.aStride)), k)});
   };
-  constexpr int64_t rowsPerBlock = 6, wholeRows = kTile / rowsPerBlock * rowsPerBlock;
+  int64_t wholeRows = kTile / rowsPerBlock * rowsPerBlock;
   auto rowBlock = [&](Value i0, int64_t blockRows) {
     ifThen(lt(i0, t.rows), [&] {
-      for (int64_t c0 = 0; c0 < vectors; c0 += blockVectors) {
-        int64_t vecs = std::min(blockVectors, vectors - c0);
+      for (int64_t c0 = 0; c0 < vectors; c0 += vecsPerBlock) {
+        int64_t vecs = std::min(vecsPerBlock, vectors - c0);
         SmallVector<Value> init;
         for (int64_t r = 0; r < blockRows; ++r)
           for (int64_t c = 0; c < vecs; ++c)
@@ -305,7 +341,7 @@ void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, Value WT, ArrayRe
         SmallVector<Value> acc = fold(idx(0), idx(t.k), init, [&](Value k, ValueRange acc) {
           SmallVector<Value> next, y;
           for (int64_t c = 0; c < vecs; ++c)
-            y.push_back(loadVec(WT, {k, idx((c0 + c) * w)}));
+            y.push_back(weightVec(k, c0 + c));
           for (int64_t r = 0; r < blockRows; ++r) {
             Value x = splat(rowElement(add(i0, idx(r)), k));
             for (int64_t c = 0; c < vecs; ++c)
@@ -326,6 +362,7 @@ void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, Value WT, ArrayRe
     });
   };
   loop(0, wholeRows, rowsPerBlock, [&](Value i0) { rowBlock(i0, rowsPerBlock); });
-  rowBlock(idx(wholeRows), kTile - wholeRows);
+  if (wholeRows < kTile)
+    rowBlock(idx(wholeRows), kTile - wholeRows);
 }
 

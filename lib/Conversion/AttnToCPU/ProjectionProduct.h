@@ -64,8 +64,13 @@ private:
   void fewRows(const ProductTile &t);
   void fewRowBlocks(const ProductTile &t, int64_t groupRows, int64_t groupCols);
   Value sumEach(ArrayRef<Value> vectors);
-  void blocks(const ProductTile &t);
-  void rowBlocks(const ProductTile &t, Value AF, Value WT, ArrayRef<Value> bias);
+  void blocks(const ProductTile &t, bool inPlace);
+  /// Vector c (w columns from column c * w) of the tile's W^T at row k.
+  using WeightVecFn = function_ref<Value(Value k, int64_t c)>;
+  void rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec, ArrayRef<Value> bias,
+                 int64_t rowsPerBlock, int64_t vecsPerBlock);
+  void inPlaceRowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec,
+                        ArrayRef<Value> bias);
   void storeLanes(Value x, Value dest, Value at, Value valid);
 
   CpuKernelConfig cfg;
