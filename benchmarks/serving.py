@@ -24,6 +24,9 @@ Peers:
   torch-sdpa      F.scaled_dot_product_attention(q, k, v, enable_gqa=True) under no_grad
   torch-flex      torch.compile(flex_attention)(q, k, v, enable_gqa=True) under no_grad
                   (compiled for each shape before it is timed)
+  llama.cpp       ggml_flash_attn_ext on ggml's CPU backend, where
+                  benchmarks/peers/build_ggml.sh has built it (f32 or bf16 K and V in
+                  place; q given and out returned as f32)
 Each is checked against attnc's reference evaluator on a short cache (max abs error 1e-4 for
 f32, 1e-2 for bf16) before it is timed. Batched decode with mixed lengths and paged caches are
 benchmarks/batch_decode.py; packed varlen prefill is benchmarks/varlen.py.
@@ -40,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 
 import numpy as np
 
@@ -141,6 +145,46 @@ class Flex(TorchPeer):
 
     def attend(self, q, k, v):
         return self.flex(q, k, v, block_mask=self.block_mask, enable_gqa=True)
+
+
+class LlamaCpp:
+    """llama.cpp's CPU flash attention: ggml_flash_attn_ext on ggml's CPU backend, one graph
+    planned per row and computed per call (benchmarks/peers/ggml_attention.c, built by
+    benchmarks/peers/build_ggml.sh). K and V are read where they are, in f32 or bf16 (ggml's
+    BF16 type); q is handed over as f32 and out comes back as f32 (ggml's only result type)."""
+    name = "llama.cpp"
+    LIB = os.path.join(HERE, "peers", "ggml", "libggml_attention.so")
+
+    def __init__(self, dtype):
+        import ctypes
+        if not os.path.exists(self.LIB):
+            raise ImportError("not built (benchmarks/peers/build_ggml.sh)")
+        self.dtype, self.ctypes = dtype, ctypes
+        self.lib = ctypes.CDLL(self.LIB)
+        self.lib.ggml_attention_prepare.restype = ctypes.c_void_p
+        self.lib.ggml_attention_prepare.argtypes = (
+            [ctypes.c_int] + [ctypes.c_int64] * 6 + [ctypes.c_void_p] * 4 + [ctypes.c_int])
+        self.lib.ggml_attention_run.argtypes = [ctypes.c_void_p]
+        self.lib.ggml_attention_free.argtypes = [ctypes.c_void_p]
+
+    def prepare(self, q, k, v, threads):
+        qf = np.ascontiguousarray(as_f32(q, self.dtype), np.float32)
+        out = np.zeros(qf.shape, np.float32)
+        ptr = lambda a: a.ctypes.data_as(self.ctypes.c_void_p)
+        state = self.lib.ggml_attention_prepare(
+            int(self.dtype == "bf16"), q.shape[0], q.shape[1], k.shape[1], q.shape[2],
+            k.shape[2], q.shape[3], ptr(qf), ptr(k), ptr(v), ptr(out), threads)
+        if not state:
+            raise RuntimeError("ggml_attention_prepare refused the shape")
+        keep = (qf, out, k, v)
+
+        def run():
+            if self.lib.ggml_attention_run(state):
+                raise RuntimeError("ggml_graph_compute failed")
+            return out if self.dtype == "f32" else bf16_bits(round_bf16(out))
+        run.keep = keep  # the buffers the graph points into live as long as the call
+        weakref.finalize(run, self.lib.ggml_attention_free, state)
+        return run
 
 
 def compiled_flex():
@@ -314,7 +358,7 @@ def main():
                  Attnc("prefill_" + dtype, dtype, False, targets[dtype], work)]
         peers[0].name, peers[1].name = "attnc-decode", "attnc-prefill"
         notes = {}
-        for peer in (Sdpa, Flex):
+        for peer in (Sdpa, Flex, LlamaCpp):
             try:
                 peers.append(peer(dtype))
             except ImportError as e:
