@@ -37,6 +37,7 @@ struct TileMap {
   // decides for every batch and head: keeps nothing, keeps every pair.
   int64_t modNever = 0, modAlways = 0;
   bool kernelsDecide = false; // the kernels classify tiles by the mask_mod
+  bool cpuMlir = false;       // the MLIR CPU backend's kernels (the ones that can)
   /// The inputs the mask_mod reads, and whether --input gave them all (their
   /// values then decide its tiles here as in the kernels).
   std::string reads;
@@ -141,7 +142,11 @@ TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
   map.qTiles = tilesOver(o.seqQ, blockQ);
   map.kvTiles = tilesOver(o.seqKv, blockKv);
   bool maskMod = !op.getMaskMod().empty();
-  map.kernelsDecide = maskMod && attnc::canEmitMaskModVerdict(op.getMaskMod());
+  // Only the MLIR CPU kernels classify tiles by the mask_mod; the Halide and
+  // CUDA kernels visit every tile the mask attribute keeps.
+  map.cpuMlir = o.selection.backend == "mlir" && o.selection.gpuTarget.empty();
+  map.kernelsDecide =
+      maskMod && map.cpuMlir && attnc::canEmitMaskModVerdict(op.getMaskMod());
   attnc::LoadValuesFn values;
   if (maskMod && !(map.reads = inputsRead(op.getMaskMod())).empty()) {
     mlir::ArrayAttr decls = op.getInputsAttr();
@@ -393,12 +398,18 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                         "pair, {3} undecided; ",
                         kept, map.modNever, map.modAlways,
                         kept - map.modNever - map.modAlways);
-    os << (map.kernelsDecide
-               ? "the kernels skip the first and mask only the undecided per element (per "
-                 "batch and head, so where the body reads b or h they may skip more)\n"
-               : "this body is outside what the kernels classify at run time: they visit "
-                 "them all and apply it per element\n");
-    if (!map.reads.empty())
+    if (map.kernelsDecide)
+      os << "the kernels skip the first and mask only the undecided per element (per batch "
+            "and head, so where the body reads b or h they may skip more)\n";
+    else if (map.cpuMlir)
+      os << "this body is outside what the kernels classify at run time: they visit them all "
+            "and apply it per element\n";
+    else
+      os << "the " << o.selection.backend << " backend's kernels for "
+         << o.selection.targetName()
+         << " classify tiles by the mask attribute alone: they visit them all and apply the "
+            "mask_mod per element\n";
+    if (!map.reads.empty() && map.kernelsDecide)
       os << (map.inputsGiven
                  ? "mask_mod reads " + map.reads + ": decided from the --input values\n"
                  : "mask_mod reads " + map.reads + ": the kernels decide its tiles from their "
