@@ -119,9 +119,10 @@ private:
   struct Position {
     Value q, kv, key;
   };
-  Position position(Value k0, int64_t n, int64_t e);
+  Position position(Value k0, Value n, int64_t e);
   Value keeps(const Position &at);
   SmallVector<Value> keepBits(Value k0, Value needed);
+  SmallVector<Value> loadingKeepBits(Value k0, int64_t words);
   SmallVector<Value> scaleModsAndMask(ArrayRef<Value> s, Value k0, ArrayRef<Value> bits,
                                       Value needed);
   Value inlineMod(Region &region, ArrayRef<Value> args);

@@ -166,9 +166,9 @@ void FlashMmaBuilder::storePendingFailure() {
 /// clamped into the sequences as the mask and mods see it: rows past seq_q
 /// are never stored and keys past seq_kv are dropped anyway, and clamped,
 /// block tables are never indexed past their end. `key` is the unclamped key.
-FlashMmaBuilder::Position FlashMmaBuilder::position(Value k0, int64_t n, int64_t e) {
+FlashMmaBuilder::Position FlashMmaBuilder::position(Value k0, Value n, int64_t e) {
   Value row = add(q0, add(mul(warp, c(16)), add(g, c(8 * (e / 2)))));
-  Value key = add(k0, add(mul(t, c(2)), c(8 * n + e % 2)));
+  Value key = add(k0, add(mul(t, c(2)), add(mul(n, c(8)), c(e % 2))));
   return {min(row, sub(seqQ, c(1))), min(key, sub(seqKv, c(1))), key};
 }
 
@@ -193,18 +193,50 @@ SmallVector<Value> FlashMmaBuilder::keepBits(Value k0, Value needed) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&branch.getThenRegion().front());
   SmallVector<Value> bits(words, arith::ConstantIntOp::create(b, 0, 32));
-  for (int64_t i = 0; i < shape.blockKv / 2; ++i) {
-    Value keep = keeps(position(k0, i / 4, i % 4));
-    Value bit = arith::ShLIOp::create(b, arith::ExtUIOp::create(b, b.getI32Type(), keep),
-                                      arith::ConstantIntOp::create(b, i % 32, 32));
-    bits[i / 32] = arith::OrIOp::create(b, bits[i / 32], bit);
+  if (!modInputBufs.empty()) {
+    scf::YieldOp::create(b, loadingKeepBits(k0, words));
+  } else {
+    for (int64_t i = 0; i < shape.blockKv / 2; ++i) {
+      Value keep = keeps(position(k0, c(i / 4), i % 4));
+      Value bit = arith::ShLIOp::create(b, arith::ExtUIOp::create(b, b.getI32Type(), keep),
+                                        arith::ConstantIntOp::create(b, i % 32, 32));
+      bits[i / 32] = arith::OrIOp::create(b, bits[i / 32], bit);
+    }
+    scf::YieldOp::create(b, bits);
   }
-  storePendingFailure();
-  scf::YieldOp::create(b, bits);
   b.setInsertionPointToStart(&branch.getElseRegion().front());
   scf::YieldOp::create(
       b, SmallVector<Value>(words, arith::ConstantIntOp::create(b, -1, 32)));
   return SmallVector<Value>(branch.getResults());
+}
+
+/// keepBits for a mask_mod that loads inputs: a loop over the lane's
+/// accumulators (4 elements each), not unrolled, so that the loads of one
+/// accumulator's keys are in flight at a time, not a tile's (otherwise
+/// head_dim 128 spills on sm_80); a load outside its input is stored per
+/// accumulator.
+SmallVector<Value> FlashMmaBuilder::loadingKeepBits(Value k0, int64_t words) {
+  SmallVector<Value> bits;
+  int64_t accumulators = shape.blockKv / 8;
+  for (int64_t w = 0; w < words; ++w) {
+    int64_t first = 8 * w, count = std::min<int64_t>(8, accumulators - first);
+    Value zero = arith::ConstantIntOp::create(b, 0, 32);
+    auto loop = scf::ForOp::create(b, c(0), c(count), c(1), ValueRange{zero});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value local = loop.getInductionVar(), word = loop.getRegionIterArgs()[0];
+    Value n = add(local, c(first));
+    Value shift = arith::IndexCastOp::create(b, b.getI32Type(), mul(local, c(4)));
+    for (int64_t e = 0; e < 4; ++e) {
+      Value keep = arith::ExtUIOp::create(b, b.getI32Type(), keeps(position(k0, n, e)));
+      Value at = arith::AddIOp::create(b, shift, arith::ConstantIntOp::create(b, e, 32));
+      word = arith::OrIOp::create(b, word, arith::ShLIOp::create(b, keep, at));
+    }
+    storePendingFailure();
+    scf::YieldOp::create(b, word);
+    bits.push_back(loop.getResult(0));
+  }
+  return bits;
 }
 
 /// The scores in base-2 units, -inf where `bits` drops them: with a
@@ -222,7 +254,7 @@ SmallVector<Value> FlashMmaBuilder::scaleModsAndMask(ArrayRef<Value> s, Value k0
         int64_t i = 4 * int64_t(n) + e;
         Value x = vector::ExtractOp::create(b, acc, e);
         if (withMod) {
-          Position at = position(k0, int64_t(n), e);
+          Position at = position(k0, c(int64_t(n)), e);
           x = inlineMod(op.getScoreMod(), {arith::MulFOp::create(b, x, f32(scale)), batch,
                                            head, at.q, at.kv});
           x = arith::MulFOp::create(b, x, f32(kLog2e));
