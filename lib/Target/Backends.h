@@ -23,6 +23,7 @@ class MlirCpuBackend : public Backend {
 public:
   llvm::Error emit(mlir::ModuleOp module, const Selection &selection, EmitStage stage,
                    const CompileOutput &output) const override;
+  bool classifiesMaskModTiles() const override { return true; }
 };
 
 /// The MLIR backend on a CUDA target: the CPU backend's stages (its host code
@@ -31,6 +32,7 @@ class MlirCudaBackend : public MlirCpuBackend {
 public:
   llvm::Error emit(mlir::ModuleOp module, const Selection &selection, EmitStage stage,
                    const CompileOutput &output) const override;
+  bool classifiesMaskModTiles() const override { return false; }
 };
 
 /// The Halide backend: normalized and tiled, halide (the lowered pipelines),

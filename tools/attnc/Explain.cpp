@@ -14,6 +14,7 @@
 
 #include "Driver.h"
 
+#include "attnc/Target/Backend.h"
 #include "attnc/Target/Registry.h"
 #include "attnc/Transforms/MaskModIntervals.h"
 #include "attnc/Transforms/TileClassifier.h"
@@ -37,7 +38,7 @@ struct TileMap {
   // decides for every batch and head: keeps nothing, keeps every pair.
   int64_t modNever = 0, modAlways = 0;
   bool kernelsDecide = false; // the kernels classify tiles by the mask_mod
-  bool cpuMlir = false;       // the MLIR CPU backend's kernels (the ones that can)
+  bool classifying = false;   // the backend's kernels can (Backend::classifiesMaskModTiles)
   /// The inputs the mask_mod reads, and whether --input gave them all (their
   /// values then decide its tiles here as in the kernels).
   std::string reads;
@@ -142,11 +143,9 @@ TileMap classifyAll(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
   map.qTiles = tilesOver(o.seqQ, blockQ);
   map.kvTiles = tilesOver(o.seqKv, blockKv);
   bool maskMod = !op.getMaskMod().empty();
-  // Only the MLIR CPU kernels classify tiles by the mask_mod; the Halide and
-  // CUDA kernels visit every tile the mask attribute keeps.
-  map.cpuMlir = o.selection.backend == "mlir" && o.selection.gpuTarget.empty();
+  map.classifying = attnc::backendFor(o.selection).classifiesMaskModTiles();
   map.kernelsDecide =
-      maskMod && map.cpuMlir && attnc::canEmitMaskModVerdict(op.getMaskMod());
+      maskMod && map.classifying && attnc::canEmitMaskModVerdict(op.getMaskMod());
   attnc::LoadValuesFn values;
   if (maskMod && !(map.reads = inputsRead(op.getMaskMod())).empty()) {
     mlir::ArrayAttr decls = op.getInputsAttr();
@@ -401,7 +400,7 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
     if (map.kernelsDecide)
       os << "the kernels skip the first and mask only the undecided per element (per batch "
             "and head, so where the body reads b or h they may skip more)\n";
-    else if (map.cpuMlir)
+    else if (map.classifying)
       os << "this body is outside what the kernels classify at run time: they visit them all "
             "and apply it per element\n";
     else

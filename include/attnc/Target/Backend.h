@@ -26,6 +26,10 @@ public:
   /// `module`, or says which stages this backend has.
   virtual llvm::Error emit(mlir::ModuleOp module, const Selection &selection, EmitStage stage,
                            const CompileOutput &output) const = 0;
+  /// Whether its kernels classify tiles by a mask_mod's interval analysis
+  /// (skipping those it keeps nothing of); otherwise they visit every tile
+  /// the mask attribute keeps and apply the mask_mod per element.
+  virtual bool classifiesMaskModTiles() const { return false; }
 };
 
 /// The backend that compiles `selection`.
