@@ -165,11 +165,9 @@ private:
   /// Q (A operand), K (B operand, two n8 tiles) and V (transposed B operand).
   Value qRowLane, kRowLane, kColLane, vRowLane, colLane16;
   Strides qS, kS, vS, outS, lseS;
-  /// The tensors the mods read, the word a load outside one sets, and the
-  /// index params (for the inputs' extents and strides).
-  SmallVector<Value> modInputBufs;
+  /// The tensors the mods read, and the word a load outside one sets.
+  ModInputViews modInputs;
   Value status;
-  ValueRange params;
   /// The code of the last load outside its input since the last
   /// storePendingFailure (i32, 0 for none; null before any load).
   Value pendingFailure;

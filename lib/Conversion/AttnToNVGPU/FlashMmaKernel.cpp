@@ -84,16 +84,6 @@ MmaKernelShape MmaKernelShape::of(const CudaTarget &target, int64_t blockQ, int6
   return s;
 }
 
-int64_t mlir::attn::mmaKernelParams(FlashOp op) {
-  ArrayAttr decls = op.getInputsAttr();
-  if (!decls)
-    return ATTNC_P_COUNT;
-  int64_t count = attnc::modInputBatchParam(0) + 1; // no weights on CUDA
-  for (auto decl : decls.getAsRange<ModInputAttr>())
-    count += int64_t(decl.getDims().size());
-  return count;
-}
-
 std::string mlir::attn::mmaKernelMisfit(FlashOp op, const CudaTarget &target) {
   Type elem = op.getDtype();
   MmaKernelShape s = MmaKernelShape::of(op, target);
@@ -266,8 +256,7 @@ void FlashMmaBuilder::bindArguments(gpu::GPUFuncOp func) {
   qBuf = args[0], kBuf = args[1], vBuf = args[2], outBuf = args[3], lseBuf = args[4];
   size_t inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
   size_t firstParam = 5 + (inputs ? inputs + 1 : 0);
-  params = args.drop_front(firstParam);
-  auto param = [&](int64_t i) { return params[i]; };
+  auto param = [&](int64_t i) { return args[firstParam + i]; };
   auto strides = [&](int64_t first) {
     return Strides{param(first), param(first + 1), param(first + 2)};
   };
@@ -276,7 +265,7 @@ void FlashMmaBuilder::bindArguments(gpu::GPUFuncOp func) {
   vS = strides(ATTNC_P_V_STRIDES), outS = strides(ATTNC_P_OUT_STRIDES);
   lseS = strides(ATTNC_P_LSE_STRIDES);
   if (inputs) {
-    modInputBufs.assign(args.begin() + 5, args.begin() + 5 + inputs);
+    modInputs = ModInputViews(b, b.getLoc(), op, args.slice(5, inputs), param, 5);
     status = args[5 + inputs];
   }
   tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
@@ -423,7 +412,9 @@ gpu::GPUFuncOp mlir::attn::buildMmaFlashKernel(FlashOp op, const CudaTarget &tar
       args.push_back(decl.getElementType().isInteger() ? i32Buf : f32Buf);
     args.push_back(i32Buf); // the status word
   }
-  args.append(mmaKernelParams(op), b.getIndexType());
+  // As many params as the kernel interface has: the one definition of their layout.
+  DictionaryAttr entry = op.describeEntry(name, kDLCUDA);
+  args.append(FlashOp::interfaceFromEntry(op.getLoc(), entry)->numParams, b.getIndexType());
   auto func = gpu::GPUFuncOp::create(b, name, FunctionType::get(ctx, args, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   if (kind == MmaKind::wgmma)

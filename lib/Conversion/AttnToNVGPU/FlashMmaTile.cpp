@@ -130,14 +130,8 @@ SmallVector<Value> FlashMmaBuilder::scores(Value stage, ArrayRef<Value> queryFra
 /// A score_mod / mask_mod body inlined; a zero divisor divides by 1 (only
 /// a kernel with mod inputs has a status word). Loads are branch-free: an
 /// index outside its input loads element 0 and sets pendingFailure to the
-/// code naming the input, which storePendingFailure writes once per tile.
-/// The inputs' extents are computed here from the params, not once per
-/// kernel: values live across the KV walk take the accumulators' registers.
+/// code naming the input, which storePendingFailure writes.
 Value FlashMmaBuilder::inlineMod(Region &region, ArrayRef<Value> args) {
-  ModInputViews modInputs;
-  if (!modInputBufs.empty())
-    modInputs = ModInputViews(b, b.getLoc(), op, modInputBufs,
-                              [&](int64_t at) { return params[at]; }, 5);
   auto load = [&](Operation *op, ArrayRef<Value> indices) {
     auto typed = cast<LoadOp>(op);
     auto [value, inside] = modInputs.clampedLoad(b, b.getLoc(), typed, indices);
@@ -193,7 +187,7 @@ SmallVector<Value> FlashMmaBuilder::keepBits(Value k0, Value needed) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&branch.getThenRegion().front());
   SmallVector<Value> bits(words, arith::ConstantIntOp::create(b, 0, 32));
-  if (!modInputBufs.empty()) {
+  if (!modInputs.empty()) {
     scf::YieldOp::create(b, loadingKeepBits(k0, words));
   } else {
     for (int64_t i = 0; i < shape.blockKv / 2; ++i) {

@@ -62,10 +62,6 @@ struct MmaKernelShape {
   int64_t barrierOffset(int64_t i) const { return queryBytes() + 4 * kvTileBytes() + 8 * i; }
 };
 
-/// How many params the kernel of `op` takes: ATTNC_P_COUNT, and with mod
-/// inputs batch and their strides after them (modInputBatchParam).
-int64_t mmaKernelParams(FlashOp op);
-
 /// Why `op` cannot become a kernel for `target` ("" if it can).
 std::string mmaKernelMisfit(FlashOp op, const CudaTarget &target);
 
@@ -82,7 +78,8 @@ inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "attn.tensor_map_args"
 /// an MLIR memref descriptor); with mod inputs, each input (memref<?xi32, 1>
 /// or memref<?xf32, 1>) and the status word (memref<?xi32, 1>: a load
 /// outside an input stores ATTNC_ITEM_INDEX_FAILURE + its argument there);
-/// then the index params of attnc_runtime.h (mmaKernelParams of them).
+/// then the index params of attnc_runtime.h (as many as its kernel
+/// interface has: with mod inputs batch and their strides follow ATTNC_P_COUNT).
 gpu::GPUFuncOp buildMmaFlashKernel(FlashOp op, const CudaTarget &target,
                                    gpu::GPUModuleOp module, StringRef name);
 
