@@ -141,13 +141,17 @@ void ProductBuilder::storeLanes(Value x, Value dest, Value at, Value valid) {
 /// 4 x 2 at 5, 17 and 24 rows), 6 x 4 with 32 registers (Zen 4, AVX-512:
 /// 1.1x faster than 6 x 2 at 17, 40 and 64 rows).
 void ProductBuilder::fewRows(const ProductTile &t) {
+  byRowCount(t.rows, [&](int64_t rows, int64_t cols) { fewRowBlocks(t, rows, cols); });
+}
+
+/// `emit(rows, vectors)` with the register block for `rows` rows: 1 or 2 x 4
+/// for one or two (their weight loads, not the FMAs, bound them; 6-row blocks
+/// would compute 3-6x the rows), else 6 x blockVectors.
+void ProductBuilder::byRowCount(Value rows, function_ref<void(int64_t, int64_t)> emit) {
   ifThenElse(
-      lt(t.rows, idx(3)),
-      [&] {
-        ifThenElse(lt(t.rows, idx(2)), [&] { fewRowBlocks(t, 1, 4); },
-                   [&] { fewRowBlocks(t, 2, 4); });
-      },
-      [&] { fewRowBlocks(t, 6, w >= 16 ? 4 : 2); });
+      lt(rows, idx(3)),
+      [&] { ifThenElse(lt(rows, idx(2)), [&] { emit(1, 4); }, [&] { emit(2, 4); }); },
+      [&] { emit(6, blockVectors); });
 }
 
 /// fewRows in blocks of `groupRows` rows x `groupCols` columns (rows and
@@ -291,28 +295,14 @@ void ProductBuilder::blocks(const ProductTile &t, bool inPlace) {
     sub.rows = minIdx(idx(kTile), arith::SubIOp::create(b, t.rows, s0));
     if (packed)
       packRows(sub, AF, kPadded);
+    // In place, one or two rows take narrower blocks (byRowCount).
     if (inPlace)
-      inPlaceRowBlocks(sub, AF, weightVec, bias);
+      byRowCount(sub.rows, [&](int64_t rows, int64_t vecs) {
+        rowBlocks(sub, AF, weightVec, bias, rows, vecs);
+      });
     else
       rowBlocks(sub, AF, weightVec, bias, 6, blockVectors);
   });
-}
-
-/// In-place weights: one or two rows take blocks of 4 vectors (their W
-/// loads, not the FMAs, bound them; 6-row blocks would compute 3-6x the
-/// rows), more rows the packed path's blocks.
-void ProductBuilder::inPlaceRowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec,
-                                      ArrayRef<Value> bias) {
-  int64_t vectors = kTile / w;
-  ifThenElse(
-      lt(t.rows, idx(3)),
-      [&] {
-        ifThenElse(
-            lt(t.rows, idx(2)),
-            [&] { rowBlocks(t, AF, weightVec, bias, 1, std::min<int64_t>(4, vectors)); },
-            [&] { rowBlocks(t, AF, weightVec, bias, 2, std::min<int64_t>(4, vectors)); });
-      },
-      [&] { rowBlocks(t, AF, weightVec, bias, 6, blockVectors); });
 }
 
 /// A sub-tile of at most 64 rows: register blocks of `rowsPerBlock` rows x

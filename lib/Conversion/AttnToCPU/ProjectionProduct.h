@@ -69,8 +69,7 @@ private:
   using WeightVecFn = function_ref<Value(Value k, int64_t c)>;
   void rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec, ArrayRef<Value> bias,
                  int64_t rowsPerBlock, int64_t vecsPerBlock);
-  void inPlaceRowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec,
-                        ArrayRef<Value> bias);
+  void byRowCount(Value rows, function_ref<void(int64_t, int64_t)> emit);
   void storeLanes(Value x, Value dest, Value at, Value valid);
 
   CpuKernelConfig cfg;
