@@ -41,19 +41,16 @@ except ImportError:
     ort = None
 from timing import best_probe, fma_peak, timed_in_turn
 
+# The fused kernel, once per weight order: PyTorch's (@mha_E) and ONNX Runtime's (@mha_onnx_E).
+MHA = """
+attn.kernel @mha{suffix}_{embed} {{
+  attn.multihead_attention {{embed_dim = {embed}, dtype = f32, weights = {weights}}} {{
+    attn.attention {{num_heads = {heads}, head_dim = 64, dtype = f32, layout = bshd,
+                    mask = {mask}, outputs = [out]}}
+  }}
+}}
+"""
 SPEC = """
-attn.kernel @mha_{embed} {{
-  attn.multihead_attention {{embed_dim = {embed}, dtype = f32, weights = pytorch}} {{
-    attn.attention {{num_heads = {heads}, head_dim = 64, dtype = f32, layout = bshd,
-                    mask = {mask}, outputs = [out]}}
-  }}
-}}
-attn.kernel @mha_onnx_{embed} {{
-  attn.multihead_attention {{embed_dim = {embed}, dtype = f32, weights = onnx}} {{
-    attn.attention {{num_heads = {heads}, head_dim = 64, dtype = f32, layout = bshd,
-                    mask = {mask}, outputs = [out]}}
-  }}
-}}
 attn.kernel @qkv_{embed} {{
   attn.projection {{in_features = {embed}, out_features = {qkv}, dtype = f32}}
 }}
@@ -192,8 +189,12 @@ def measure(args):
     reference (attnc's by 1e-4, ONNX Runtime's by 1e-3)}."""
     torch.set_num_threads(args.threads)
     mask = "#attn.causal<top_left>" if args.causal else "#attn.full"
-    module = attnc.compile("".join(SPEC.format(embed=e, heads=e // 64, qkv=3 * e, mask=mask)
-                                   for e in args.embed), target=args.target)
+    text = ""
+    for e in args.embed:
+        for suffix, weights in (("", "pytorch"), ("_onnx", "onnx")):
+            text += MHA.format(suffix=suffix, weights=weights, embed=e, heads=e // 64, mask=mask)
+        text += SPEC.format(embed=e, heads=e // 64, qkv=3 * e, mask=mask)
+    module = attnc.compile(text, target=args.target)
     result = {"batch": args.batch, "causal": args.causal, "threads": args.threads,
               "ort": ort is not None, "rows": [], "failed": False}
     probes = []
