@@ -183,9 +183,19 @@ def AttnLowerFlashToNVGPUPass : Pass<"attn-lower-flash-to-nvgpu", "::mlir::Modul
     to TF32, f32 accumulation; P V takes each 8-key step's keys in the order that makes P's
     accumulators the A fragment in place), with one KV stage where two do not fit.
 
-    Rejects, with a located error, what a kernel does not cover: f32 on cuda-sm90a, head_dim
-    not a multiple of 16 bytes' worth of elements, block_q not a multiple of 16 (sm90a: 64),
-    block_kv not a multiple of 16, tiles beyond the target's shared memory.
+    A split-KV decode kernel (`num_splits`, with or without `kv_cache`) becomes two kernels
+    in the module, the phases of its kernel interface, each with its grid function
+    (`_mlir_ciface_<name>_grid`, `_mlir_ciface_<name>_merge_grid`) calling
+    `attnc_rt_cuda_launch_views` with every view: `@<name>`, one CTA per (split, KV head,
+    batch), is the mma.sync CTA on any target with its tile rows the query heads of a KV
+    head at every position (at least 64 rows), its KV tiles the split's, key rows found
+    through the block table of a paged cache, writing normalized partials and their
+    log-sum-exp to the scratch `o_part` / `lse_part`; `@<name>_merge`, one CTA per (head,
+    batch), combines the splits in order. `varlen` is refused.
+
+    Rejects, with a located error, what a kernel does not cover: f32 on cuda-sm90a (but for
+    decode), head_dim not a multiple of 16 bytes' worth of elements, block_q not a multiple
+    of 16 (sm90a: 64), block_kv not a multiple of 16, tiles beyond the target's shared memory.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"cuda-sm80\"",

@@ -46,6 +46,8 @@ struct Driver {
   CUresult (*memsetD32Async)(uint64_t, unsigned, size_t, void *);
   CUresult (*memcpyDtoHAsync)(void *, uint64_t, size_t, void *);
   CUresult (*streamSynchronize)(void *);
+  CUresult (*memAllocAsync)(uint64_t *, size_t, void *);
+  CUresult (*memFreeAsync)(uint64_t, void *);
   /// cuTensorMapEncodeTiled (CUDA 12 drivers and later; null before).
   CUresult (*tensorMapEncodeTiled)(void *, int, uint32_t, void *, const uint64_t *,
                                    const uint64_t *, const uint32_t *, const uint32_t *, int, int,
@@ -96,6 +98,8 @@ const Driver *driver(std::string &error) {
     get(d.memsetD32Async, "cuMemsetD32Async");
     get(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
     get(d.streamSynchronize, "cuStreamSynchronize");
+    get(d.memAllocAsync, "cuMemAllocAsync");
+    get(d.memFreeAsync, "cuMemFreeAsync");
     if (missing)
       return cat("libcuda.so.1 lacks ", missing, ", a driver API function attnc needs");
     get(d.tensorMapEncodeTiled, "cuTensorMapEncodeTiled");
@@ -195,6 +199,51 @@ bool attnc::rt::cudaLaunch(int64_t device, const void *image, const char *functi
   void *popped = nullptr;
   d.ctxPop(&popped);
   return fn && rc == 0;
+}
+
+/// body(driver) with the primary context of `device` current; false with
+/// `error` set where it could not be made current.
+template <typename Body>
+static bool inContext(int64_t device, std::string &error, Body body) {
+  void *ctx = cudaPrimaryContext(device, error);
+  if (!ctx)
+    return false;
+  const Driver &d = *driver(error);
+  if (CUresult rc = d.ctxPush(ctx)) {
+    error = driverError(d, "cuCtxPushCurrent", rc);
+    return false;
+  }
+  bool ok = body(d);
+  void *popped = nullptr;
+  d.ctxPop(&popped);
+  return ok;
+}
+
+bool attnc::rt::cudaAllocAsync(int64_t device, size_t bytes, void *stream, uint64_t &address,
+                               std::string &error) {
+  return inContext(device, error, [&](const Driver &d) {
+    CUresult rc = d.memAllocAsync(&address, bytes, stream);
+    if (rc)
+      error = driverError(d, cat("cuMemAllocAsync of ", bytes, " bytes").c_str(), rc);
+    return rc == 0;
+  });
+}
+
+void attnc::rt::cudaFreeAsync(int64_t device, uint64_t address, void *stream) {
+  std::string ignored;
+  inContext(device, ignored, [&](const Driver &d) { return d.memFreeAsync(address, stream) == 0; });
+}
+
+bool attnc::rt::cudaCopyToHost(int64_t device, void *host, const void *address, size_t bytes,
+                               void *stream, std::string &error) {
+  return inContext(device, error, [&](const Driver &d) {
+    CUresult rc = d.memcpyDtoHAsync(host, reinterpret_cast<uintptr_t>(address), bytes, stream);
+    if (rc == 0)
+      rc = d.streamSynchronize(stream);
+    if (rc)
+      error = driverError(d, "cuMemcpyDtoHAsync", rc);
+    return rc == 0;
+  });
 }
 
 bool attnc::rt::cudaEncodeTensorMap(void *map, void *address,

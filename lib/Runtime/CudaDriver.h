@@ -43,6 +43,18 @@ bool cudaLaunch(int64_t device, const void *image, const char *function,
                 void *stream, void **params, std::string &error, bool &ran,
                 CudaStatusWord *status = nullptr);
 
+/// `bytes` of device memory of `device`, ordered on `stream`
+/// (cuMemAllocAsync): false with `error` set on failure. cudaFreeAsync
+/// returns them on the stream, after the work queued before it.
+bool cudaAllocAsync(int64_t device, size_t bytes, void *stream, uint64_t &address,
+                    std::string &error);
+void cudaFreeAsync(int64_t device, uint64_t address, void *stream);
+
+/// `bytes` at device `address` copied into `host` once the work queued on
+/// `stream` before it is done (the call waits). False with `error` set.
+bool cudaCopyToHost(int64_t device, void *host, const void *address, size_t bytes, void *stream,
+                    std::string &error);
+
 /// Encodes into `map` (a CUtensorMap: 128 bytes, 64-byte aligned) the TMA
 /// view of a 4-d tensor of 16-bit elements at `address`: `dims` innermost
 /// first, `strides` in bytes of dims 1-3, `box` elements per copy; the

@@ -12,7 +12,9 @@
 // inputs and a status word (a device int32 allocated per call) when it has
 // any; then the params array's values; one CTA per (query tile, head,
 // batch). The sm_90a kernel first takes the TMA tensor maps of q, k and v,
-// built here per call from the views (by value: 128 bytes each).
+// built here per call from the views (by value: 128 bytes each). A kernel of
+// several phases (a split-KV decode) launches each through
+// attnc_rt_cuda_launch_views, its grid function stating the grid.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,11 +35,12 @@ namespace {
 /// Why the kernel cannot take these views ("" if it can): cp.async copies
 /// 16-byte pieces of rows, so q, k, v rows must start 16-byte aligned, and
 /// out is written in element pairs.
-std::string misalignment(attnc_memref *const views[4], const int64_t *p, int64_t elemBytes) {
+std::string misalignment(attnc_memref *const views[], const int64_t *p, int64_t elemBytes,
+                         int count = 4) {
   static const char *names[] = {"q", "k", "v", "out"};
   const int64_t firstStride[] = {ATTNC_P_Q_STRIDES, ATTNC_P_K_STRIDES, ATTNC_P_V_STRIDES,
                                  ATTNC_P_OUT_STRIDES};
-  for (int n = 0; n < 4; ++n) {
+  for (int n = 0; n < count; ++n) {
     int64_t align = n < 3 ? 16 : 2 * elemBytes;
     auto address = reinterpret_cast<uintptr_t>(views[n]->aligned) +
                    uintptr_t(views[n]->offset * elemBytes);
@@ -83,6 +86,14 @@ void appendFields(std::vector<void *> &args, attnc_memref *m) {
   for (void *field : {static_cast<void *>(&m->allocated), static_cast<void *>(&m->aligned),
                       static_cast<void *>(&m->offset), static_cast<void *>(&m->size),
                       static_cast<void *>(&m->stride)})
+    args.push_back(field);
+}
+
+/// The status word's fields, kernel parameters after the views.
+void appendStatus(std::vector<void *> &args, CudaStatusWord &status) {
+  for (void *field : {static_cast<void *>(&status.allocated), static_cast<void *>(&status.aligned),
+                      static_cast<void *>(&status.offset), static_cast<void *>(&status.size),
+                      static_cast<void *>(&status.stride)})
     args.push_back(field);
 }
 
@@ -142,10 +153,7 @@ int32_t launch(const void *image, const char *function, attnc_memref *const view
     appendFields(args, inputs.views[i]);
   CudaStatusWord status;
   if (inputs.count)
-    for (void *field : {static_cast<void *>(&status.allocated),
-                        static_cast<void *>(&status.aligned), static_cast<void *>(&status.offset),
-                        static_cast<void *>(&status.size), static_cast<void *>(&status.stride)})
-      args.push_back(field);
+    appendStatus(args, status);
   // Every param: with inputs, batch and their strides follow ATTNC_P_COUNT.
   for (int64_t i = 0; i < params->size; ++i)
     args.push_back(&p[i]);
@@ -186,4 +194,48 @@ extern "C" int32_t attnc_rt_cuda_launch_tma(const void *image, const char *funct
   const TmaShape tma{kvHeads, dim, blockKv};
   return launch(image, function, views, params, batch, deviceId, stream, heads, 2, blockQ,
                 threads, sharedBytes, &tma, {inputs, inputCount});
+}
+
+/// A phase of a kernel whose launch the grid function states whole (a
+/// split-KV decode's two phases): the kernel takes every view (arguments,
+/// then scratch), with mod inputs (views [firstInput, + inputCount), which
+/// are also the arguments of those numbers) a status word, then the params.
+/// The first `alignedViews` of q, k and v are copied by cp.async.
+extern "C" int32_t attnc_rt_cuda_launch_views(const void *image, const char *function,
+                                              attnc_memref **views, int64_t viewCount,
+                                              attnc_memref_i64 *params, int64_t deviceId,
+                                              void *stream, int64_t gridX, int64_t gridY,
+                                              int64_t gridZ, int64_t threads,
+                                              int64_t sharedBytes, int64_t elemBytes,
+                                              int64_t alignedViews, int64_t firstInput,
+                                              int64_t inputCount) {
+  int64_t *p = params->aligned + params->offset;
+  if (std::string why = misalignment(views, p, elemBytes, int(alignedViews)); !why.empty()) {
+    setGridFailureDetail(why);
+    return kGridNoDevice;
+  }
+  if (gridX > INT32_MAX || gridY > 65535 || gridZ > 65535) {
+    setGridFailureDetail(cat("a grid of ", gridX, " x ", gridY, " x ", gridZ,
+                             " CTAs is beyond CUDA's limits (2^31 - 1 x 65535 x 65535)"));
+    return kGridNoDevice;
+  }
+  for (int64_t i = 0; i < inputCount; ++i)
+    if (views[firstInput + i]->size == 0)
+      return ATTNC_ITEM_INDEX_FAILURE + int32_t(firstInput + i);
+  std::vector<void *> args;
+  for (int64_t v = 0; v < viewCount; ++v)
+    appendFields(args, views[v]);
+  CudaStatusWord status;
+  if (inputCount)
+    appendStatus(args, status);
+  for (int64_t i = 0; i < params->size; ++i)
+    args.push_back(&p[i]);
+  const unsigned grid[3] = {unsigned(gridX), unsigned(gridY), unsigned(gridZ)};
+  bool ran = false;
+  std::string error;
+  if (cudaLaunch(deviceId, image, function, grid, unsigned(threads), unsigned(sharedBytes),
+                 stream, args.data(), error, ran, inputCount ? &status : nullptr))
+    return status.value;
+  setGridFailureDetail(error);
+  return ran ? kGridLaunchFailed : kGridNoDevice;
 }

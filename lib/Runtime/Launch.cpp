@@ -24,6 +24,7 @@
 #include "attnc/Runtime/attnc_runtime.h"
 
 #include "CpuFeatures.h"
+#include "CudaDriver.h"
 #include "Describe.h"
 #include "HalideGrid.h"
 #include "ThreadPool.h"
@@ -299,25 +300,60 @@ struct ScratchCache {
 };
 thread_local ScratchCache tlsScratch;
 
-/// The scratch tensors' block (validateLaunch laid them out: their views'
-/// bases are offsets into it until here), from the thread's cache.
-int allocateScratch(const attnc_kernel_desc &desc, CheckedLaunch &checked) {
-  if (checked.scratchBytes == 0)
-    return ATTNC_OK;
+/// A device kernel's scratch block: device memory allocated on the launch's
+/// stream, returned on it once the launch's phases are queued.
+struct DeviceScratch {
+  int64_t device = 0;
+  void *stream = nullptr;
+  uint64_t address = 0;
+  DeviceScratch() = default;
+  DeviceScratch(const DeviceScratch &) = delete;
+  ~DeviceScratch() {
+    if (address)
+      cudaFreeAsync(device, address, stream);
+  }
+};
+
+/// The scratch block of a CPU kernel, from the thread's cache; null if the
+/// allocation failed.
+void *hostScratch(size_t bytes) {
   ScratchCache &cache = tlsScratch;
-  if (cache.bytes < checked.scratchBytes) {
+  if (cache.bytes < bytes) {
     cache.block.reset();
     cache.bytes = 0;
-    size_t rounded = (size_t(checked.scratchBytes) + 63) / 64 * 64;
+    size_t rounded = (bytes + 63) / 64 * 64;
     cache.block.reset(std::aligned_alloc(64, rounded));
     if (cache.block)
       cache.bytes = rounded;
   }
-  void *block = cache.block.get();
+  return cache.block.get();
+}
+
+/// The scratch tensors' block (validateLaunch laid them out: their views'
+/// bases are offsets into it until here): host memory for a CPU kernel,
+/// memory of the tensors' device for a CUDA one.
+int allocateScratch(const attnc_kernel_desc &desc, CheckedLaunch &checked,
+                    const attnc_options *opt, DeviceScratch &onDevice) {
+  if (checked.scratchBytes == 0)
+    return ATTNC_OK;
+  void *block = nullptr;
+  std::string error;
+  if (desc.device_type == kDLCPU) {
+    block = hostScratch(size_t(checked.scratchBytes));
+  } else if (desc.device_type == kDLCUDA) {
+    onDevice.device = checked.deviceId;
+    onDevice.stream = opt ? opt->stream : nullptr;
+    if (cudaAllocAsync(onDevice.device, size_t(checked.scratchBytes), onDevice.stream,
+                       onDevice.address, error))
+      block = reinterpret_cast<void *>(uintptr_t(onDevice.address));
+  } else {
+    error = cat("working memory on ", deviceName(desc.device_type), " is not built");
+  }
   if (!block) {
     setError(cat("kernel '", kernelName(desc), "': could not allocate ", checked.scratchBytes,
-                 " bytes of working memory").c_str());
-    return ATTNC_ERR_LIMIT;
+                 " bytes of working memory", error.empty() ? "" : ": ", error)
+                 .c_str());
+    return desc.device_type == kDLCPU ? ATTNC_ERR_LIMIT : ATTNC_ERR_DEVICE;
   }
   for (int i = 0; i < desc.num_tensors; ++i)
     if (isScratch(desc.tensors[i])) {
@@ -331,7 +367,8 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *const *args,
            const attnc_options *opt) {
   CheckedLaunch checked;
   std::string message;
-  if (attnc_status status = validateLaunch(desc, args, checked, message)) {
+  if (attnc_status status =
+          validateLaunch(desc, args, checked, message, opt ? opt->stream : nullptr)) {
     setError(message.c_str());
     return status;
   }
@@ -357,7 +394,8 @@ int launch(const attnc_kernel_desc *desc, const DLTensor *const *args,
     setError("");
     return ATTNC_OK;
   }
-  if (int rc = allocateScratch(*desc, checked))
+  DeviceScratch deviceScratch;
+  if (int rc = allocateScratch(*desc, checked, opt, deviceScratch))
     return rc;
   for (int p = 0; p < desc->num_phases; ++p) {
     Job job;

@@ -252,10 +252,11 @@ std::string checkTensor(const attnc_kernel_desc &d, int i, Tables &tables, bool 
                ": unknown bits, or optional on an output or scratch tensor");
   if (isScratch(t)) {
     if (t.arg < d.num_args || t.arg >= kMaxArgs || argSeen[t.arg] ||
-        (t.flags & ATTNC_TENSOR_OUTPUT) || d.device_type != kDLCPU)
+        (t.flags & ATTNC_TENSOR_OUTPUT) ||
+        (d.device_type != kDLCPU && d.device_type != kDLCUDA))
       return cat("scratch tensor ", t.name, " is view ", t.arg, ", not a free one in [",
                  d.num_args, ", ", kMaxArgs, ") after the arguments, or is flagged an output, "
-                 "or belongs to a kernel not on kDLCPU");
+                 "or belongs to a kernel neither on kDLCPU nor on kDLCUDA");
   } else if (t.arg < 0 || t.arg >= d.num_args || argSeen[t.arg]) {
     return cat("tensor ", t.name, " is argument ", t.arg, ", not a free one of the ",
                d.num_args, " arguments");

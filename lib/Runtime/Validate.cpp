@@ -21,10 +21,12 @@
 #include "Aliasing.h"
 
 #include "CpuFeatures.h"
+#include "CudaDriver.h"
 #include "Describe.h"
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 using namespace attnc::rt;
 
@@ -47,8 +49,9 @@ bool sameDtype(DLDataType a, DLDataType b) {
 
 class Validator {
 public:
-  Validator(const attnc_kernel_desc &d, const DLTensor *const *args, CheckedLaunch &launch)
-      : desc(d), args(args), launch(launch), tables(launch.tables) {
+  Validator(const attnc_kernel_desc &d, const DLTensor *const *args, CheckedLaunch &launch,
+            void *stream)
+      : desc(d), args(args), launch(launch), tables(launch.tables), stream(stream) {
     for (int i = 0; i < d.num_tensors; ++i) {
       // An optional input passed as NULL is not checked, and its view stays empty.
       bool absent = (d.tensors[i].flags & ATTNC_TENSOR_OPTIONAL) && !args[d.tensors[i].arg];
@@ -103,6 +106,7 @@ private:
   const DLTensor *const *args;
   CheckedLaunch &launch;
   Tables &tables;
+  void *stream; // a device kernel's: bound entries are copied to the host on it
   IndexList arguments, scratch; // tensors the caller passes; the runtime's own
   bool bound[kMaxSymbols] = {};  // symbols the tensors' dims or steps bound so far
 };
@@ -427,6 +431,17 @@ attnc_status Validator::checkEntries(int i) {
   }
   int64_t at[kMaxRank] = {}, offset = 0;
   const int32_t *data = static_cast<const int32_t *>(v.base);
+  std::vector<int32_t> copy; // a device kernel's entries, read on the host
+  if (desc.device_type != kDLCPU) {
+    std::string error;
+    copy.resize(size_t(v.size));
+    if (desc.device_type != kDLCUDA ||
+        !cudaCopyToHost(launch.deviceId, copy.data(), v.base, copy.size() * 4, stream, error))
+      return fail(ATTNC_ERR_DEVICE,
+                  cat("the entries of ", spec(i).name, " cannot be checked on the host before "
+                      "the launch: ", error.empty() ? "its device is not CUDA" : error));
+    data = copy.data();
+  }
   for (;;) {
     int64_t x = data[offset];
     if (x < 0 || (shape.boundInclusive ? x > limit : x >= limit)) {
@@ -563,7 +578,8 @@ attnc_status Validator::run() {
 }
 
 attnc_status attnc::rt::validateLaunch(const attnc_kernel_desc *desc, const DLTensor *const *args,
-                                       CheckedLaunch &launch, std::string &message) {
+                                       CheckedLaunch &launch, std::string &message,
+                                       void *stream) {
   if (!desc) {
     message = "attnc_rt_launch: the kernel descriptor is NULL";
     return ATTNC_ERR_ABI;
@@ -594,7 +610,7 @@ attnc_status attnc::rt::validateLaunch(const attnc_kernel_desc *desc, const DLTe
                   "object: attnc --target=x86-64-avx512,x86-64-avx2,x86-64)");
     return ATTNC_ERR_CPU;
   }
-  Validator validator(*desc, args, launch);
+  Validator validator(*desc, args, launch, stream);
   attnc_status status = validator.run();
   message = std::move(validator.message);
   return status;

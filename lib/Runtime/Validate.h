@@ -62,11 +62,13 @@ struct CheckedLaunch {
 /// extents (STRIDE), outputs' addresses (ALIAS), the entries of int32
 /// lengths, tables and offsets (INDEX; the bounds of the symbols offsets bind:
 /// LIMIT), work-item counts and working memory (LIMIT). Fills `launch` and returns
-/// ATTNC_OK, or returns the status and sets `message`. `args` has
+/// ATTNC_OK, or returns the status and sets `message`. A device kernel's
+/// int32 entries are copied to the host on `stream` (the call waits). `args` has
 /// desc->num_args entries once the descriptor is checked; an argument the
 /// tables do not list is never looked at.
 attnc_status validateLaunch(const attnc_kernel_desc *desc, const DLTensor *const *args,
-                            CheckedLaunch &launch, std::string &message);
+                            CheckedLaunch &launch, std::string &message,
+                            void *stream = nullptr);
 
 } // namespace attnc::rt
 

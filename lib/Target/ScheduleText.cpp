@@ -19,17 +19,18 @@ using namespace attnc;
 
 void attnc::describeSchedule(const Selection &s, int64_t blockQ, int64_t blockKv, int64_t dim,
                              int64_t elemBytes, int64_t workItems, llvm::StringRef itemsOf,
-                             llvm::raw_ostream &os) {
+                             llvm::raw_ostream &os, bool decode) {
   const CpuTarget &cpu = s.cpu;
-  if (const CudaTarget *cuda = s.backend == "mlir" ? lookupMlirCudaTarget(s.gpuTarget) : nullptr) {
-    auto shape = mlir::attn::MmaKernelShape::of(*cuda, blockQ, blockKv, dim, elemBytes);
+  const CudaTarget *target = s.backend == "mlir" ? lookupMlirCudaTarget(s.gpuTarget) : nullptr;
+  if (target) {
+    CudaTarget cuda = decode ? mlir::attn::decodeCudaTarget(*target) : *target;
+    auto shape = mlir::attn::MmaKernelShape::of(cuda, blockQ, blockKv, dim, elemBytes);
     os << llvm::formatv("schedule: mlir backend, {0} ({6} tensor cores): block_q {1}, "
-                        "block_kv {2}; {3} CTAs (batch x heads x query tiles) of {4} "
-                        "threads, {5} bytes of dynamic shared memory each (at most {7}), "
-                        "up to {8} registers a thread\n",
-                        cuda->name, blockQ, blockKv, workItems, shape.threads,
-                        shape.sharedBytes, cuda->mmaName, cuda->maxSharedBytes,
-                        cuda->registerBudget(shape.threads));
+                        "block_kv {2}; {3} CTAs ({9}) of {4} threads, {5} bytes of dynamic "
+                        "shared memory each (at most {7}), up to {8} registers a thread\n",
+                        cuda.name, blockQ, blockKv, workItems, shape.threads, shape.sharedBytes,
+                        cuda.mmaName, cuda.maxSharedBytes, cuda.registerBudget(shape.threads),
+                        itemsOf);
   } else {
     os << llvm::formatv("schedule: {0} backend, {1} ({2} f32 lanes, {3} vector registers): "
                         "block_q {4}, block_kv {5}; {6} work items ({7}) over the caller's "

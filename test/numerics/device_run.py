@@ -34,12 +34,12 @@ def tensor(array, code, bits, device=K_DL_CPU):
     return t
 
 
-def host_tensor(array):
+def host_tensor(array, device=K_DL_CPU):
     """A DLTensor over a float32 array, or an integer one (lengths, offsets, tables) as
     kDLInt of its width."""
     if array.dtype == np.float32:
-        return tensor(array, K_DL_FLOAT, 32)
-    return tensor(array, K_DL_INT, array.dtype.itemsize * 8)
+        return tensor(array, K_DL_FLOAT, 32, device)
+    return tensor(array, K_DL_INT, array.dtype.itemsize * 8, device)
 
 
 def build_so(attnc, specs, target, work, stem):
@@ -135,10 +135,11 @@ def main():
     parser.add_argument("--dtype", required=True, choices=sorted(DTYPES))
     parser.add_argument("--lse", action="store_true", help="the kernel outputs lse")
     parser.add_argument("--claim-cuda", action="store_true",
-                        help="label the (host) tensors kDLCUDA: on a machine without a CUDA "
-                             "driver, shows the error a CUDA kernel returns there")
+                        help="label the (host) tensors kDLCUDA, --input ones too: on a machine "
+                             "without a CUDA driver, shows the error a CUDA kernel returns there")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                        help="a mod input (the spec's inputs, in declaration order)")
+                        help="an argument after lse: a decode kernel's kv_lens and "
+                             "block_table, then the mods' inputs in declaration order")
     parser.add_argument("--rtol", type=float, required=True)
     parser.add_argument("--atol", type=float, required=True)
     args = parser.parse_args()
@@ -156,7 +157,7 @@ def main():
     device = K_DL_CUDA if args.claim_cuda else K_DL_CPU
     tq, tk, tv, tout = (tensor(a, code, bits, device) for a in (q, k, v, out))
     tlse = tensor(lse, K_DL_FLOAT, 32, device) if args.lse else None
-    inputs = [host_tensor(np.ascontiguousarray(np.load(flag.split("=", 1)[1])))
+    inputs = [host_tensor(np.ascontiguousarray(np.load(flag.split("=", 1)[1])), device)
               for flag in args.input]
     options = Options(1, None)
     rc = entry(ctypes.byref(tq), ctypes.byref(tk), ctypes.byref(tv), ctypes.byref(tout),

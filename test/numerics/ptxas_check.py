@@ -6,8 +6,8 @@ in one spec per target: `attnc --emit=ptx --backend B --target T` writes the PTX
 embeds, headed by its kernel's launch line, and each kernel's PTX goes to `ptxas -v -arch A`:
   - halide: T = cuda-sm80 (A = sm_80) and cuda-sm90 (A = sm_90);
   - mlir: T = cuda-sm80 (its mma.sync kernel, for sm_80 and later: A = sm_80 and sm_90a; f32
-    on TF32) and cuda-sm90a (its wgmma + TMA kernel: A = sm_90a; bf16 and f16 only), and a
-    spill fails the check.
+    on TF32) and cuda-sm90a (its wgmma + TMA kernel: A = sm_90a; bf16 and f16 only; a decode
+    kernel's mma.sync, f32 too), and a spill fails the check.
 A variant passes when ptxas accepts it; the table lists registers per thread, spilled bytes,
 and the threads and shared memory per block the schedule chose (dynamic shared memory: ptxas
 does not see it). No GPU is needed: this checks that the code assembles, not that it runs.
@@ -80,9 +80,10 @@ def main():
     selected = list(cases(matrix, ["f16", "bf16"]))
     for case in selected:
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
-    # The wgmma kernel takes bf16 and f16 only.
-    takes = lambda target, case: (args.backend, target, case["dtype"]) != (
-        "mlir", "cuda-sm90a", "f32")
+    # The wgmma kernel takes bf16 and f16 only; a decode kernel (num_splits) runs mma.sync on
+    # every target, f32 on TF32 too.
+    takes = lambda target, case: "num_splits" in case or (
+        args.backend, target, case["dtype"]) != ("mlir", "cuda-sm90a", "f32")
     targets = [(t, a) for t, a in TARGETS[args.backend] if t == (args.target or t)]
     ptx = {t: emit_ptx(args, [c for c in selected if takes(t, c)], t)
            for t in dict(targets)}  # one PTX per target, assembled per arch

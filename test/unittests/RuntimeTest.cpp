@@ -293,7 +293,7 @@ TEST_F(Runtime, ScratchAmongTheArgumentsIsMalformed) {
             ATTNC_ERR_ABI);
   EXPECT_STREQ(attnc_last_error(), "kernel 'fake': malformed descriptor: scratch tensor o_part "
                "is view 2, not a free one in [5, 32) after the arguments, or is flagged an "
-               "output, or belongs to a kernel not on kDLCPU");
+               "output, or belongs to a kernel neither on kDLCPU nor on kDLCUDA");
   EXPECT_TRUE(gVisits.empty());
 }
 

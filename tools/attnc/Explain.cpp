@@ -14,6 +14,7 @@
 
 #include "Driver.h"
 
+#include "attnc/Conversion/AttnToNVGPU/FlashMmaKernel.h"
 #include "attnc/Target/Backend.h"
 #include "attnc/Target/Registry.h"
 #include "attnc/Transforms/MaskModIntervals.h"
@@ -430,16 +431,20 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
                         computed / 4);
   if (op.getNumSplits()) {
     describeDecode(op, o, blockKv, os);
-    int64_t perItem = op.decodeKvHeadsPerItem();
+    // A CUDA CTA computes one KV head, its tile the group's rows padded (FlashMmaDecode.cpp);
+    // decode on a GPU target is the MLIR CUDA backend's (Halide refuses it).
+    bool cuda = !o.selection.gpuTarget.empty();
+    int64_t perItem = cuda ? 1 : op.decodeKvHeadsPerItem();
     int64_t items = o.batch * op.getKvHeads() / perItem * decodeSplitCount(*op.getNumSplits());
-    attnc::describeSchedule(o.selection, blockQ, blockKv, op.getDim(),
-                            op.getDtype().getIntOrFloatBitWidth() / 8, items,
+    int64_t rows = op.getHeads() / op.getKvHeads() * decodeMaxSeqQ(op.getMaxSeq());
+    attnc::describeSchedule(o.selection, cuda ? decodeBlockQ(rows) : blockQ, blockKv,
+                            op.getDim(), op.getDtype().getIntOrFloatBitWidth() / 8, items,
                             perItem == 1
                                 ? "batch x kv_heads x splits, then a merge over batch x heads"
                                 : "batch x kv_heads / " + std::to_string(perItem) +
                                       " (KV heads per item, token-major cache) x splits, then a "
                                       "merge over batch x heads",
-                            os);
+                            os, /*decode=*/true);
   } else if (backward) {
     auto tiled = dyn_cast_or_null<FlashBackwardOp>(kernel.getCompute().getOperation());
     int64_t chunks = tiled ? tiled.getChunks() : kDefaultKvChunks;

@@ -315,7 +315,10 @@ enum attnc_tensor_flag {
    * kDLCPU kernel (compact row-major, 64-byte aligned, uninitialized) once
    * its dims' symbols are known, hands to the item functions at position
    * `arg` (num_args or beyond: after the arguments) and frees after the last
-   * phase. A split-KV decode's partial results between its two phases. */
+   * phase; for a kDLCUDA kernel, memory of the tensors' device allocated and
+   * freed on the launch's stream (cuMemAllocAsync, cuMemFreeAsync), handed
+   * to its device functions. A split-KV decode's partial results between its
+   * two phases. */
   ATTNC_TENSOR_SCRATCH = 4,
   /* An input the caller may pass as NULL: the kernel then reads none of it
    * (its view has NULL data and zero extents and strides). Its dims are

@@ -82,10 +82,11 @@ std::string scheduleMisfit(const Selection &selection, int64_t headDim);
 
 /// `attnc explain`'s lines for a kernel's schedule on the selection's target:
 /// the layout of its `workItems` (what `itemsOf` names: "batch x heads x
-/// query tiles") and the tunables' values (ScheduleText.cpp).
+/// query tiles") and the tunables' values (ScheduleText.cpp). A `decode`
+/// kernel's CUDA CTAs are mma.sync ones on every target.
 void describeSchedule(const Selection &selection, int64_t blockQ, int64_t blockKv,
                       int64_t headDim, int64_t elemBytes, int64_t workItems,
-                      llvm::StringRef itemsOf, llvm::raw_ostream &os);
+                      llvm::StringRef itemsOf, llvm::raw_ostream &os, bool decode = false);
 
 /// The block_q attn-tile-flash uses for a kernel of `headDim` (the schedule's,
 /// or the automatic one of the selection's backend and target).

@@ -43,7 +43,7 @@ LogicalResult lowerKernel(KernelOp kernel, const CpuKernelConfig &config, String
     return buildCpuMultiHeadKernel(mha, config);
   if (auto projection = dyn_cast_or_null<ProjectionOp>(compute))
     return buildCpuProjectionKernel(projection, config);
-  FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target);
+  FailureOr<FlashOp> flash = flashToLower(kernel, "MLIR CPU", target, /*buildsDecode=*/true);
   if (failed(flash))
     return failure();
   if (flash->getNumSplits())

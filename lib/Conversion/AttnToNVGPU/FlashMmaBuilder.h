@@ -56,11 +56,20 @@ struct KvStepResult {
   SoftmaxState state;
 };
 
+/// Where row `row` of a copy into shared memory starts in its tensor, and
+/// whether it exists (a missing row is zero-filled; its start must still be
+/// an address inside the tensor).
+struct RowSource {
+  Value exists, start;
+};
+
 class FlashMmaBuilder {
 public:
   FlashMmaBuilder(FlashOp op, const CudaTarget &target, gpu::GPUModuleOp module,
                   ImplicitLocOpBuilder &b);
   void build(gpu::GPUFuncOp func);
+  /// A split-KV decode kernel's attention phase (FlashMmaDecode.cpp).
+  void buildDecode(gpu::GPUFuncOp func);
 
 private:
   // Index arithmetic.
@@ -72,6 +81,7 @@ private:
   Value rem(Value x, int64_t d) { return arith::RemUIOp::create(b, x, c(d)); }
   Value min(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
   Value lt(Value x, Value y) { return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y); }
+  Value select(Value cond, Value x, Value y) { return arith::SelectOp::create(b, cond, x, y); }
   Value f32(double v) { return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(float(v))); }
   Value offset(const Strides &s, Value bIdx, Value hIdx, Value row) {
     return add(add(mul(bIdx, s.batch), mul(hIdx, s.head)), mul(row, s.seq));
@@ -91,6 +101,7 @@ private:
 
   // FlashMmaKernel.cpp: the CTA.
   void bindArguments(gpu::GPUFuncOp func);
+  void bindLanes();
   SoftmaxState initialState();
   std::pair<Value, Value> kvTileRange();
   /// The walk over visited KV tiles, `stage` alternating 0 / 1, from `first`
@@ -100,8 +111,14 @@ private:
   using KvStep = llvm::function_ref<KvStepResult(Value tile, Value stage, Value otherStage,
                                                  ValueRange extra, const SoftmaxState &state)>;
   SoftmaxState walkKvTiles(Value first, Value end, ValueRange extra, KvStep step);
-  void loadRows(Value buf, const Strides &s, Value headIdx, Value first, Value seqLen,
-                Value smemRow, int64_t rowCount);
+  SoftmaxState walkCta();
+  void loadRows(Value buf, llvm::function_ref<RowSource(Value row)> source, Value smemRow,
+                int64_t rowCount);
+  /// The query tile's row `row`, key `key` of k or v (strides `s`).
+  RowSource queryRow(Value row);
+  RowSource keyRow(const Strides &s, Value key);
+  /// The query head and position of tile row `row` (the position unclamped).
+  std::pair<Value, Value> rowHeadAndPos(Value row);
   void zeroPadding();
   void loadKvTile(Value tile, Value stage);
   std::pair<Value, Value> classifyKvTile(Value tile);
@@ -115,9 +132,10 @@ private:
   Value mma(ArrayRef<Value> a, Value b0, Value b1, Value acc);
   SmallVector<Value> queryFragment(Value chunk);
   SmallVector<Value> scores(Value stage, ArrayRef<Value> queryFragments);
-  /// A lane's score position: clamped query and key, and the key unclamped.
+  /// A lane's score position: its row's query head, clamped query and key,
+  /// and the key unclamped.
   struct Position {
-    Value q, kv, key;
+    Value head, q, kv, key;
   };
   Position position(Value k0, Value n, int64_t e);
   Value keeps(const Position &at);
@@ -145,6 +163,11 @@ private:
   void wgmmaAccumulateValues(ArrayRef<Value> p, Value stage, SoftmaxState &state);
   SmallVector<Value> fenceOperands(ArrayRef<Value> values);
 
+  // FlashMmaDecode.cpp: the decode kernel's attention phase.
+  void bindDecodeArguments(gpu::GPUFuncOp func);
+  std::pair<Value, Value> splitTiles();
+  void writePartials(const SoftmaxState &state);
+
   FlashOp op;
   gpu::GPUModuleOp module;
   ImplicitLocOpBuilder &b;
@@ -171,6 +194,15 @@ private:
   /// The code of the last load outside its input since the last
   /// storePendingFailure (i32, 0 for none; null before any load).
   Value pendingFailure;
+
+  /// A decode kernel (num_splits): its tile rows are every query head of a
+  /// KV head at every position, row r = (kvHead * group + r / seq_q, r %
+  /// seq_q); its KV tiles those of one split; it writes o_part and lse_part.
+  bool decode = false;
+  int64_t group = 1;
+  Value split, kvLens, blockTable, tableStride, oPart, lsePart;
+  Value oPartS[4];
+  Strides lsePartS;
 };
 
 } // namespace mlir::attn::mma

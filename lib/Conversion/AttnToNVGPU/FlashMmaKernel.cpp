@@ -50,8 +50,20 @@ using namespace mlir::attn;
 using namespace mlir::attn::mma;
 
 MmaKernelShape MmaKernelShape::of(FlashOp op, const CudaTarget &target) {
-  return of(target, op.getTileQ(), op.getTileKv(), op.getDim(),
-            op.getDtype().getIntOrFloatBitWidth() / 8);
+  int64_t elemBytes = op.getDtype().getIntOrFloatBitWidth() / 8;
+  if (!op.getNumSplits())
+    return of(target, op.getTileQ(), op.getTileKv(), op.getDim(), elemBytes);
+  int64_t rows = op.getHeads() / op.getKvHeads() * decodeMaxSeqQ(op.getMaxSeq());
+  return of(decodeCudaTarget(target), decodeBlockQ(rows), op.getTileKv(), op.getDim(),
+            elemBytes);
+}
+
+CudaTarget mlir::attn::decodeCudaTarget(const CudaTarget &target) {
+  CudaTarget sync = target;
+  sync.mma = MmaKind::sync;
+  sync.mmaName = "mma.sync";
+  sync.rowsPerMmaGroup = 16;
+  return sync;
 }
 
 MmaKernelShape MmaKernelShape::of(const CudaTarget &target, int64_t blockQ, int64_t blockKv,
@@ -87,8 +99,8 @@ MmaKernelShape MmaKernelShape::of(const CudaTarget &target, int64_t blockQ, int6
 std::string mlir::attn::mmaKernelMisfit(FlashOp op, const CudaTarget &target) {
   Type elem = op.getDtype();
   MmaKernelShape s = MmaKernelShape::of(op, target);
-  bool wgmma = target.mma == MmaKind::wgmma;
-  int64_t group = target.rowsPerMmaGroup;
+  bool wgmma = s.kind == MmaKind::wgmma;
+  int64_t group = wgmma ? target.rowsPerMmaGroup : 16;
   if (op.hasOutput(OutputKind::weights))
     return "it outputs 'weights', which only the MLIR CPU backend computes (compile it for "
            "a CPU target, or drop weights from its outputs)";
@@ -133,27 +145,60 @@ SoftmaxState SoftmaxState::unflatten(ValueRange values, int64_t accCount) {
 FlashMmaBuilder::FlashMmaBuilder(FlashOp op, const CudaTarget &target,
                                  gpu::GPUModuleOp module, ImplicitLocOpBuilder &b)
     : op(op), module(module), b(b), shape(MmaKernelShape::of(op, target)),
-      elemType(op.getDtype()) {}
+      elemType(op.getDtype()), decode(op.getNumSplits().has_value()),
+      group(op.getHeads() / op.getKvHeads()) {}
 
-/// cp.async of rows [first, first + rowCount) of (batch, headIdx) into shared
-/// rows from smemRow, 16 bytes per copy, the CTA's threads striding over the
-/// pieces; rows at or past seqLen are zero-filled (source size 0, address
-/// clamped to row 0).
-void FlashMmaBuilder::loadRows(Value buf, const Strides &s, Value headIdx, Value first,
-                               Value seqLen, Value smemRow, int64_t rowCount) {
+/// cp.async of `rowCount` rows, row r from source(r), into shared rows from
+/// smemRow, 16 bytes per copy, the CTA's threads striding over the pieces;
+/// a row that does not exist is zero-filled (source size 0).
+void FlashMmaBuilder::loadRows(Value buf, llvm::function_ref<RowSource(Value row)> source,
+                               Value smemRow, int64_t rowCount) {
   int64_t perChunk = shape.perChunk(), perRow = shape.dim / perChunk;
   auto loop = scf::ForOp::create(b, tid, c(rowCount * perRow), c(shape.threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value piece = loop.getInductionVar();
   Value row = div(piece, perRow), col = mul(rem(piece, perRow), c(perChunk));
-  Value pos = add(first, row);
-  Value valid = lt(pos, seqLen);
-  Value src = add(offset(s, batch, headIdx, arith::SelectOp::create(b, valid, pos, c(0))), col);
-  Value count = arith::SelectOp::create(b, valid, c(perChunk), c(0));
+  RowSource from = source(row);
+  Value count = select(from.exists, c(perChunk), c(0));
   nvgpu::DeviceAsyncCopyOp::create(b, smem, ValueRange{add(smemRow, row), col}, buf,
-                                   ValueRange{src}, b.getIndexAttr(perChunk), count,
-                                   b.getUnitAttr());
+                                   ValueRange{add(from.start, col)}, b.getIndexAttr(perChunk),
+                                   count, b.getUnitAttr());
+}
+
+/// The query head and position of tile row `row`: the CTA's head at q0 +
+/// row, or in a decode kernel the group's heads packed (FlashMmaBuilder.h).
+std::pair<Value, Value> FlashMmaBuilder::rowHeadAndPos(Value row) {
+  if (!decode)
+    return {head, add(q0, row)};
+  Value positions = arith::MaxSIOp::create(b, seqQ, c(1)); // seq_q = 0: no row exists
+  return {add(mul(kvHead, c(group)), arith::DivUIOp::create(b, row, positions)),
+          arith::RemUIOp::create(b, row, positions)};
+}
+
+/// Tile row `row` of q; one past seq_q (or, decoding, past the group's
+/// rows) reads from row 0 of the CTA's head.
+RowSource FlashMmaBuilder::queryRow(Value row) {
+  auto [headIdx, pos] = rowHeadAndPos(row);
+  Value exists = decode ? lt(row, mul(c(group), seqQ)) : lt(pos, seqQ);
+  Value firstHead = decode ? mul(kvHead, c(group)) : head;
+  Value start = offset(qS, batch, select(exists, headIdx, firstHead), select(exists, pos, c(0)));
+  return {exists, start};
+}
+
+/// Key `key` of this CTA's KV head in k or v; past seq_kv, key 0. With
+/// pages, row key % page_size of page block_table[b, key / page_size] (the
+/// runtime checked every entry before the launch).
+RowSource FlashMmaBuilder::keyRow(const Strides &s, Value key) {
+  Value exists = lt(key, seqKv);
+  key = select(exists, key, c(0));
+  int64_t pageSize = op.getPageSize() ? int64_t(*op.getPageSize()) : 0;
+  if (pageSize <= 0)
+    return {exists, offset(s, batch, kvHead, key)};
+  Value slot = add(mul(batch, tableStride), div(key, pageSize));
+  Value page = arith::IndexCastOp::create(b, b.getIndexType(),
+                                          memref::LoadOp::create(b, blockTable, ValueRange{slot}));
+  return {exists, offset(s, page, kvHead, rem(key, pageSize))};
 }
 
 /// Zeroes shared columns [head_dim, dimPadded) of every row once: cp.async
@@ -172,18 +217,20 @@ void FlashMmaBuilder::zeroPadding() {
 
 void FlashMmaBuilder::loadKvTile(Value tile, Value stage) {
   Value k0 = mul(tile, c(shape.blockKv));
-  Value keyRow = add(c(shape.keyRow(0)), mul(stage, c(shape.blockKv)));
-  Value valueRow = add(c(shape.valueRow(0)), mul(stage, c(shape.blockKv)));
-  loadRows(kBuf, kS, kvHead, k0, seqKv, keyRow, shape.blockKv);
-  loadRows(vBuf, vS, kvHead, k0, seqKv, valueRow, shape.blockKv);
+  Value keyDst = add(c(shape.keyRow(0)), mul(stage, c(shape.blockKv)));
+  Value valueDst = add(c(shape.valueRow(0)), mul(stage, c(shape.blockKv)));
+  loadRows(kBuf, [&](Value j) { return keyRow(kS, add(k0, j)); }, keyDst, shape.blockKv);
+  loadRows(vBuf, [&](Value j) { return keyRow(vS, add(k0, j)); }, valueDst, shape.blockKv);
 }
 
 /// (full, empty) of KV tile `tile` for this CTA's query rows.
 std::pair<Value, Value> FlashMmaBuilder::classifyKvTile(Value tile) {
   Value k0 = mul(tile, c(shape.blockKv));
   Value cols = min(c(shape.blockKv), sub(seqKv, k0));
-  Value rows = min(c(shape.blockQ), sub(seqQ, q0));
-  TileBounds<Value> bounds{q0, add(q0, rows), k0, add(k0, cols), seqQ, seqKv};
+  // A decode CTA's rows are at every query position.
+  Value first = decode ? c(0) : q0;
+  Value end = decode ? seqQ : add(q0, min(c(shape.blockQ), sub(seqQ, q0)));
+  TileBounds<Value> bounds{first, end, k0, add(k0, cols), seqQ, seqKv};
   return emitTileClass(b, b.getLoc(), module, op.getMask(), !op.getMaskMod().empty(), bounds);
 }
 
@@ -244,6 +291,20 @@ void FlashMmaBuilder::writeOutputs(const SoftmaxState &state) {
   }
 }
 
+/// The thread's coordinates in its warp and in the ldmatrix blocks.
+void FlashMmaBuilder::bindLanes() {
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  warp = div(tid, shape.warpSize), lane = rem(tid, shape.warpSize), g = div(lane, 4),
+  t = rem(lane, 4);
+  // ldmatrix.x4: lanes 8m .. 8m+7 address the rows of 8 x 8 matrix m.
+  Value matrix = div(lane, 8), row8 = rem(lane, 8);
+  qRowLane = rem(lane, 16);
+  colLane16 = mul(div(lane, 16), c(8));
+  kRowLane = add(row8, mul(div(lane, 16), c(8)));
+  kColLane = mul(rem(matrix, 2), c(8));
+  vRowLane = add(row8, kColLane);
+}
+
 /// The kernel arguments and the thread's coordinates every part uses.
 void FlashMmaBuilder::bindArguments(gpu::GPUFuncOp func) {
   Block &entry = func.getBody().front();
@@ -268,16 +329,7 @@ void FlashMmaBuilder::bindArguments(gpu::GPUFuncOp func) {
     modInputs = ModInputViews(b, b.getLoc(), op, args.slice(5, inputs), param, 5);
     status = args[5 + inputs];
   }
-  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
-  warp = div(tid, shape.warpSize), lane = rem(tid, shape.warpSize), g = div(lane, 4),
-  t = rem(lane, 4);
-  // ldmatrix.x4: lanes 8m .. 8m+7 address the rows of 8 x 8 matrix m.
-  Value matrix = div(lane, 8), row8 = rem(lane, 8);
-  qRowLane = rem(lane, 16);
-  colLane16 = mul(div(lane, 16), c(8));
-  kRowLane = add(row8, mul(div(lane, 16), c(8)));
-  kColLane = mul(rem(matrix, 2), c(8));
-  vRowLane = add(row8, kColLane);
+  bindLanes();
   batch = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   kvHead = div(head, op.getHeads() / op.getKvHeads());
@@ -295,8 +347,11 @@ SoftmaxState FlashMmaBuilder::initialState() {
   return init;
 }
 
-/// [first, end) of the KV tiles the mask lets this CTA's rows see.
+/// [first, end) of the KV tiles the mask lets this CTA's rows see (a decode
+/// CTA: its split's).
 std::pair<Value, Value> FlashMmaBuilder::kvTileRange() {
+  if (decode)
+    return splitTiles();
   Value rowsHere = min(c(shape.blockQ), sub(seqQ, q0));
   auto [keyLo, keyHi] =
       emitKeyRange(b, b.getLoc(), op.getMask(), q0, add(q0, rowsHere), seqQ, seqKv);
@@ -311,6 +366,13 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
   bindArguments(func);
   if (shape.kind == MmaKind::wgmma)
     return buildWgmma();
+  writeOutputs(walkCta());
+  gpu::ReturnOp::create(b);
+}
+
+/// The mma.sync CTA from its query rows to the softmax state after its last
+/// KV tile.
+SoftmaxState FlashMmaBuilder::walkCta() {
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value bytes = gpu::DynamicSharedMemoryOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
@@ -326,7 +388,7 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
   // Prologue: the query tile and the first visited KV tile, then Q's
   // fragments (kept in registers up to kQueryInRegistersUpTo).
   zeroPadding();
-  loadRows(qBuf, qS, head, q0, seqQ, c(shape.queryRow()), shape.blockQ);
+  loadRows(qBuf, [&](Value row) { return queryRow(row); }, c(shape.queryRow()), shape.blockQ);
   Value firstTile, endTile; // not structured bindings: lambdas capture them
   std::tie(firstTile, endTile) = kvTileRange();
   Value first = nextVisitedTile(firstTile, endTile);
@@ -362,8 +424,7 @@ void FlashMmaBuilder::build(gpu::GPUFuncOp func) {
         }
         return KvStepResult{next, {}, after};
       });
-  writeOutputs(last);
-  gpu::ReturnOp::create(b);
+  return last;
 }
 
 SoftmaxState FlashMmaBuilder::walkKvTiles(Value first, Value end, ValueRange extra,

@@ -161,9 +161,11 @@ void FlashMmaBuilder::storePendingFailure() {
 /// are never stored and keys past seq_kv are dropped anyway, and clamped,
 /// block tables are never indexed past their end. `key` is the unclamped key.
 FlashMmaBuilder::Position FlashMmaBuilder::position(Value k0, Value n, int64_t e) {
-  Value row = add(q0, add(mul(warp, c(16)), add(g, c(8 * (e / 2)))));
+  auto [headIdx, pos] = rowHeadAndPos(add(mul(warp, c(16)), add(g, c(8 * (e / 2)))));
   Value key = add(k0, add(mul(t, c(2)), add(mul(n, c(8)), c(e % 2))));
-  return {min(row, sub(seqQ, c(1))), min(key, sub(seqKv, c(1))), key};
+  if (decode) // a padding row's head is past the group's: take its last
+    headIdx = min(headIdx, add(mul(kvHead, c(group)), c(group - 1)));
+  return {headIdx, min(pos, sub(seqQ, c(1))), min(key, sub(seqKv, c(1))), key};
 }
 
 /// Whether the mask, mask_mod and the sequence's end keep position `at`.
@@ -172,7 +174,7 @@ Value FlashMmaBuilder::keeps(const Position &at) {
   keep = arith::AndIOp::create(b, keep, lt(at.key, seqKv));
   if (!op.getMaskMod().empty())
     keep = arith::AndIOp::create(b, keep,
-                                 inlineMod(op.getMaskMod(), {batch, head, at.q, at.kv}));
+                                 inlineMod(op.getMaskMod(), {batch, at.head, at.q, at.kv}));
   return keep;
 }
 
@@ -250,7 +252,7 @@ SmallVector<Value> FlashMmaBuilder::scaleModsAndMask(ArrayRef<Value> s, Value k0
         if (withMod) {
           Position at = position(k0, c(int64_t(n)), e);
           x = inlineMod(op.getScoreMod(), {arith::MulFOp::create(b, x, f32(scale)), batch,
-                                           head, at.q, at.kv});
+                                           at.head, at.q, at.kv});
           x = arith::MulFOp::create(b, x, f32(kLog2e));
         } else {
           x = arith::MulFOp::create(b, x, f32(scale * kLog2e));

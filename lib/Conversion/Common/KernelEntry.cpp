@@ -49,11 +49,11 @@ std::string mlir::attn::cInterfaceName(StringRef function) {
 }
 
 FailureOr<FlashOp> mlir::attn::flashToLower(KernelOp kernel, StringRef backend,
-                                            StringRef target) {
+                                            StringRef target, bool buildsDecode) {
   if (FlashOp flash = kernel.getFlash()) {
-    if (flash.getNumSplits() && backend != "MLIR CPU")
-      return flash.emitOpError("num_splits (a split-KV decode kernel) is built by the MLIR CPU "
-                               "backend only, not the ")
+    if (flash.getNumSplits() && !buildsDecode)
+      return flash.emitOpError("num_splits (a split-KV decode kernel) is built by the MLIR "
+                               "backend (CPU and CUDA targets) only, not the ")
              << backend << " backend for target " << target
              << "; drop num_splits for a prefill-style kernel there";
     if (flash.getVarlen() && backend != "MLIR CPU")

@@ -40,7 +40,8 @@ DictionaryAttr FlashOp::describeEntry(StringRef name, int64_t deviceType) {
       facts.set("page_size", i64(int64_t(*page)));
     if (getPagesHeadMajor())
       facts.set("pages_head_major", b.getUnitAttr());
-    facts.set("kv_heads_per_item", i64(decodeKvHeadsPerItem()));
+    // A device kernel's CTA computes one KV head (FlashMmaDecode.cpp).
+    facts.set("kv_heads_per_item", i64(deviceType == kDLCPU ? decodeKvHeadsPerItem() : 1));
   }
   if (getVarlen()) {
     facts.set("varlen", b.getUnitAttr());

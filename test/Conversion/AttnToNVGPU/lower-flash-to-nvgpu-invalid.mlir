@@ -25,15 +25,7 @@ attn.kernel @odd_f32 {
 
 // -----
 
-// The split-KV decode kernel is the MLIR CPU backend's.
-// CHECK: lower-flash-to-nvgpu-invalid.mlir:[[@LINE+2]]:3: error: 'attn.flash' op num_splits (a split-KV decode kernel) is built by the MLIR CPU backend only, not the MLIR CUDA backend for target cuda-sm80; drop num_splits for a prefill-style kernel there
-attn.kernel @decode {
-  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = bf16, layout = bhsd, mask = #attn.full, outputs = [out], num_splits = 0}
-}
-
-// -----
-
-// So is the varlen kernel.
+// The varlen kernel is the MLIR CPU backend's.
 // CHECK: lower-flash-to-nvgpu-invalid.mlir:[[@LINE+2]]:3: error: 'attn.flash' op varlen = cu_seqlens (packed sequences) is built by the MLIR CPU backend only, not the MLIR CUDA backend for target cuda-sm80; pad the sequences to one length (batched bshd) there
 attn.kernel @varlen {
   attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = bf16, layout = bshd, mask = #attn.full, outputs = [out], varlen = cu_seqlens}

@@ -43,6 +43,8 @@ struct MmaKernelShape {
   int64_t stages;    // KV tiles in flight: 2, or 1 where 2 do not fit
   int64_t warpSize, warps, threads, sharedBytes;
 
+  /// A decode kernel's (num_splits): mma.sync on any target, its query tile
+  /// the rows of a KV head's query heads at every position (at least 64).
   static MmaKernelShape of(FlashOp op, const CudaTarget &target);
   static MmaKernelShape of(const CudaTarget &target, int64_t blockQ, int64_t blockKv,
                            int64_t dim, int64_t elemBytes);
@@ -65,6 +67,15 @@ struct MmaKernelShape {
 /// Why `op` cannot become a kernel for `target` ("" if it can).
 std::string mmaKernelMisfit(FlashOp op, const CudaTarget &target);
 
+/// The target a split-KV decode kernel is built for on `target`: its
+/// mma.sync form (decode is bound by bandwidth; sm_90a runs mma.sync too).
+CudaTarget decodeCudaTarget(const CudaTarget &target);
+/// Its query tile: `rows` (the query heads of a KV head x seq_q's bound)
+/// rounded up to whole warps, at least 64 so that 4 warps issue the copies.
+inline int64_t decodeBlockQ(int64_t rows) {
+  return std::max<int64_t>(64, (rows + 15) / 16 * 16);
+}
+
 /// The kernel attribute naming how many of its leading arguments are TMA
 /// descriptors (CUtensorMap, 128 bytes) passed by value as grid constants
 /// (attn-grid-constant-args gives them that form after the NVVM lowering,
@@ -82,6 +93,17 @@ inline constexpr llvm::StringLiteral kTensorMapArgsAttr = "attn.tensor_map_args"
 /// interface has: with mod inputs batch and their strides follow ATTNC_P_COUNT).
 gpu::GPUFuncOp buildMmaFlashKernel(FlashOp op, const CudaTarget &target,
                                    gpu::GPUModuleOp module, StringRef name);
+
+/// A split-KV decode kernel (num_splits) as its two phases' kernels: the
+/// attention (@name, CTA per (split, KV head, batch), MmaKernelShape::of's
+/// threads and shared memory) and the merge (@name_merge, CTA per (head,
+/// batch), decodeMergeThreads() threads, no shared memory). Both take the
+/// same arguments: every view of the kernel interface, then the params.
+std::pair<gpu::GPUFuncOp, gpu::GPUFuncOp> buildMmaDecodeKernels(FlashOp op,
+                                                                const CudaTarget &target,
+                                                                gpu::GPUModuleOp module,
+                                                                StringRef name);
+int64_t decodeMergeThreads();
 
 } // namespace mlir::attn
 

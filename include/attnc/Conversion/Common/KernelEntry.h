@@ -56,8 +56,10 @@ std::string cInterfaceName(StringRef function);
 
 /// The attn.flash of `kernel`, the op `backend` lowers for `target`;
 /// otherwise an error on the body: an attn.attention wants attn-tile-flash
-/// first, another family's op has no lowering in this backend.
-FailureOr<FlashOp> flashToLower(KernelOp kernel, StringRef backend, StringRef target);
+/// first, another family's op has no lowering in this backend; a decode
+/// kernel (num_splits) where the backend does not build one (!buildsDecode).
+FailureOr<FlashOp> flashToLower(KernelOp kernel, StringRef backend, StringRef target,
+                                bool buildsDecode = false);
 
 /// A private constant global `symbol` holding `text` and a terminating NUL.
 LLVM::GlobalOp addStringGlobal(OpBuilder &b, Location loc, StringRef symbol, StringRef text);

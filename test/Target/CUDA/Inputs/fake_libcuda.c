@@ -31,3 +31,8 @@ int cuMemcpyDtoHAsync_v2(void *d, unsigned long long p, size_t n, void *s) {
   return FAIL;
 }
 int cuStreamSynchronize(void *s) { (void)s; return FAIL; }
+int cuMemAllocAsync(unsigned long long *p, size_t n, void *s) {
+  (void)p; (void)n; (void)s;
+  return FAIL;
+}
+int cuMemFreeAsync(unsigned long long p, void *s) { (void)p; (void)s; return FAIL; }
