@@ -8,7 +8,9 @@ cuda-sm90a (wgmma + TMA)):
   - numerics: every case of the numeric matrix and of mod_inputs.json (mods that read
     input tensors; and each f32 case again in bf16), compiled by each source that takes its
     dtype, with attnc-run's seeded inputs, the mods' inputs and reference outputs as .npy
-    (one reference per case);
+    (one reference per case); the split-KV decode cases of decode.json and paged.json
+    (per-sequence lengths, paged caches) for the mlir backend's CUDA kernels, with their
+    lengths, block tables and pages;
   - benchmark kernels: bf16, head_dim 64 and 128, dense / causal / sliding window (256 keys
     back) / block-sparse (Longformer: 64-key blocks, one block either side, block 0 global),
     shape-generic (any batch and sequence length).
@@ -16,7 +18,8 @@ run.py, on the GPU machine, loads each kernel through its C ABI with PyTorch CUD
 The bundle is also packed as <out>.tar.xz (about 10 MB against 60 MB unpacked: the device
 tool carries at most 64 MiB), which run.py unpacks when the directory is not there.
 With --kernels halide:opencl the same bundle runs on this machine (run.py --device cpu), which
-checks the harness itself without a GPU.
+checks the harness itself without a GPU; --kernels mlir:host --matrices decode.json paged.json
+checks its decode cases (lengths, block tables, pages) on the MLIR CPU decode kernels.
 """
 import argparse
 import json
@@ -29,6 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "..", "tools", "python"),
                 os.path.join(HERE, "..", "..", "test", "numerics")]
 import attnc_matrix  # noqa: E402
+import cross_run  # noqa: E402
+import numpy as np  # noqa: E402
 from compiled_check import cases  # noqa: E402
 
 BUILD = os.environ.get("ATTNC_BUILD", os.path.join(HERE, "..", "..", "build"))
@@ -49,9 +54,10 @@ def run(cmd):
 
 
 # The dtypes each kernel source compiles.
+# mlir:host (this machine's CPU kernels) checks the harness's decode cases here.
 DTYPES = {("halide", "opencl"): {"f32", "bf16"}, ("halide", "cuda-sm80"): {"f32", "f16", "bf16"},
           ("halide", "cuda-sm90"): {"f32", "f16", "bf16"}, ("mlir", "cuda-sm80"): {"f32", "f16", "bf16"},
-          ("mlir", "cuda-sm90a"): {"f16", "bf16"}}
+          ("mlir", "cuda-sm90a"): {"f16", "bf16"}, ("mlir", "host"): {"f32", "f16", "bf16"}}
 
 
 def parse_kernels(text):
@@ -69,15 +75,69 @@ def compile_kernel(args, source, spec, so):
     run([args.attnc, spec, "--backend", backend, "--target", target, "--emit=so", "-o", so])
 
 
-def numerics(args, manifest):
-    matrix = attnc_matrix.load()
-    with_inputs = attnc_matrix.load(os.path.join(os.path.dirname(attnc_matrix.MATRIX),
-                                                 "mod_inputs.json"))
-    work = os.path.join(args.out, "numerics")
-    for case in list(cases(matrix, ["bf16"])) + list(cases(with_inputs, ["bf16"])):
-        sources = [s for s in args.kernels if case["dtype"] in DTYPES[s]]
-        if not sources:
+# The sources that build split-KV decode kernels (num_splits, kv_cache).
+DECODE_SOURCES = {("mlir", "cuda-sm80"), ("mlir", "cuda-sm90a"), ("mlir", "host")}
+
+
+# The device tool carries 64 MiB: a decode case's k and v are bundled up to this size (the
+# decode matrices' long caches stay in the CPU tests).
+MAX_KV_BYTES = 1800000
+
+
+def kv_bytes(case):
+    size = 4 if case["dtype"] == "f32" else 2
+    return 2 * case["batch"] * case["kv_heads"] * case["seq_kv"] * case["head_dim"] * size
+
+
+def serving_arguments(case, directory, reference):
+    """A decode case's k and v as its kernel takes them (pages where the cache is paged) and
+    its arguments after lse (kv_lens, block_table), as .npy files in DIRECTORY: ({"k": path,
+    "v": path} or {}, [paths]). Built from the reference's inputs and lengths.json by the
+    cross runner's own code, so the pages are the ones the reference saw."""
+    if not case.get("kv_cache"):
+        return {}, []
+    load = lambda name: np.load(os.path.join(reference, name + ".npy"))
+    plain = dict(case, mod_inputs=[])  # the mods' inputs are listed after these
+    arguments, _ = cross_run.entry_arguments(plain, reference, load("q"), load("k"),
+                                             load("v"), "lse" in case["outputs"])
+    arrays = {name: array for name, array, _ in arguments}
+    paged = "block_table" in arrays
+    paths = {}
+    for name in ("k", "v", "kv_lens", "block_table"):
+        if name in arrays and (paged or name not in ("k", "v")):
+            paths[name] = os.path.join(directory, "kernel_%s.npy" % name)
+            np.save(paths[name], arrays[name])
+            if name in ("k", "v"):  # the bundle carries the pages alone
+                os.remove(os.path.join(reference, name + ".npy"))
+    kv = {name: paths[name] for name in ("k", "v") if name in paths}
+    return kv, [paths[name] for name in ("kv_lens", "block_table") if name in paths]
+
+
+MATRICES = ["matrix.json", "mod_inputs.json", "decode.json", "paged.json"]
+
+
+def numeric_cases(args):
+    """(case, its matrix's tolerances, sources) of every bundled case: the matrix and
+    mod_inputs.json on every source, decode.json and paged.json on DECODE_SOURCES; each f32
+    case again in bf16."""
+    folder = os.path.dirname(attnc_matrix.MATRIX)
+    decode = [s for s in args.kernels if s in DECODE_SOURCES]
+    for name, sources, cap in (("matrix.json", args.kernels, None),
+                               ("mod_inputs.json", args.kernels, None),
+                               ("decode.json", decode, MAX_KV_BYTES),
+                               ("paged.json", decode, MAX_KV_BYTES)):
+        if name not in args.matrices:
             continue
+        matrix = attnc_matrix.load(os.path.join(folder, name))
+        for case in cases(matrix, ["bf16"]):
+            takes = [s for s in sources if case["dtype"] in DTYPES[s]]
+            if takes and (cap is None or kv_bytes(case) <= cap):
+                yield case, matrix["tolerances"], takes
+
+
+def numerics(args, manifest):
+    work = os.path.join(args.out, "numerics")
+    for case, tolerances, sources in numeric_cases(args):
         case["outputs"] = [o for o in case["outputs"] if o != "weights"]
         directory, spec = attnc_matrix.write_spec(case, work)
         kernels, tolerance = {}, {}
@@ -87,17 +147,21 @@ def numerics(args, manifest):
             kernels[":".join(source)] = os.path.relpath(so, args.out)
             # The mlir backend runs f32 on TF32 tensor cores: the matrix's tf32 tolerance.
             tf32 = source[0] == "mlir" and case["dtype"] == "f32"
-            tolerance[":".join(source)] = matrix["tolerances"]["tf32" if tf32 else case["dtype"]]
+            tolerance[":".join(source)] = tolerances["tf32" if tf32 else case["dtype"]]
         inputs = attnc_matrix.write_inputs(case, directory)
-        run([args.attnc_run, spec, "--reference", "-o", os.path.join(directory, "reference"),
+        reference = os.path.join(directory, "reference")
+        run([args.attnc_run, spec, "--reference", "-o", reference,
              "--batch", str(case["batch"]), "--seq-q", str(case["seq_q"]),
              "--seq-kv", str(case["seq_kv"]), "--seed", "5"]
+            + (["--kv-lens", case["kv_lens"]] if "kv_lens" in case else [])
             + ["--input=%s=%s" % item for item in inputs])
+        kv, lengths = serving_arguments(case, directory, reference)
+        relative = lambda path: os.path.relpath(path, args.out)
         manifest["numerics"].append({
-            "name": case["name"], "dir": os.path.relpath(directory, args.out),
+            "name": case["name"], "dir": relative(directory),
             "dtype": case["dtype"], "lse": "lse" in case["outputs"], "kernels": kernels,
-            "tolerance": tolerance,
-            "inputs": [os.path.relpath(path, args.out) for _, path in inputs]})
+            "tolerance": tolerance, "kv": {name: relative(path) for name, path in kv.items()},
+            "inputs": [relative(path) for path in lengths + [path for _, path in inputs]]})
         print("numerics:", case["name"], "(%s)" % ", ".join(kernels))
 
 
@@ -131,6 +195,8 @@ def main():
                         default=parse_kernels("halide:cuda-sm90,mlir:cuda-sm80,mlir:cuda-sm90a"),
                         help="kernel sources, backend:target,... (halide:opencl checks the "
                              "harness on this machine)")
+    parser.add_argument("--matrices", nargs="+", default=MATRICES, choices=MATRICES,
+                        help="the numeric matrices to bundle (default: all)")
     parser.add_argument("--heads", type=int, default=16)
     parser.add_argument("--attnc", default=os.path.join(BUILD, "bin", "attnc"))
     parser.add_argument("--attnc-run", default=os.path.join(BUILD, "bin", "attnc-run"))

@@ -89,7 +89,11 @@ def check_case(bundle, case, backend, so, device):
     """One matrix case on one backend's kernel: {name, backend, dtype, ok, note}."""
     directory = os.path.join(bundle, case["dir"])
     dtype = TORCH_DTYPES[case["dtype"]]
-    q, k, v = (load(os.path.join(directory, "reference"), n, dtype, device)
+    # A decode case over a paged cache takes k and v as pages (prepare.py's serving_arguments).
+    kv = {n: os.path.join(bundle, path) for n, path in case.get("kv", {}).items()}
+    q, k, v = (load(os.path.dirname(kv[n]), os.path.basename(kv[n])[:-len(".npy")], dtype,
+                    device) if n in kv else load(os.path.join(directory, "reference"), n, dtype,
+                                                 device)
                for n in ("q", "k", "v"))
     out = torch.zeros_like(q)
     ref_dir = os.path.join(directory, "reference")
