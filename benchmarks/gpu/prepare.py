@@ -13,7 +13,8 @@ cuda-sm90a (wgmma + TMA)):
     lengths, block tables and pages;
   - benchmark kernels: bf16, head_dim 64 and 128, dense / causal / sliding window (256 keys
     back) / block-sparse (Longformer: 64-key blocks, one block either side, block 0 global),
-    shape-generic (any batch and sequence length).
+    shape-generic (any batch and sequence length); and for the decode sources a split-KV
+    decode kernel of a Llama-3-8B step, timed against the device's read bandwidth.
 run.py, on the GPU machine, loads each kernel through its C ABI with PyTorch CUDA tensors.
 The bundle is also packed as <out>.tar.xz (about 10 MB against 60 MB unpacked: the device
 tool carries at most 64 MiB), which run.py unpacks when the directory is not there.
@@ -188,6 +189,31 @@ def bench_kernels(args, manifest):
             print("bench:", name)
 
 
+def decode_bench_kernel(args, manifest):
+    """A Llama-3-8B decode step's kernel (32 / 8 heads, head_dim 128, bf16, up to 4 new tokens)
+    for the sources that build decode kernels: run.py times it against the device's read
+    bandwidth at several cache lengths."""
+    sources = [s for s in args.kernels if s in DECODE_SOURCES]
+    if not sources:
+        return
+    work = os.path.join(args.out, "bench")
+    os.makedirs(work, exist_ok=True)
+    name = "decode_gqa_d128"
+    spec = os.path.join(work, name + ".mlir")
+    with open(spec, "w") as f:
+        f.write("attn.kernel @%s {\n  attn.attention {num_heads = 32, num_kv_heads = 8, "
+                "head_dim = 128, dtype = bf16, layout = bhsd, mask = #attn.causal<bottom_right>, "
+                "max_seq = [4, 131072], outputs = [out, lse], num_splits = 0}\n}\n" % name)
+    kernels = {}
+    for source in sources:
+        so = "%s.%s-%s.so" % ((name,) + source)
+        compile_kernel(args, source, spec, os.path.join(work, so))
+        kernels[":".join(source)] = os.path.join("bench", so)
+    manifest["bench"].append({"name": name, "kernels": kernels, "mask": "decode", "dim": 128,
+                              "dtype": "bf16", "heads": 32, "kv_heads": 8})
+    print("bench:", name)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(HERE, "bundle"))
@@ -204,6 +230,7 @@ def main():
     manifest = {"kernels": [":".join(s) for s in args.kernels], "numerics": [], "bench": []}
     numerics(args, manifest)
     bench_kernels(args, manifest)
+    decode_bench_kernel(args, manifest)
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     archive = args.out.rstrip("/") + ".tar.xz"

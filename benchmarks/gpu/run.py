@@ -210,15 +210,57 @@ def bench_items(manifest, args):
     """(benchmark entry, sequence length, part), the order they are timed in: attnc and SDPA
     for every kernel and length first, then FlexAttention (each mask and shape costs it a
     compile of tens of seconds) at --flex-seqs."""
-    items = [(entry, seq, "core") for entry in manifest["bench"] for seq in args.seqs]
+    prefill = [e for e in manifest["bench"] if e["mask"] != "decode"]
+    items = [(entry, seq, "core") for entry in prefill for seq in args.seqs]
+    items += [(entry, length, "decode") for entry in manifest["bench"] if entry["mask"] == "decode"
+              for length in args.decode_lens]
     if args.device == "cuda":
-        items += [(entry, seq, "flex") for entry in manifest["bench"] for seq in args.flex_seqs]
+        items += [(entry, seq, "flex") for entry in prefill for seq in args.flex_seqs]
     return items
+
+
+def decode_row(bundle, entry, length, args):
+    """A decode step (one new token per sequence) over a cache of `length` keys: GB/s of K and
+    V read by each attnc kernel and by SDPA (its GQA form), against read_bandwidth's."""
+    kernels = {backend: Kernel(os.path.join(bundle, so), entry["name"])
+               for backend, so in entry["kernels"].items() if backend not in args.skip_backends}
+    dtype, device = TORCH_DTYPES[entry["dtype"]], args.device
+    q = torch.randn((args.batch, entry["heads"], 1, entry["dim"]), dtype=dtype, device=device)
+    k, v = (torch.randn((args.batch, entry["kv_heads"], length, entry["dim"]), dtype=dtype,
+                        device=device) for _ in range(2))
+    out = torch.empty_like(q)
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=device)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    calls = [("attnc-" + backend, lambda kernel=kernel: kernel(q, k, v, out, lse))
+             for backend, kernel in kernels.items()]
+    calls.append(("sdpa-gqa", lambda: sdpa(q, k, v, enable_gqa=True)))
+    cache = 2.0 * k.numel() * k.element_size()
+    row = {"kernel": entry["name"], "mask": "decode", "dim": entry["dim"], "seq": length,
+           "tflops": {}, "gbps": {}}
+    for peer, call in calls:
+        try:
+            median, best = timed(call, args.repeat, device)
+            row["gbps"][peer] = {"median": cache / median / 1e9, "best": cache / best / 1e9}
+        except Exception as e:
+            row["gbps"][peer] = {"error": str(e).splitlines()[0][:200]}
+            if device == "cuda" and not context_alive():
+                raise
+    return row
+
+
+def read_bandwidth(device):
+    """GB/s of a sum over 1 GiB of bf16 (a read of far more than the last-level cache), median
+    of 10: the ceiling the decode rows are read against, measured in the same run."""
+    x = torch.ones(1 << 29, dtype=torch.bfloat16, device=device)
+    median, _ = timed(lambda: x.sum(), 10, device)
+    return x.numel() * x.element_size() / median / 1e9
 
 
 def bench_row(bundle, entry, seq, part, args):
     """Times one kernel of the bundle and SDPA (part "core"), or FlexAttention (part "flex"),
-    at one sequence length."""
+    at one sequence length; a decode kernel over a cache of that length (part "decode")."""
+    if part == "decode":
+        return decode_row(bundle, entry, seq, args)
     kernels = {} if part == "flex" else {
         backend: Kernel(os.path.join(bundle, so), entry["name"])
         for backend, so in entry["kernels"].items() if backend not in args.skip_backends}
@@ -263,7 +305,26 @@ def matmul_peak(device):
     return 2.0 * 8192 ** 3 / median / 1e12
 
 
-def report(numeric, rows, peak, args):
+def decode_lines(rows, bandwidth):
+    """The decode rows as a table: GB/s of K and V and their share of the read bandwidth."""
+    lines = ["", "## Decode: GB/s of K and V read (median / best), %% of the read bandwidth (%s "
+             "GB/s, a 1 GiB sum; a cache within the last-level cache may pass it)"
+             % ("%.0f" % bandwidth if bandwidth else "not measured"), "",
+             "| kernel | cache length | peer | median | best | % of bandwidth |",
+             "|---|---|---|---|---|---|"]
+    for row in sorted(rows, key=lambda r: r["seq"]):
+        for peer, t in row.get("gbps", {}).items():
+            if "error" in t:
+                lines.append("| %s | %d | %s | %s | | |" % (row["kernel"], row["seq"], peer,
+                                                           t["error"]))
+            else:
+                lines.append("| %s | %d | %s | %.0f | %.0f | %.0f%% |" % (
+                    row["kernel"], row["seq"], peer, t["median"], t["best"],
+                    100 * t["median"] / bandwidth if bandwidth else 0))
+    return lines
+
+
+def report(numeric, rows, peak, args, bandwidth=None):
     lines = ["# GPU check (benchmarks/gpu/run.py)", "",
              "Device: %s; torch %s." % (torch.cuda.get_device_name() if args.device == "cuda"
                                         else "CPU (harness check)", torch.__version__), "",
@@ -275,7 +336,8 @@ def report(numeric, rows, peak, args):
     lines += ["", "## TFLOP/s over attended pairs (median / best)", "",
               "| kernel | seq | peer | median | best |", "|---|---|---|---|---|"]
     for row in sorted(rows, key=lambda r: (r["kernel"], r["seq"])):
-        if "error" in row:
+        if row.get("mask") == "decode" and "error" not in row:
+            continue  # decode_lines
             lines.append("| %s | %d | (all) | %s | |" % (row["kernel"], row["seq"], row["error"]))
         for peer, t in row["tflops"].items():
             if "error" in t:
@@ -284,6 +346,9 @@ def report(numeric, rows, peak, args):
             else:
                 lines.append("| %s | %d | %s | %.2f | %.2f |" % (row["kernel"], row["seq"], peer,
                                                                  t["median"], t["best"]))
+    decode = [r for r in rows if r.get("gbps")]
+    if decode:
+        lines += decode_lines(decode, bandwidth)
     return "\n".join(lines) + "\n"
 
 
@@ -346,7 +411,9 @@ def worker_command(args, mode, start, count):
     return [sys.executable, os.path.abspath(__file__), "--worker", mode, "--start", str(start),
             "--count", str(count), "--bundle", args.bundle, "--out", args.out,
             "--device", args.device, "--seqs", ",".join(map(str, args.seqs)),
-            "--flex-seqs", ",".join(map(str, args.flex_seqs)), "--batch", str(args.batch), "--repeat", str(args.repeat),
+            "--flex-seqs", ",".join(map(str, args.flex_seqs)),
+            "--decode-lens", ",".join(map(str, args.decode_lens)),
+            "--batch", str(args.batch), "--repeat", str(args.repeat),
             "--deadline-at", str(args.deadline_at),
             "--skip-backends", ",".join(sorted(args.skip_backends))]
 
@@ -426,6 +493,8 @@ def main():
                         default=[1024, 4096, 16384])
     parser.add_argument("--flex-seqs", type=lambda s: [int(x) for x in s.split(",") if x],
                         default=[4096, 16384], help="lengths FlexAttention is timed at")
+    parser.add_argument("--decode-lens", type=lambda s: [int(x) for x in s.split(",") if x],
+                        default=[4096, 16384, 65536], help="cache lengths of the decode rows")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--deadline", type=float, default=360.0,
@@ -453,12 +522,14 @@ def main():
     args.deadline_at = time.time() + args.deadline
     numeric = supervise(args, "numerics", numeric_items(manifest))
     peak = None if args.skip_bench else matmul_peak(args.device)
+    decodes = any(e["mask"] == "decode" for e in manifest["bench"])
+    bandwidth = read_bandwidth(args.device) if decodes and not args.skip_bench else None
     rows = [] if args.skip_bench else supervise(args, "bench", bench_items(manifest, args))
     with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"kernels": manifest["kernels"], "matmul_tflops": peak, "numerics": numeric,
-                   "bench": rows}, f, indent=1)
+        json.dump({"kernels": manifest["kernels"], "matmul_tflops": peak,
+                   "read_gbps": bandwidth, "numerics": numeric, "bench": rows}, f, indent=1)
     with open(os.path.join(args.out, "report.md"), "w") as f:
-        f.write(report(numeric, rows, peak and "%.0f" % peak, args))
+        f.write(report(numeric, rows, peak and "%.0f" % peak, args, bandwidth))
     failed = ["%s [%s]" % (r["name"], r["backend"]) for r in numeric if not r["ok"]]
     print("numerics: %d passed, %d failed" % (len(numeric) - len(failed), len(failed)))
     return 1 if failed else 0
