@@ -165,6 +165,23 @@ CUresult readStatus(const Driver &d, CudaStatusWord &status, void *stream, std::
   return rc;
 }
 
+/// body(driver, context) with the primary context of `device` current;
+/// false with `error` set where it could not be made current.
+template <typename Body> bool inContext(int64_t device, std::string &error, Body body) {
+  void *ctx = cudaPrimaryContext(device, error);
+  if (!ctx)
+    return false;
+  const Driver &d = *driver(error);
+  if (CUresult rc = d.ctxPush(ctx)) {
+    error = driverError(d, "cuCtxPushCurrent", rc);
+    return false;
+  }
+  bool ok = body(d, ctx);
+  void *popped = nullptr;
+  d.ctxPop(&popped);
+  return ok;
+}
+
 } // namespace
 
 bool attnc::rt::cudaLaunch(int64_t device, const void *image, const char *function,
@@ -172,56 +189,30 @@ bool attnc::rt::cudaLaunch(int64_t device, const void *image, const char *functi
                            void *stream, void **params, std::string &error, bool &ran,
                            CudaStatusWord *status) {
   ran = false;
-  void *ctx = cudaPrimaryContext(device, error);
-  if (!ctx)
-    return false;
-  const Driver &d = *driver(error);
-  if (CUresult rc = d.ctxPush(ctx)) {
-    error = driverError(d, "cuCtxPushCurrent", rc);
-    return false;
-  }
-  void *fn = loadFunction(d, ctx, image, function, int(sharedBytes), error);
-  CUresult rc = 0;
-  if (fn && status)
-    rc = allocateStatus(d, *status, stream, error);
-  if (fn && rc == 0) {
-    ran = true;
-    rc = d.launchKernel(fn, grid[0], grid[1], grid[2], threads, 1, 1, sharedBytes, stream,
-                        params, nullptr);
-    if (rc)
-      error = driverError(d, "cuLaunchKernel", rc);
-  }
-  if (fn && status && status->allocated) {
-    CUresult read = rc ? 0 : readStatus(d, *status, stream, error);
-    d.memFree(status->allocated);
-    rc = rc ? rc : read;
-  }
-  void *popped = nullptr;
-  d.ctxPop(&popped);
-  return fn && rc == 0;
-}
-
-/// body(driver) with the primary context of `device` current; false with
-/// `error` set where it could not be made current.
-template <typename Body>
-static bool inContext(int64_t device, std::string &error, Body body) {
-  void *ctx = cudaPrimaryContext(device, error);
-  if (!ctx)
-    return false;
-  const Driver &d = *driver(error);
-  if (CUresult rc = d.ctxPush(ctx)) {
-    error = driverError(d, "cuCtxPushCurrent", rc);
-    return false;
-  }
-  bool ok = body(d);
-  void *popped = nullptr;
-  d.ctxPop(&popped);
-  return ok;
+  return inContext(device, error, [&](const Driver &d, void *ctx) {
+    void *fn = loadFunction(d, ctx, image, function, int(sharedBytes), error);
+    CUresult rc = 0;
+    if (fn && status)
+      rc = allocateStatus(d, *status, stream, error);
+    if (fn && rc == 0) {
+      ran = true;
+      rc = d.launchKernel(fn, grid[0], grid[1], grid[2], threads, 1, 1, sharedBytes, stream,
+                          params, nullptr);
+      if (rc)
+        error = driverError(d, "cuLaunchKernel", rc);
+    }
+    if (fn && status && status->allocated) {
+      CUresult read = rc ? 0 : readStatus(d, *status, stream, error);
+      d.memFree(status->allocated);
+      rc = rc ? rc : read;
+    }
+    return fn && rc == 0;
+  });
 }
 
 bool attnc::rt::cudaAllocAsync(int64_t device, size_t bytes, void *stream, uint64_t &address,
                                std::string &error) {
-  return inContext(device, error, [&](const Driver &d) {
+  return inContext(device, error, [&](const Driver &d, void *) {
     CUresult rc = d.memAllocAsync(&address, bytes, stream);
     if (rc)
       error = driverError(d, cat("cuMemAllocAsync of ", bytes, " bytes").c_str(), rc);
@@ -231,12 +222,13 @@ bool attnc::rt::cudaAllocAsync(int64_t device, size_t bytes, void *stream, uint6
 
 void attnc::rt::cudaFreeAsync(int64_t device, uint64_t address, void *stream) {
   std::string ignored;
-  inContext(device, ignored, [&](const Driver &d) { return d.memFreeAsync(address, stream) == 0; });
+  inContext(device, ignored,
+            [&](const Driver &d, void *) { return d.memFreeAsync(address, stream) == 0; });
 }
 
 bool attnc::rt::cudaCopyToHost(int64_t device, void *host, const void *address, size_t bytes,
                                void *stream, std::string &error) {
-  return inContext(device, error, [&](const Driver &d) {
+  return inContext(device, error, [&](const Driver &d, void *) {
     CUresult rc = d.memcpyDtoHAsync(host, reinterpret_cast<uintptr_t>(address), bytes, stream);
     if (rc == 0)
       rc = d.streamSynchronize(stream);
