@@ -49,7 +49,10 @@ LogicalResult tile(AttentionOp op, int64_t blockQ, int64_t blockKv, int64_t chun
   if (!op.getScaleAttr() || !op.getNumKvHeadsAttr() || isa<CausalMaskAttr>(op.getMask()))
     return op.emitOpError("expects a normalized spec; run attn-normalize first");
   int64_t q = resolveBlockQ(blockQ, op.getDim(), rule);
-  int64_t kv = resolveBlockKv(blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, rule);
+  std::optional<DecodeTile> decode;
+  if (op.getNumSplits())
+    decode = DecodeTile{op.getDim(), op.getDtype().isBF16()};
+  int64_t kv = resolveBlockKv(blockKv, op.getDtype().getIntOrFloatBitWidth() / 8, rule, decode);
   if (op.hasOutput(OutputKind::dq))
     replaceWith<FlashBackwardOp>(op, q, kv, chunks ? chunks : kDefaultKvChunks);
   else
@@ -63,7 +66,8 @@ struct AttnTileFlashPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    TileRule rule{autoBlockQ, autoBlockQLargeHead, blockQMultiple, autoBlockKv, autoBlockKvF32};
+    TileRule rule{autoBlockQ,     autoBlockQLargeHead,     blockQMultiple, autoBlockKv,
+                  autoBlockKvF32, autoDecodeWidenedBytes, bf16InPlaceDimMultiple};
     int64_t leastRule = std::min({rule.blockQ, rule.blockQLargeHead, rule.blockQMultiple,
                                   rule.blockKv, rule.blockKvF32});
     if (blockQ < 0 || blockKv < 0 || kvChunks < 0 || leastRule < 1) {

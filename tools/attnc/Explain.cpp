@@ -343,9 +343,12 @@ llvm::Error explainKernel(KernelOp kernel, const attnc::ExplainOptions &o,
   // A kernel already in its tiled form (attn.flash) compiles with its own tile sizes.
   FlashOp flash = kernel.getFlash();
   int64_t blockQ = flash ? flash.getTileQ() : attnc::resolvedBlockQ(o.selection, op.getDim());
+  std::optional<DecodeTile> decode;
+  if (op.getNumSplits())
+    decode = DecodeTile{op.getDim(), op.getDtype().isBF16()};
   int64_t blockKv = flash ? flash.getTileKv()
-                          : attnc::resolvedBlockKv(o.selection,
-                                                   op.getDtype().getIntOrFloatBitWidth() / 8);
+                          : attnc::resolvedBlockKv(
+                                o.selection, op.getDtype().getIntOrFloatBitWidth() / 8, decode);
   std::string tooLarge = gridTooLarge(o, blockQ, blockKv, svg != nullptr);
   if (!tooLarge.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(), tooLarge);

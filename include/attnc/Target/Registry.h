@@ -16,6 +16,7 @@
 
 #include "attnc/Target/CPU/CpuTarget.h"
 #include "attnc/Target/Tunables.h"
+#include "attnc/Transforms/TileSizes.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <optional>
@@ -92,7 +93,8 @@ void describeSchedule(const Selection &selection, int64_t blockQ, int64_t blockK
 /// or the automatic one of the selection's backend and target).
 int64_t resolvedBlockQ(const Selection &selection, int64_t headDim);
 /// The block_kv attn-tile-flash uses for a kernel of `elemBytes` elements.
-int64_t resolvedBlockKv(const Selection &selection, int64_t elemBytes);
+int64_t resolvedBlockKv(const Selection &selection, int64_t elemBytes,
+                        std::optional<mlir::attn::DecodeTile> decode = std::nullopt);
 
 /// The MLIR stages a pipeline can stop after. `lowered` is the MLIR CPU
 /// backend's tile functions as attn-lower-flash-to-cpu writes them, before

@@ -9,6 +9,7 @@
 #define ATTNC_TRANSFORMS_TILESIZES_H
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir::attn {
 
@@ -30,6 +31,18 @@ struct TileRule {
   /// kernels take half the keys in f32: TF32 scores and P take twice the
   /// registers of 16-bit ones).
   int64_t blockKv = kDefaultBlockKv, blockKvF32 = kDefaultBlockKv;
+  /// A CPU decode kernel that widens its 16-bit K and V tiles to f32 before
+  /// using them (f16; bf16 unless read in place) keeps both widened tiles
+  /// within this many bytes, a share of L1, by halving its automatic block_kv
+  /// down to 16 (0: no bound). bf16 tiles are read in place (AVX512-BF16) for
+  /// head_dim a multiple of bf16InPlaceDimMultiple (0: never).
+  int64_t decodeWidenedBytes = 0, bf16InPlaceDimMultiple = 0;
+};
+
+/// What the automatic block_kv of a decode kernel (num_splits) depends on.
+struct DecodeTile {
+  int64_t headDim;
+  bool bf16;
 };
 
 /// block_q as asked for, or the rule's when 0 ("auto").
@@ -42,10 +55,20 @@ inline int64_t resolveBlockQ(int64_t requested, int64_t headDim, const TileRule 
 }
 
 /// block_kv as asked for, or the rule's for the element size when 0 ("auto").
-inline int64_t resolveBlockKv(int64_t requested, int64_t elemBytes, const TileRule &rule) {
+inline int64_t resolveBlockKv(int64_t requested, int64_t elemBytes, const TileRule &rule,
+                              std::optional<DecodeTile> decode = std::nullopt) {
   if (requested)
     return requested;
-  return elemBytes == 4 ? rule.blockKvF32 : rule.blockKv;
+  int64_t kv = elemBytes == 4 ? rule.blockKvF32 : rule.blockKv;
+  if (!decode || elemBytes != 2 || !rule.decodeWidenedBytes)
+    return kv;
+  int64_t inPlace = rule.bf16InPlaceDimMultiple;
+  if (decode->bf16 && inPlace && decode->headDim % inPlace == 0)
+    return kv;
+  int64_t padded = (decode->headDim + 15) / 16 * 16;
+  while (kv > 16 && 2 * kv * padded * 4 > rule.decodeWidenedBytes)
+    kv /= 2;
+  return kv;
 }
 
 } // namespace mlir::attn
