@@ -28,7 +28,6 @@
 
 #include "FlashMmaBuilder.h"
 
-#include "attnc/Conversion/Common/KernelEntry.h"
 #include "attnc/Runtime/attnc_runtime.h"
 #include "attnc/Transforms/TileClassifier.h"
 #include "mlir/Dialect/Math/IR/Math.h"
