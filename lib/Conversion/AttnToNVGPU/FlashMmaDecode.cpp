@@ -303,6 +303,8 @@ gpu::GPUFuncOp decodeFunction(FlashOp op, gpu::GPUModuleOp module, StringRef ker
 
 int64_t mlir::attn::decodeMergeThreads() { return DecodeMergeBuilder::kMergeThreads; }
 
+int64_t mlir::attn::decodeFirstInput(FlashOp op) { return DecodeArgs(op).firstInput; }
+
 std::pair<gpu::GPUFuncOp, gpu::GPUFuncOp>
 mlir::attn::buildMmaDecodeKernels(FlashOp op, const CudaTarget &target, gpu::GPUModuleOp module,
                                   StringRef name) {

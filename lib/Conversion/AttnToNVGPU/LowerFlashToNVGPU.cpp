@@ -134,7 +134,7 @@ void emitDecodeGridFunctions(OpBuilder &b, ModuleOp module, FlashOp op,
   FailureOr<attnc::KernelInterface> in =
       FlashOp::interfaceFromEntry(loc, op.describeEntry(name, kDLCUDA));
   int64_t views = in->numViews(), inputs = op.getInputsAttr() ? op.getInputsAttr().size() : 0;
-  int64_t firstInput = 5 + (op.getPageSize() ? (*op.getPageSize() ? 2 : 1) : 0);
+  int64_t firstInput = decodeFirstInput(op);
   int64_t splits = decodeSplitCount(*op.getNumSplits());
   for (bool merge : {false, true}) {
     std::string function = merge ? (name + "_merge").str() : name.str();

@@ -4,8 +4,8 @@
 // head, batch), each launched by its own grid function through attnc_rt_cuda_launch_views
 // with every view of the kernel interface. mma.sync on cuda-sm90a too: decode is bound by
 // bandwidth, not by the tensor cores.
-// RUN: attnc-opt %s --attn-normalize --attn-tile-flash --attn-lower-flash-to-nvgpu | FileCheck %s
-// RUN: attnc-opt %s --attn-normalize --attn-tile-flash --attn-lower-flash-to-nvgpu=target=cuda-sm90a | FileCheck %s
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash --attn-lower-flash-to-nvgpu | FileCheck %s
+// RUN: attnc-opt %s --split-input-file --attn-normalize --attn-tile-flash --attn-lower-flash-to-nvgpu=target=cuda-sm90a | FileCheck %s
 
 // A device kernel's item is one KV head.
 // CHECK: attn.cpu_kernels = [{{{.*}}device_type = 2 : i64, {{.*}}kv_heads_per_item = 1 : i64, {{.*}}num_splits = 16 : i64, {{.*}}page_size = 16 : i64}]
@@ -56,4 +56,33 @@ attn.kernel @paged {
   attn.attention {num_heads = 32, num_kv_heads = 8, head_dim = 128, dtype = bf16, layout = bhsd,
                   mask = #attn.causal<bottom_right>, max_seq = [4, 131072], outputs = [out, lse],
                   num_splits = 0, kv_cache = paged<16>}
+}
+
+// -----
+
+// A mod's input (ALiBi slopes) after kv_lens and block_table: argument 7, then the scratch,
+// then the status word a load outside the input sets; both launches name the input's view.
+// CHECK: gpu.func @slopes({{.*}}, %{{.*}}: memref<?xi32, 1>, %{{.*}}: memref<?xi32, 1>, %[[SLOPES:.*]]: memref<?xf32, 1>, %{{.*}}: memref<?xf32, 1>, %{{.*}}: memref<?xf32, 1>, %[[STATUS:.*]]: memref<?xi32, 1>, %{{.*}}: index,
+// CHECK: memref.load %[[SLOPES]]
+// CHECK: memref.store %{{.*}}, %[[STATUS]]
+// CHECK: llvm.func @_mlir_ciface_slopes_grid(
+// CHECK-DAG: %[[SEVEN:.*]] = llvm.mlir.constant(7 : i64)
+// CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(1 : i64)
+// CHECK: llvm.call @attnc_rt_cuda_launch_views({{.*}}, %[[SEVEN]], %[[ONE]])
+// CHECK: llvm.func @_mlir_ciface_slopes_merge_grid(
+attn.kernel @slopes {
+  attn.attention {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = bf16, layout = bhsd,
+                  mask = #attn.causal<bottom_right>, outputs = [out, lse], num_splits = 0,
+                  kv_cache = paged<16>, inputs = [slopes: f32 [heads]]}
+    score_mod {
+    ^bb0(%s: f32, %b: index, %h: index, %q: index, %kv: index):
+      %slope = attn.load @slopes[%h] : f32
+      %qi = arith.index_cast %q : index to i64
+      %ki = arith.index_cast %kv : index to i64
+      %d = arith.subi %ki, %qi : i64
+      %df = arith.sitofp %d : i64 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %r = arith.addf %s, %bias : f32
+      attn.yield %r : f32
+    }
 }

@@ -104,6 +104,8 @@ std::pair<gpu::GPUFuncOp, gpu::GPUFuncOp> buildMmaDecodeKernels(FlashOp op,
                                                                 gpu::GPUModuleOp module,
                                                                 StringRef name);
 int64_t decodeMergeThreads();
+/// The argument (and view) number of a decode kernel's first mod input.
+int64_t decodeFirstInput(FlashOp op);
 
 } // namespace mlir::attn
 
