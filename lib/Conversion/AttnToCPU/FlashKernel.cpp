@@ -208,16 +208,21 @@ Value mlir::attn::cpu::roundFromF32(OpBuilder &b, Location loc, Value x, Type el
   if (!elemType.isBF16() || nativeBf16)
     return arith::TruncFOp::create(b, loc, elemType, x); // vcvtps2ph / vcvtneps2bf16
   // Without AVX512-BF16, LLVM calls __truncsfbf2, which libgcc before 13
-  // lacks: round the f32 bits to nearest even by hand; NaN stays a quiet NaN.
+  // lacks: round the f32 bits to nearest even by hand. A NaN keeps its sign
+  // and top bits and is made quiet, as vcvtneps2bf16 does. Neither side of
+  // the select is a constant: LLVM would move the cast to bf16 into the
+  // select, and x86 selects scalar bf16 as f32, through __truncsfbf2.
   Type i32 = b.getI32Type();
   auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); };
   Value bits = arith::BitcastOp::create(b, loc, i32, x);
-  Value odd = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, bits, c(16)), c(1));
+  Value top = arith::ShRUIOp::create(b, loc, bits, c(16));
+  Value odd = arith::AndIOp::create(b, loc, top, c(1));
   Value rounded = arith::ShRUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, bits, arith::AddIOp::create(b, loc, odd, c(0x7fff))),
       c(16));
   Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
-  Value half = arith::SelectOp::create(b, loc, isNan, c(0x7fc0), rounded);
+  Value quiet = arith::OrIOp::create(b, loc, top, c(0x40));
+  Value half = arith::SelectOp::create(b, loc, isNan, quiet, rounded);
   return arith::BitcastOp::create(b, loc, elemType,
                                   arith::TruncIOp::create(b, loc, b.getI16Type(), half));
 }
