@@ -351,6 +351,7 @@ void FlashKernelBuilder::build(func::FuncOp func, StringRef counterName) {
 void FlashKernelBuilder::computeTile(StringRef counterName) {
   vBatchHead = offset(vS, batch, kvHead, idx(0));
   rows = minIdx(idx(blockQ), arith::SubIOp::create(b, seqQ, q0));
+  rowsComputed = mul(arith::CeilDivUIOp::create(b, rows, idx(rowStep())), idx(rowStep()));
   if (widen) {
     // Zero once: the padding columns [dim, dimPadded) are never written.
     loop(0, blockKv * dimPadded, 1, [&](Value i) {

@@ -92,6 +92,9 @@ private:
   /// sizes, or the largest below them that divide the tile.
   int64_t scoreKeyBlock() const { return largestDivisorUpTo(blockKv, cfg.qkKeys); }
   int64_t valueRowBlock() const { return largestDivisorUpTo(blockQ, cfg.pvRows); }
+  /// The step of a tile's row ranges: whole vectors of rows (the softmax's)
+  /// of whole P V row blocks. It divides blockQ, as both do.
+  int64_t rowStep() const { return std::lcm(cfg.vectorWidth, valueRowBlock()); }
   /// Runs cfg.unroll steps of a reduction loop per iteration, the remainder
   /// in an epilogue loop whose results then replace the loop's: called after
   /// the loop's results are used.
@@ -209,6 +212,10 @@ private:
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, weightsBuf, batch, head, kvHead;
   ModInputViews modInputs; // the tensors the mods read
   Value q0, rows;
+  /// The rows the loops compute: `rows` rounded up to rowStep() (at most
+  /// blockQ). A partial query tile (a sequence's last, or a short prompt's
+  /// only one) computes no more rows than that.
+  Value rowsComputed;
   Strides weightsS;
   Value QT, ST, Acc, M, L, ALPHA, status, VA;
   Value TSUM; // fused softmax: the tile's row sums

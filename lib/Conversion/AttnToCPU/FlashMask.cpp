@@ -40,7 +40,7 @@ void FlashKernelBuilder::wholeTile() {
   keyLo = idx(0);
   keyHi = idx(blockKv);
   rowLo = idx(0);
-  rowHi = idx(blockQ);
+  rowHi = rowsComputed;
   if (!staircase())
     return;
   for (int64_t v = 0; v < blockQ / cfg.vectorWidth; ++v) {
@@ -128,11 +128,11 @@ void FlashKernelBuilder::storeKeepBias(Value j, ArrayRef<Value> keeps) {
 /// From each vector's kept keys (KEPT): HULL = the tile's kept keys and rows,
 /// and ROWKEYS = each vector's keys, widened to the steps of the loops over
 /// them (key blocks of Q K^T and the softmax's chains, and so bf16 pairs;
-/// vectors of rows and P V's row blocks). No kept element: empty ranges.
+/// vectors of rows and P V's row blocks), over the rows computed. No kept
+/// element: empty ranges.
 void FlashKernelBuilder::finishHull() {
-  int64_t w = cfg.vectorWidth, vectors = blockQ / w;
+  int64_t w = cfg.vectorWidth, vectors = blockQ / w, step = rowStep();
   int64_t keyStep = std::lcm(scoreKeyBlock(), kSoftmaxChains);
-  int64_t rowStep = std::lcm(w, valueRowBlock());
   Value bounds[4] = {idx(blockKv), idx(0), idx(blockQ), idx(0)};
   for (int64_t v = 0; v < vectors; ++v) {
     Value lo = memref::LoadOp::create(b, KEPT, ValueRange{idx(2 * v)});
@@ -143,14 +143,16 @@ void FlashKernelBuilder::finishHull() {
       memref::StoreOp::create(b, lo, ROWKEYS, ValueRange{idx(2 * v)});
       memref::StoreOp::create(b, hi, ROWKEYS, ValueRange{idx(2 * v + 1)});
     }
-    Value some = lt(lo, hi);
+    // A partial query tile's padding rows, which masks that do not look at
+    // seq_q keep (full, say), stay out of the hull.
+    Value some = arith::AndIOp::create(b, lt(lo, hi), lt(idx(v * w), rowsComputed));
     bounds[0] = minIdx(bounds[0], lo);
     bounds[1] = arith::MaxSIOp::create(b, bounds[1], hi);
     // Vectors in order: the first with a kept key is the low end (rows from
     // the end of the loop, so take the lowest), the last the high one.
-    bounds[2] = arith::SelectOp::create(b, some, minIdx(bounds[2], idx(v * w / rowStep * rowStep)),
+    bounds[2] = arith::SelectOp::create(b, some, minIdx(bounds[2], idx(v * w / step * step)),
                                         bounds[2]);
-    int64_t end = llvm::divideCeil((v + 1) * w, rowStep) * rowStep;
+    int64_t end = llvm::divideCeil((v + 1) * w, step) * step;
     bounds[3] = arith::SelectOp::create(b, some, idx(end), bounds[3]);
   }
   for (auto [i, bound] : llvm::enumerate(bounds))

@@ -111,10 +111,10 @@ Value FlashKernelBuilder::keyRowOffset(Value k0, Value lastKey, Value j) {
   return offset(kS, batch, kvHead, add(k0, minIdx(j, lastKey)));
 }
 
-/// S^T for the keys [keyLo, keyHi) and all blockQ rows (`biased`: the rows
-/// around [rowLo, rowHi)) as register blocks of keyBlock keys x rowVecs
-/// vectors of rows, each accumulated over `trips` steps of
-/// `step` (given the block's key row offsets and first row of each vector),
+/// S^T for the keys [keyLo, keyHi) and the rows around [rowLo, rowHi) as
+/// register blocks of keyBlock keys x rowVecs vectors of rows, each
+/// accumulated over `trips` steps of `step` (given the block's key row
+/// offsets and first row of each vector),
 /// times `scale` (if given) when stored, or `fused`: with the softmax applied
 /// in registers (fusedSoftmaxBlock), or `biased`: with the keep bias that
 /// S^T holds applied (FlashMask.cpp). The k rows of the next visited tile
@@ -167,19 +167,25 @@ void FlashKernelBuilder::scoreBlocks(Value k0, Value cols, int64_t trips, Value 
         unrollSteps(sums);
       });
     };
+    // Rows [lo, hi): [rowLo, rowHi) in whole blocks of `vecs` vectors.
+    auto around = [&](int64_t vecs) -> std::pair<Value, Value> {
+      int64_t n = vecs * w;
+      return {mul(arith::DivUIOp::create(b, rowLo, idx(n)), idx(n)),
+              mul(arith::CeilDivUIOp::create(b, rowHi, idx(n)), idx(n))};
+    };
+    Value lo, hi, halfLo, halfHi;
+    std::tie(lo, hi) = around(rowVecs);
     int64_t half = rowVecs < 2 ? rowVecs : largestDivisorUpTo(blockQ / w, rowVecs / 2);
     if (!biased || half == rowVecs)
-      return rowBlocks(rowVecs, idx(0), idx(blockQ));
-    // A hull of fewer rows than the tile takes blocks half as tall over it
-    // (the rows around it get their bias, -inf). Half, not one vector: the
+      return rowBlocks(rowVecs, lo, hi);
+    // A hull that whole blocks cover loosely takes blocks half as tall over
+    // it (the rows around it get their bias, -inf). Half, not one vector: the
     // accumulators must still cover the FMA latency (4 cycles x 2 ports on
     // Intel cores).
-    int64_t halfRows = half * w;
-    Value lo = mul(arith::DivUIOp::create(b, rowLo, idx(halfRows)), idx(halfRows));
-    Value hi = mul(arith::CeilDivUIOp::create(b, rowHi, idx(halfRows)), idx(halfRows));
+    std::tie(halfLo, halfHi) = around(half);
     ifThenElse(
-        lt(arith::SubIOp::create(b, hi, lo), idx(blockQ)), [&] { rowBlocks(half, lo, hi); },
-        [&] { rowBlocks(rowVecs, idx(0), idx(blockQ)); });
+        lt(arith::SubIOp::create(b, halfHi, halfLo), arith::SubIOp::create(b, hi, lo)),
+        [&] { rowBlocks(half, halfLo, halfHi); }, [&] { rowBlocks(rowVecs, lo, hi); });
   });
 }
 

@@ -179,7 +179,7 @@ Value FlashKernelBuilder::acceptFusedTile() {
   Value allTrue = arith::ConstantOp::create(
       b, DenseElementsAttr::get(VectorType::get({w}, b.getI1Type()), true));
   auto rowsOk = scf::ForOp::create(
-      b, idx(0), idx(blockQ), idx(w), ValueRange{allTrue},
+      b, rowLo, rowHi, idx(w), ValueRange{allTrue},
       [&](OpBuilder &nb, Location loc, Value i, ValueRange acc) {
         Value m = vector::LoadOp::create(nb, loc, vecType(), M, ValueRange{i});
         Value sum = vector::LoadOp::create(nb, loc, vecType(), TSUM, ValueRange{i});
@@ -191,7 +191,7 @@ Value FlashKernelBuilder::acceptFusedTile() {
   Value stands = vector::ReductionOp::create(b, vector::CombiningKind::AND, rowsOk.getResult(0));
   ifThen(stands, [&] {
     Value ones = vector::BroadcastOp::create(b, vecType(), f32(1));
-    loop(0, blockQ, w, [&](Value i) {
+    loop(rowLo, rowHi, w, [&](Value i) {
       Value l = vector::LoadOp::create(b, vecType(), L, ValueRange{i});
       Value sum = vector::LoadOp::create(b, vecType(), TSUM, ValueRange{i});
       vector::StoreOp::create(b, arith::AddFOp::create(b, l, sum), L, ValueRange{i});
