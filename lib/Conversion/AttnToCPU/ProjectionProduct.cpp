@@ -135,87 +135,86 @@ void ProductBuilder::storeLanes(Value x, Value dest, Value at, Value valid) {
 /// The tile for at most kFewRows rows against nn.Linear weights [N, K] (a
 /// decode step's projection, a short prompt's): each weight row read in
 /// place along K, then summed across lanes. A packed panel would read,
-/// transpose and write the weights for a row or two. One or two rows take 4
-/// weight rows at a time (the loads of W, not the FMAs, bound them), more 6
-/// rows x 2 weight rows (Zen 3, 768 -> 2304 features: 1.15-1.3x faster than
-/// 4 x 2 at 5, 17 and 24 rows), 6 x 4 with 32 registers (Zen 4, AVX-512:
-/// 1.1x faster than 6 x 2 at 17, 40 and 64 rows).
+/// transpose and write the weights for a row or two. Groups of 6 rows x 2
+/// weight rows (Zen 3, 768 -> 2304 features: 1.15-1.3x faster than 4 x 2 at
+/// 5, 17 and 24 rows), 6 x 4 with 32 registers (Zen 4, AVX-512: 1.1x faster
+/// than 6 x 2 at 17, 40 and 64 rows); a group of one or two rows takes 4
+/// weight rows at a time (the loads of W, not the FMAs, bound it). Row groups
+/// outside, weight rows inside: a group's rows (6 x K) stay in L1 while the
+/// tile's weight rows (64 x K) stream from L2; the other way round every
+/// step read its 6 rows from L2 (Zen 3, 17 rows, 768 -> 2304: 58-63% ->
+/// 67-68% of the FMA peak).
 void ProductBuilder::fewRows(const ProductTile &t) {
-  byRowCount(t.rows, [&](int64_t rows, int64_t cols) { fewRowBlocks(t, rows, cols); });
+  rowGroups(t.rows, [&](Value g0, int64_t rows) { fewRowGroup(t, g0, rows, colsFor(rows)); });
 }
 
-/// `emit(rows, vectors)` with the register block for `rows` rows: 1 or 2 x 4
-/// for one or two (their weight loads, not the FMAs, bound them; 6-row blocks
-/// would compute 3-6x the rows), else 6 x blockVectors.
-void ProductBuilder::byRowCount(Value rows, function_ref<void(int64_t, int64_t)> emit) {
-  ifThenElse(
-      lt(rows, idx(3)),
-      [&] { ifThenElse(lt(rows, idx(2)), [&] { emit(1, 4); }, [&] { emit(2, 4); }); },
-      [&] { emit(6, blockVectors); });
+/// `emit(i0, n)` for the groups of rows of [0, count): whole groups of
+/// kGroupRows rows, then one of the n rows left, a block of its own height
+/// (17 rows: 6 + 6 + 5; blocks of 6 only would compute row 16 twice, and
+/// 13 rows 18).
+void ProductBuilder::rowGroups(Value count, function_ref<void(Value, int64_t)> emit) {
+  Value whole = mul(arith::DivUIOp::create(b, count, idx(kGroupRows)), idx(kGroupRows));
+  loop(idx(0), whole, kGroupRows, [&](Value i0) { emit(i0, kGroupRows); });
+  Value left = arith::SubIOp::create(b, count, whole);
+  for (int64_t n = 1; n < kGroupRows; ++n)
+    ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, left, idx(n)),
+           [&] { emit(whole, n); });
 }
 
-/// fewRows in blocks of `groupRows` rows x `groupCols` columns (rows and
-/// columns past the tile's read again, not stored).
-void ProductBuilder::fewRowBlocks(const ProductTile &t, int64_t groupRows, int64_t groupCols) {
+/// Rows [g0, g0 + groupRows) of fewRows in blocks of `groupCols` weight
+/// rows (columns past the tile's read again, not stored).
+void ProductBuilder::fewRowGroup(const ProductTile &t, Value g0, int64_t groupRows,
+                                 int64_t groupCols) {
   int64_t whole = t.k / w * w;
-  Value lastRow = arith::SubIOp::create(b, t.rows, idx(1));
   Value lastCol = arith::SubIOp::create(b, t.cols, idx(1));
   Value hasBias = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                         memref::DimOp::create(b, t.biasBuf, 0), idx(0));
   Type elem = cast<MemRefType>(t.dest.getType()).getElementType();
-  // Row groups outside, weight rows inside: a group's rows (6 x K) stay in
-  // L1 while the tile's weight rows (64 x K) stream from L2; the other way
-  // round every step read its 6 rows from L2 (Zen 3, 17 rows, 768 -> 2304:
-  // 58-63% -> 67-68% of the FMA peak).
-  loop(idx(0), t.rows, groupRows, [&](Value g0) {
-    SmallVector<Value> aRows;
-    for (int64_t r = 0; r < groupRows; ++r)
-      aRows.push_back(add(t.aBase, mul(minIdx(add(g0, idx(r)), lastRow), t.aStride)));
-    loop(idx(0), t.cols, groupCols, [&](Value j0) {
-      SmallVector<Value> wRows;
-      for (int64_t c = 0; c < groupCols; ++c)
-        wRows.push_back(mul(add(t.wCol0, minIdx(add(j0, idx(c)), lastCol)), t.wStride));
-      auto step = [&](Value k, int64_t valid, ValueRange acc) {
-        SmallVector<Value> wv, next;
-        for (Value row : wRows)
-          wv.push_back(loadDynamicLanes(t.wBuf, add(row, k), idx(valid)));
-        for (int64_t r = 0; r < groupRows; ++r) {
-          Value x = loadDynamicLanes(t.aBuf, add(aRows[r], k), idx(valid));
-          for (int64_t c = 0; c < groupCols; ++c)
-            next.push_back(fma(x, wv[c], acc[r * groupCols + c]));
-        }
-        return next;
-      };
-      SmallVector<Value> acc = fold(
-          idx(0), idx(whole), SmallVector<Value>(groupRows * groupCols, zeroVec()),
-          [&](Value k, ValueRange acc) { return step(k, w, acc); }, w);
-      if (whole < t.k)
-        acc = step(idx(whole), t.k - whole, acc);
-      // Each row's groupCols sums at once (sumEach), not one reduction each.
-      SmallVector<Value> rowSums;
-      for (int64_t r = 0; r < groupRows; ++r)
-        rowSums.push_back(sumEach(ArrayRef(acc).slice(r * groupCols, groupCols)));
-      for (int64_t c = 0; c < groupCols; ++c) {
-        Value j = add(j0, idx(c));
-        ifThen(lt(j, t.cols), [&] {
-          Value bias = select(hasBias, b.getF32Type(), [&] {
-            Value x = load(t.biasBuf, {mul(add(t.wCol0, j), t.biasStride)});
-            return x.getType().isF32() ? x
-                                       : arith::ExtFOp::create(b, b.getF32Type(), x).getResult();
-          }, [&] { return f32(0); });
-          for (int64_t r = 0; r < groupRows; ++r) {
-            Value i = add(g0, idx(r));
-            ifThen(lt(i, t.rows), [&] {
-              Value sum = vector::ExtractOp::create(b, rowSums[r], ArrayRef<int64_t>{c});
-              Value at = add(add(t.destBase, mul(i, t.destStride)), j);
-              store(roundFromF32(b, b.getLoc(), arith::AddFOp::create(b, sum, bias), elem,
-                                 cfg.bf16Dot),
-                    t.dest, {at});
-            });
-          }
-        });
+  SmallVector<Value> aRows;
+  for (int64_t r = 0; r < groupRows; ++r)
+    aRows.push_back(add(t.aBase, mul(add(g0, idx(r)), t.aStride)));
+  loop(idx(0), t.cols, groupCols, [&](Value j0) {
+    SmallVector<Value> wRows;
+    for (int64_t c = 0; c < groupCols; ++c)
+      wRows.push_back(mul(add(t.wCol0, minIdx(add(j0, idx(c)), lastCol)), t.wStride));
+    auto step = [&](Value k, int64_t valid, ValueRange acc) {
+      SmallVector<Value> wv, next;
+      for (Value row : wRows)
+        wv.push_back(loadDynamicLanes(t.wBuf, add(row, k), idx(valid)));
+      for (int64_t r = 0; r < groupRows; ++r) {
+        Value x = loadDynamicLanes(t.aBuf, add(aRows[r], k), idx(valid));
+        for (int64_t c = 0; c < groupCols; ++c)
+          next.push_back(fma(x, wv[c], acc[r * groupCols + c]));
       }
-    });
+      return next;
+    };
+    SmallVector<Value> acc = fold(
+        idx(0), idx(whole), SmallVector<Value>(groupRows * groupCols, zeroVec()),
+        [&](Value k, ValueRange acc) { return step(k, w, acc); }, w);
+    if (whole < t.k)
+      acc = step(idx(whole), t.k - whole, acc);
+    // Each row's groupCols sums at once (sumEach), not one reduction each.
+    SmallVector<Value> rowSums;
+    for (int64_t r = 0; r < groupRows; ++r)
+      rowSums.push_back(sumEach(ArrayRef(acc).slice(r * groupCols, groupCols)));
+    for (int64_t c = 0; c < groupCols; ++c) {
+      Value j = add(j0, idx(c));
+      ifThen(lt(j, t.cols), [&] {
+        Value bias = select(hasBias, b.getF32Type(), [&] {
+          Value x = load(t.biasBuf, {mul(add(t.wCol0, j), t.biasStride)});
+          return x.getType().isF32() ? x
+                                     : arith::ExtFOp::create(b, b.getF32Type(), x).getResult();
+        }, [&] { return f32(0); });
+        for (int64_t r = 0; r < groupRows; ++r) {
+          Value i = add(g0, idx(r));
+          Value sum = vector::ExtractOp::create(b, rowSums[r], ArrayRef<int64_t>{c});
+          Value at = add(add(t.destBase, mul(i, t.destStride)), j);
+          store(roundFromF32(b, b.getLoc(), arith::AddFOp::create(b, sum, bias), elem,
+                             cfg.bf16Dot),
+                t.dest, {at});
+        }
+      });
+    }
   });
 }
 
@@ -264,8 +263,7 @@ void ProductBuilder::product(const ProductTile &t) {
 /// `inPlace` (MatMul weights) over W's rows where they are.
 void ProductBuilder::blocks(const ProductTile &t, bool inPlace) {
   int64_t kPadded = roundUp(t.k), vectors = kTile / w;
-  // f32 rows are read where they are (row `rows - 1` again past the tile's
-  // rows, whose results are not stored); 16-bit ones widened into AF once.
+  // f32 rows are read where they are; 16-bit ones widened into AF once.
   bool packed = !cast<MemRefType>(t.aBuf.getType()).getElementType().isF32();
   Value AF = packed ? stackBuffer({kTile, kPadded}) : Value();
   Value WT = inPlace ? Value() : stackBuffer({kPadded, kTile});
@@ -295,64 +293,46 @@ void ProductBuilder::blocks(const ProductTile &t, bool inPlace) {
     sub.rows = minIdx(idx(kTile), arith::SubIOp::create(b, t.rows, s0));
     if (packed)
       packRows(sub, AF, kPadded);
-    // In place, one or two rows take narrower blocks (byRowCount).
-    if (inPlace)
-      byRowCount(sub.rows, [&](int64_t rows, int64_t vecs) {
-        rowBlocks(sub, AF, weightVec, bias, rows, vecs);
-      });
-    else
-      rowBlocks(sub, AF, weightVec, bias, 6, blockVectors);
+    rowBlocks(sub, AF, weightVec, bias);
   });
 }
 
-/// A sub-tile of at most 64 rows: register blocks of `rowsPerBlock` rows x
-/// `vecsPerBlock` vectors (6 x 2: 16 registers, 6 x 4: 32), as many whole
-/// blocks as fit in 64 rows, then one of the rows left (6: 10 blocks, then
-/// one of 4).
+/// A sub-tile of at most 64 rows: register blocks of a group's rows
+/// (rowGroups) x colsFor(rows) vectors (6 x 2: 16 registers, 6 x 4: 32).
 void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec,
-                               ArrayRef<Value> bias, int64_t rowsPerBlock,
-                               int64_t vecsPerBlock) {
+                               ArrayRef<Value> bias) {
   int64_t vectors = kTile / w;
-  Value lastRow = arith::SubIOp::create(b, t.rows, idx(1));
   auto rowElement = [&](Value i, Value k) {
     if (AF)
       return load(AF, {i, k});
-    return load(t.aBuf, {add(add(t.aBase, mul(minIdx(i, lastRow), t.aStride)), k)});
+    return load(t.aBuf, {add(add(t.aBase, mul(i, t.aStride)), k)});
   };
-  int64_t wholeRows = kTile / rowsPerBlock * rowsPerBlock;
-  auto rowBlock = [&](Value i0, int64_t blockRows) {
-    ifThen(lt(i0, t.rows), [&] {
-      for (int64_t c0 = 0; c0 < vectors; c0 += vecsPerBlock) {
-        int64_t vecs = std::min(vecsPerBlock, vectors - c0);
-        SmallVector<Value> init;
-        for (int64_t r = 0; r < blockRows; ++r)
-          for (int64_t c = 0; c < vecs; ++c)
-            init.push_back(bias[c0 + c]);
-        SmallVector<Value> acc = fold(idx(0), idx(t.k), init, [&](Value k, ValueRange acc) {
-          SmallVector<Value> next, y;
-          for (int64_t c = 0; c < vecs; ++c)
-            y.push_back(weightVec(k, c0 + c));
-          for (int64_t r = 0; r < blockRows; ++r) {
-            Value x = splat(rowElement(add(i0, idx(r)), k));
-            for (int64_t c = 0; c < vecs; ++c)
-              next.push_back(fma(x, y[c], acc[r * vecs + c]));
-          }
-          return next;
-        });
+  rowGroups(t.rows, [&](Value i0, int64_t blockRows) {
+    int64_t vecsPerBlock = colsFor(blockRows);
+    for (int64_t c0 = 0; c0 < vectors; c0 += vecsPerBlock) {
+      int64_t vecs = std::min(vecsPerBlock, vectors - c0);
+      SmallVector<Value> init;
+      for (int64_t r = 0; r < blockRows; ++r)
+        for (int64_t c = 0; c < vecs; ++c)
+          init.push_back(bias[c0 + c]);
+      SmallVector<Value> acc = fold(idx(0), idx(t.k), init, [&](Value k, ValueRange acc) {
+        SmallVector<Value> next, y;
+        for (int64_t c = 0; c < vecs; ++c)
+          y.push_back(weightVec(k, c0 + c));
         for (int64_t r = 0; r < blockRows; ++r) {
-          Value i = add(i0, idx(r));
-          ifThen(lt(i, t.rows), [&] {
-            Value row = add(t.destBase, mul(i, t.destStride));
-            for (int64_t c = 0; c < vecs; ++c)
-              storeLanes(acc[r * vecs + c], t.dest, add(row, idx((c0 + c) * w)),
-                         lanesOf(t.cols, idx((c0 + c) * w)));
-          });
+          Value x = splat(rowElement(add(i0, idx(r)), k));
+          for (int64_t c = 0; c < vecs; ++c)
+            next.push_back(fma(x, y[c], acc[r * vecs + c]));
         }
+        return next;
+      });
+      for (int64_t r = 0; r < blockRows; ++r) {
+        Value row = add(t.destBase, mul(add(i0, idx(r)), t.destStride));
+        for (int64_t c = 0; c < vecs; ++c)
+          storeLanes(acc[r * vecs + c], t.dest, add(row, idx((c0 + c) * w)),
+                     lanesOf(t.cols, idx((c0 + c) * w)));
       }
-    });
-  };
-  loop(0, wholeRows, rowsPerBlock, [&](Value i0) { rowBlock(i0, rowsPerBlock); });
-  if (wholeRows < kTile)
-    rowBlock(idx(wholeRows), kTile - wholeRows);
+    }
+  });
 }
 

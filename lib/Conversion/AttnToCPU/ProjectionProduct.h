@@ -13,7 +13,8 @@
 // in] weights are transposed w x w lanes at a time in registers, MatMul's
 // [in, out] ones read as rows) and, for each 64 rows, 16-bit, those input
 // rows (AF [64, K], f32; f32 rows are read in place), then runs register blocks of 6 rows x 2 or 4
-// vectors over K, as the attention kernels' P V products do. Up to kFewRows
+// vectors over K (the rows left after whole blocks of 6 in one block of
+// their own), as the attention kernels' P V products do. Up to kFewRows
 // rows, nn.Linear weights are read in place instead (fewRows).
 //
 //===----------------------------------------------------------------------===//
@@ -61,15 +62,19 @@ private:
   }
   void packRows(const ProductTile &t, Value AF, int64_t kPadded);
   void packColumns(const ProductTile &t, Value WT, int64_t kPadded);
+  /// Rows per register block: a whole group, or the rows left after them.
+  static constexpr int64_t kGroupRows = 6;
+  void rowGroups(Value count, function_ref<void(Value i0, int64_t rows)> emit);
+  /// Vectors (or weight rows, in place) per block of `rows` rows: one or two
+  /// rows take 4 (their weight loads, not the FMAs, bound them).
+  int64_t colsFor(int64_t rows) const { return rows < 3 ? 4 : blockVectors; }
   void fewRows(const ProductTile &t);
-  void fewRowBlocks(const ProductTile &t, int64_t groupRows, int64_t groupCols);
+  void fewRowGroup(const ProductTile &t, Value g0, int64_t groupRows, int64_t groupCols);
   Value sumEach(ArrayRef<Value> vectors);
   void blocks(const ProductTile &t, bool inPlace);
   /// Vector c (w columns from column c * w) of the tile's W^T at row k.
   using WeightVecFn = function_ref<Value(Value k, int64_t c)>;
-  void rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec, ArrayRef<Value> bias,
-                 int64_t rowsPerBlock, int64_t vecsPerBlock);
-  void byRowCount(Value rows, function_ref<void(int64_t, int64_t)> emit);
+  void rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec, ArrayRef<Value> bias);
   void storeLanes(Value x, Value dest, Value at, Value valid);
 
   CpuKernelConfig cfg;
