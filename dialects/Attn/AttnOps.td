@@ -406,8 +406,9 @@ def Attn_LinearAttentionOp : Attn_Op<"linear_attention", [
 
     Non-causal (`causal = false`): every key, S built first. Causal (`causal = true`): keys
     j <= i, q, k and v of one length `seq`; computed in chunks of `chunk` rows (32, 64 or
-    128; default 64): within a chunk the masked product (Q K^T) V, across chunks the state,
-    updated once per chunk. S_0 and z_0 are 0, or with `state = carry` the tensors
+    128; default 64; a schedule's `chunk` replaces it, attn-normalize's `linear-chunk`):
+    within a chunk the masked product (Q K^T) V, across chunks the state, updated once per
+    chunk. S_0 and z_0 are 0, or with `state = carry` the tensors
     `initial_state` [batch, num_kv_heads, head_dim, value_dim] and `initial_norm` [batch,
     num_kv_heads, head_dim] (f32; either may be NULL for zeros), and the kernel writes the
     state after the last row to `final_state` and `final_norm`: a prefill followed by calls

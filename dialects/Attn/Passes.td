@@ -25,8 +25,15 @@ def AttnNormalizePass : Pass<"attn-normalize", "::mlir::ModuleOp"> {
       again), and the merged window is checked for covering everything once more; a
       composition left with one operand becomes that operand.
 
+    A causal `attn.linear_attention` takes `linear-chunk` as its `chunk` where the option is
+    set (the schedule's `chunk`; 0 leaves the spec's).
+
     The rewrite is idempotent.
   }];
+  let options = [
+    Option<"linearChunk", "linear-chunk", "int64_t", /*default=*/"0",
+           "Rows per chunk of causal linear attentions: 32, 64 or 128 (0: the spec's)">,
+  ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
 

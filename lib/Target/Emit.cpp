@@ -155,11 +155,11 @@ static llvm::Error linkShared(llvm::StringRef object, llvm::StringRef output,
 }
 
 /// The header describes the normalized spec: normalizes `spec`, a copy the
-/// pipeline did not touch, in place.
-static llvm::Error writeHeaderFor(ModuleOp spec, llvm::StringRef objPath,
-                                  llvm::StringRef specFile) {
+/// pipeline did not touch, in place, as the pipeline does.
+static llvm::Error writeHeaderFor(ModuleOp spec, const Selection &selection,
+                                  llvm::StringRef objPath, llvm::StringRef specFile) {
   PassManager pm(spec->getContext());
-  pm.addPass(attn::createAttnNormalizePass());
+  buildPipeline(pm, selection, PipelineStage::normalized);
   if (failed(pm.run(spec)))
     return error("attn-normalize failed");
   llvm::SmallString<256> header(objPath);
@@ -168,11 +168,12 @@ static llvm::Error writeHeaderFor(ModuleOp spec, llvm::StringRef objPath,
 }
 
 llvm::Error emit::writeOutputs(llvm::function_ref<llvm::Error(llvm::StringRef)> writeObject,
-                               ModuleOp spec, EmitStage stage, const CompileOutput &output) {
+                               ModuleOp spec, const Selection &selection, EmitStage stage,
+                               const CompileOutput &output) {
   if (stage != EmitStage::so) {
     if (llvm::Error err = produce(output, [&] { return writeObject(output.path); }))
       return err;
-    return writeHeaderFor(spec, output.path, output.specFile);
+    return writeHeaderFor(spec, selection, output.path, output.specFile);
   }
   return produce(output, [&]() -> llvm::Error {
     // The object the shared one is linked from is a temporary part (removed at

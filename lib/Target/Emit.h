@@ -56,9 +56,11 @@ private:
 /// Writes the object (`stage` obj, with the header next to it) or the shared
 /// object (`so`: the object linked with the runtime) at `output.path`;
 /// `writeObject` writes the object to the path it is given. `spec` is a copy
-/// of the spec the pipeline did not touch.
+/// of the spec the pipeline did not touch; the header describes it as
+/// `selection`'s pipeline normalizes it (a linear attention's chunk).
 llvm::Error writeOutputs(llvm::function_ref<llvm::Error(llvm::StringRef)> writeObject,
-                         mlir::ModuleOp spec, EmitStage stage, const CompileOutput &output);
+                         mlir::ModuleOp spec, const Selection &selection, EmitStage stage,
+                         const CompileOutput &output);
 
 /// The name a definition `name` takes in the variant `suffix` of a
 /// multi-target object (`name` itself without one).

@@ -223,5 +223,5 @@ llvm::Error HalideBackend::emit(ModuleOp module, const Selection &selection, Emi
         return writeHalideObject(module, selection, *problems, target, source, objPath,
                                  runtime);
       },
-      *spec, stage, output);
+      *spec, selection, stage, output);
 }

@@ -110,5 +110,5 @@ llvm::Error MlirCpuBackend::emit(ModuleOp module, const Selection &selection, Em
       [&](llvm::StringRef objPath) {
         return writeKernelwiseObject(module, selection, output.jobs, objPath);
       },
-      *spec, stage, output);
+      *spec, selection, stage, output);
 }

@@ -182,5 +182,5 @@ llvm::Error attnc::compileMultiTarget(mlir::ModuleOp module, llvm::ArrayRef<Sele
       return err;
     return parts.merge(objPath, cpus.front().triple);
   };
-  return writeOutputs(writeObject, *spec, stage, output);
+  return writeOutputs(writeObject, *spec, variants.front(), stage, output);
 }

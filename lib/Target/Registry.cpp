@@ -59,14 +59,15 @@ static Tunable halideSource() {
 }
 
 /// The Halide backend on a CPU: the CPU tile sizes (its hand schedule's
-/// register blocks are fixed), the unroll of that schedule, and its source.
+/// register blocks are fixed), the unroll of that schedule, and its source;
+/// a causal linear attention's chunk.
 static llvm::ArrayRef<Tunable> halideCpuTunables() {
   static const Tunable tunables[] = {
       cpuTunable("block_q"), cpuTunable("block_kv"),
       retold(cpuTunable("unroll"), /*automatic=*/"",
              "steps of the Q K^T (head_dim) and P V (keys) loops per loop iteration (the "
              "CPU hand schedule)"),
-      halideSource()};
+      halideSource(), linearChunkTunable()};
   return tunables;
 }
 
@@ -271,6 +272,10 @@ int64_t attnc::resolvedBlockKv(const Selection &s, int64_t elemBytes,
   return mlir::attn::resolveBlockKv(s.schedule.get("block_kv"), elemBytes, tileRule(s), decode);
 }
 
+int64_t attnc::scheduledLinearChunk(const Selection &s) {
+  return s.schedule.declares("chunk") ? s.schedule.get("chunk") : 0;
+}
+
 void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
                           PipelineStage until, std::optional<PipelineStage> from) {
   if (from) {
@@ -281,7 +286,9 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
     buildLowerToLLVMPipeline(pm, s.cpu.name, s.cpu.cpuNeeds);
     return;
   }
-  pm.addPass(mlir::attn::createAttnNormalizePass());
+  mlir::attn::AttnNormalizePassOptions normalize;
+  normalize.linearChunk = scheduledLinearChunk(s);
+  pm.addPass(mlir::attn::createAttnNormalizePass(normalize));
   if (until == PipelineStage::normalized)
     return;
   mlir::attn::TileRule rule = tileRule(s);

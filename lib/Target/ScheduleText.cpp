@@ -39,7 +39,7 @@ void attnc::describeSchedule(const Selection &s, int64_t blockQ, int64_t blockKv
                         blockKv, workItems, itemsOf);
   }
   os << "tunables: ";
-  s.schedule.print(os);
+  s.schedule.print(os, "attention");
   if (s.backend == "mlir" && s.gpuTarget.empty())
     os << " (auto: qk_keys " << cpu.qkKeys() << ", qk_row_vectors " << cpu.qkRowVectors()
        << ", pv_rows " << cpu.pvRows() << ", pv_vectors " << cpu.pvVectors() << ", unroll "

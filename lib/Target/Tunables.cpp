@@ -66,6 +66,9 @@ llvm::Error Schedule::set(llvm::StringRef assignment, int64_t step,
     if (t->multipleOfVectorWidth && value % step != 0)
       return error(llvm::formatv("--schedule {0}: {1} must be a multiple of {2}, got {3}",
                                  assignment, name, stepText(step, stepMeaning), value));
+    if (t->powerOfTwo && !llvm::isPowerOf2_64(value))
+      return error(llvm::formatv("--schedule {0}: {1} must be a power of two, got {2}",
+                                 assignment, name, value));
   }
   values[name] = value;
   return llvm::Error::success();
@@ -86,9 +89,13 @@ llvm::StringRef Schedule::getChoice(llvm::StringRef name) const {
   return t->choices[get(name)];
 }
 
-void Schedule::print(llvm::raw_ostream &os) const {
+void Schedule::print(llvm::raw_ostream &os, llvm::StringRef family) const {
+  llvm::SmallVector<Tunable> shown;
+  for (const Tunable &t : tunables)
+    if (family.empty() || t.family == family)
+      shown.push_back(t);
   llvm::interleave(
-      tunables, os,
+      shown, os,
       [&](const Tunable &t) {
         int64_t v = get(t.name);
         os << t.name << '=';
@@ -115,10 +122,11 @@ void attnc::printTunables(const Schedule &schedule, int64_t step,
                                                          : std::to_string(value);
     if (schedule.isExplicit(t.name))
       def += " on this target";
-    os << llvm::formatv("  {0,-15} {1}\n  {2,-15} default {3}; range [{4}, {5}]{6}\n",
+    os << llvm::formatv("  {0,-15} {1}\n  {2,-15} default {3}; range [{4}, {5}]{6}{7}\n",
                         t.name, t.meaning, "", def, t.min, t.max,
                         t.multipleOfVectorWidth
                             ? ", a multiple of " + stepText(step, stepMeaning)
-                            : std::string());
+                            : std::string(),
+                        t.powerOfTwo ? ", a power of two" : "");
   }
 }

@@ -8,7 +8,8 @@
 // Rewrites every attn.attention into the canonical form later stages expect:
 // defaults filled (num_kv_heads, scale), causal expressed as a sliding window,
 // windows that cover everything turned into #attn.full, and/or compositions
-// flattened, deduplicated and simplified. Expects verified input; idempotent.
+// flattened, deduplicated and simplified; causal linear attentions' chunk set
+// where the schedule sets it. Expects verified input; idempotent.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,8 +139,20 @@ private:
 
 struct AttnNormalizePass
     : public mlir::attn::impl::AttnNormalizePassBase<AttnNormalizePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     getOperation().walk([](AttentionOp op) { normalizeAttention(op); });
+    if (linearChunk == 0)
+      return;
+    if (linearChunk != 32 && linearChunk != 64 && linearChunk != 128) {
+      getOperation().emitError("linear-chunk must be 32, 64 or 128, got ") << int64_t(linearChunk);
+      return signalPassFailure();
+    }
+    getOperation().walk([&](LinearAttentionOp op) {
+      if (op.getCausal())
+        op.setChunkAttr(Builder(op.getContext()).getI64IntegerAttr(linearChunk));
+    });
   }
 
   static void normalizeAttention(AttentionOp op) {

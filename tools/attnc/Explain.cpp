@@ -248,7 +248,9 @@ void describeDecode(AttentionSpecOpInterface op, const attnc::ExplainOptions &o,
 /// A linear attention kernel: its work items, FLOPs and state.
 void explainLinear(KernelOp kernel, LinearAttentionOp op, const attnc::ExplainOptions &o,
                    llvm::raw_ostream &os) {
-  int64_t dk = op.getDim(), dv = op.getValueDimOrDefault(), c = op.getChunkOrDefault();
+  int64_t dk = op.getDim(), dv = op.getValueDimOrDefault();
+  int64_t scheduled = attnc::scheduledLinearChunk(o.selection);
+  int64_t c = scheduled ? scheduled : op.getChunkOrDefault();
   int64_t seqKv = op.getCausal() ? o.seqQ : o.seqKv;
   os << "kernel @" << kernel.getSymName() << ": linear attention, " << op.getHeads()
      << " heads (" << op.getKvHeads() << " kv), head_dim " << dk << ", value_dim " << dv
@@ -268,8 +270,9 @@ void explainLinear(KernelOp kernel, LinearAttentionOp op, const attnc::ExplainOp
                       flops, softmax, softmax / std::max(flops, 1.0));
   if (op.getCausal())
     os << llvm::formatv("work items: batch x kv_heads = {0}, each its {1}-row chunks in order "
-                        "(every query head of its KV head per chunk)\n",
-                        int64_t(kvHeads), c);
+                        "(every query head of its KV head per chunk; chunk {2})\n",
+                        int64_t(kvHeads), c,
+                        scheduled ? "from the schedule" : "from the spec or its default");
   else
     os << llvm::formatv("work items: batch x kv_heads = {0} (the state), then batch x heads x "
                         "query tiles of 64 rows = {1}\n",

@@ -96,6 +96,10 @@ int64_t resolvedBlockQ(const Selection &selection, int64_t headDim);
 int64_t resolvedBlockKv(const Selection &selection, int64_t elemBytes,
                         std::optional<mlir::attn::DecodeTile> decode = std::nullopt);
 
+/// The chunk of causal linear attentions the selection's schedule sets (0:
+/// the spec's), attn-normalize's linear-chunk.
+int64_t scheduledLinearChunk(const Selection &selection);
+
 /// The MLIR stages a pipeline can stop after. `lowered` is the MLIR CPU
 /// backend's tile functions as attn-lower-flash-to-cpu writes them, before
 /// the loops stage's clean-up (where SharedTiles compares them).

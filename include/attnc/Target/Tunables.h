@@ -40,6 +40,11 @@ struct Tunable {
   /// Named values (an enumeration): the value is an index into these, set and
   /// printed by name; empty for a number.
   llvm::ArrayRef<llvm::StringRef> choices = {};
+  /// Explicit values must be powers of two.
+  bool powerOfTwo = false;
+  /// The kernel family whose kernels it shapes (KernelFamilyOpInterface's
+  /// getFamily()): attnc-tune searches a kernel's family's tunables alone.
+  llvm::StringRef family = "attention";
 };
 
 /// Values of a backend's tunables for one compilation: explicit ones from
@@ -65,8 +70,9 @@ public:
   /// Whether this schedule (its target's table) has `name`.
   bool declares(llvm::StringRef name) const { return find(name) != tunables.end(); }
   llvm::ArrayRef<Tunable> declaration() const { return tunables; }
-  /// "block_q=auto block_kv=64 ..." (auto where chosen automatically).
-  void print(llvm::raw_ostream &os) const;
+  /// "block_q=auto block_kv=64 ..." (auto where chosen automatically): the
+  /// tunables of `family`'s kernels, or every one.
+  void print(llvm::raw_ostream &os, llvm::StringRef family = "") const;
 
 private:
   /// The declaration of `name`, or tunables.end().

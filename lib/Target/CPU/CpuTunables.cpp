@@ -20,6 +20,17 @@ using namespace attnc;
 
 static const llvm::StringRef kSoftmaxPlaces[] = {"fused", "pass"};
 
+/// The rows per chunk of a causal linear attention (attn.linear_attention's
+/// `chunk`, which the schedule's value replaces).
+Tunable attnc::linearChunkTunable() {
+  Tunable t{"chunk", 0, 32, 128, false,
+            "rows per chunk of a causal linear attention (attn.linear_attention chunk)",
+            "the spec's chunk, 64 where it gives none"};
+  t.powerOfTwo = true;
+  t.family = "linear attention";
+  return t;
+}
+
 llvm::ArrayRef<Tunable> attnc::cpuTunables() {
   static const Tunable tunables[] = {
       {"block_q", 0, 8, 256, true,
@@ -46,6 +57,7 @@ llvm::ArrayRef<Tunable> attnc::cpuTunables() {
        "where full tiles take the softmax: in the Q K^T register blocks against the running "
        "max (fused), or in a pass over each tile's scores (pass)",
        "", kSoftmaxPlaces},
+      linearChunkTunable(),
   };
   return tunables;
 }

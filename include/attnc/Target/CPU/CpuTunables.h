@@ -15,6 +15,10 @@ namespace attnc {
 /// The declaration of the MLIR CPU backend's schedule space.
 llvm::ArrayRef<Tunable> cpuTunables();
 
+/// `chunk`: a causal linear attention's rows per chunk, on the backends that
+/// build linear attention on CPUs.
+Tunable linearChunkTunable();
+
 } // namespace attnc
 
 #endif // ATTNC_TARGET_CPU_CPUTUNABLES_H
