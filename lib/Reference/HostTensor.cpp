@@ -113,3 +113,9 @@ HostTensor attnc::randomTensor(ElementType type, llvm::ArrayRef<int64_t> shape,
   }
   return t;
 }
+double attnc::largestMagnitude(const HostTensor &t) {
+  double m = 0;
+  for (double x : t.data)
+    m = std::max(m, std::fabs(x));
+  return m;
+}

@@ -255,6 +255,10 @@ double KernelTensors::megabytes() const {
          (wantLse ? lse->megabytes() : 0) + (weights ? weights->megabytes() : 0);
 }
 
+double attnc::relativeTolerance(ElementType type) {
+  return type == ElementType::f32 ? 1e-4 : type == ElementType::f16 ? 4e-3 : 2e-2;
+}
+
 Tolerance attnc::defaultTolerance(ElementType type) {
   switch (type) {
   case ElementType::f32:

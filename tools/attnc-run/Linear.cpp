@@ -8,8 +8,7 @@
 #include "Linear.h"
 
 #include "SeededRun.h"
-#include "attnc/Reference/KernelCall.h"
-#include "attnc/Reference/Linear.h"
+#include "attnc/Reference/LinearCall.h"
 #include "attnc/Reference/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -28,31 +27,6 @@ namespace {
 
 llvm::Error error(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// The seeded tensors of one call: q, k, v, and with state = carry an
-/// initial state (entries in [-1, 1)) and normalizer (in [4, 12): the
-/// sums of phi(k) over some earlier keys, positive as elu + 1's are).
-struct LinearInputs {
-  HostTensor q, k, v, s0, z0;
-};
-
-LinearInputs seededInputs(LinearAttentionOp op, const LinearRunOptions &o) {
-  ElementType type = *elementTypeOf(op.getDtype());
-  int64_t seqKv = op.getCausal() ? o.seq : o.seqKv, dk = op.getDim();
-  LinearInputs in;
-  in.q = randomTensor(type, linearShape(op, o.batch, o.seq, true, false), o.seed);
-  in.k = randomTensor(type, linearShape(op, o.batch, seqKv, false, false), o.seed + (1ULL << 40));
-  in.v = randomTensor(type, linearShape(op, o.batch, seqKv, false, true), o.seed + (1ULL << 41));
-  if (op.getCarryState()) {
-    int64_t dv = op.getValueDimOrDefault();
-    in.s0 = randomTensor(ElementType::f32, {o.batch, op.getKvHeads(), dk, dv},
-                         o.seed + (1ULL << 42));
-    in.z0 = randomTensor(ElementType::f32, {o.batch, op.getKvHeads(), dk}, o.seed + (3ULL << 41));
-    for (double &z : in.z0.data)
-      z = roundTo(ElementType::f32, 8 + 4 * z);
-  }
-  return in;
 }
 
 /// Rows [from, from + count) of a [batch, heads, seq, dim] tensor in the
@@ -91,42 +65,13 @@ struct LinearCall {
   llvm::Expected<LinearResult> operator()(const LinearInputs &in, const HostTensor *s0,
                                           const HostTensor *z0, int threads,
                                           double *seconds = nullptr) const {
-    ElementType type = in.q.type;
-    std::unique_ptr<DeviceTensor> qkv[] = {DeviceTensor::from(type, in.q),
-                                           DeviceTensor::from(type, in.k),
-                                           DeviceTensor::from(type, in.v)};
-    llvm::SmallVector<int64_t, 4> outShape(in.q.shape);
-    outShape[3] = op.getValueDimOrDefault();
-    DeviceTensor out(type, outShape);
-    std::vector<const DLTensor *> args = {&qkv[0]->dl, &qkv[1]->dl, &qkv[2]->dl, &out.dl};
-    std::unique_ptr<DeviceTensor> state[2], final[2];
-    if (op.getCarryState()) {
-      int64_t b = in.q.shape[0], g = op.getKvHeads(), dk = op.getDim();
-      final[0] = std::make_unique<DeviceTensor>(ElementType::f32,
-                                                llvm::ArrayRef<int64_t>{b, g, dk, outShape[3]});
-      final[1] = std::make_unique<DeviceTensor>(ElementType::f32,
-                                                llvm::ArrayRef<int64_t>{b, g, dk});
-      state[0] = s0 ? DeviceTensor::from(ElementType::f32, *s0) : nullptr;
-      state[1] = z0 ? DeviceTensor::from(ElementType::f32, *z0) : nullptr;
-      for (auto &t : state)
-        args.push_back(t ? &t->dl : nullptr); // NULL: from 0
-      args.push_back(&final[0]->dl);
-      args.push_back(&final[1]->dl);
-    }
-    attnc_options options{threads};
+    LinearTensors tensors(op, in.q, in.k, in.v, s0, z0);
     auto start = std::chrono::steady_clock::now();
-    if (int status = kernel.run(kernel.desc, args.data(), &options))
-      return error("kernel returned " + llvm::Twine(status) + ": " +
-                   (kernel.lastError ? kernel.lastError() : "(no attnc_last_error)"));
+    if (llvm::Error err = tensors.call(kernel, threads))
+      return std::move(err);
     if (seconds)
       *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    LinearResult r;
-    r.out = out.toHost();
-    if (final[0]) {
-      r.finalState = final[0]->toHost();
-      r.finalNorm = final[1]->toHost();
-    }
-    return std::move(r);
+    return tensors.toHost();
   }
 };
 
@@ -233,7 +178,7 @@ llvm::Error attnc::runLinear(LinearAttentionOp op, const LinearRunOptions &o) {
     return error("a causal linear attention has one length: give --seq-q alone");
   if (o.steps < 0 || o.steps > o.seq || (o.steps && !op.getCarryState()))
     return error("--steps needs a kernel with state = carry and at most --seq-q steps");
-  LinearInputs in = seededInputs(op, o);
+  LinearInputs in = seededLinearInputs(op, o.batch, o.seq, o.seqKv, o.seed);
   std::optional<LinearResult> ref;
   if (!o.noReference) {
     auto start = std::chrono::steady_clock::now();

@@ -23,13 +23,6 @@
 
 using namespace attnc;
 
-double attnc::largestMagnitude(const HostTensor &t) {
-  double m = 0;
-  for (double x : t.data)
-    m = std::max(m, std::fabs(x));
-  return m;
-}
-
 llvm::Error attnc::writeTensors(llvm::StringRef dir,
                          llvm::ArrayRef<std::pair<const char *, const HostTensor *>> tensors) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
@@ -48,9 +41,7 @@ llvm::Error attnc::writeTensors(llvm::StringRef dir,
 }
 
 double attnc::relativeTolerance(const SeededRunOptions &o, ElementType type) {
-  if (o.rtol >= 0)
-    return o.rtol;
-  return type == ElementType::f32 ? 1e-4 : type == ElementType::f16 ? 4e-3 : 2e-2;
+  return o.rtol >= 0 ? o.rtol : relativeTolerance(type);
 }
 
 void attnc::printSpeed(const SeededRunOptions &o, llvm::StringRef family, llvm::StringRef name,

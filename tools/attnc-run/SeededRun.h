@@ -28,8 +28,7 @@ struct SeededRunOptions {
   double rtol = -1; // < 0: relativeTolerance's
 };
 
-/// The default rtol of a family's check, relative to the tensor's largest
-/// entry: f32 1e-4, f16 4e-3, bf16 2e-2.
+/// --rtol, or the family's default (attnc::relativeTolerance(type)).
 double relativeTolerance(const SeededRunOptions &o, ElementType type);
 
 /// "compiled <family> kernel @name (so), N threads: median, best" and the
@@ -50,8 +49,6 @@ llvm::Expected<std::vector<double>> timeCalls(const LoadedKernel &kernel,
                                               std::vector<const DLTensor *> &args,
                                               const SeededRunOptions &o);
 
-/// max |x| over t's entries (0 when empty).
-double largestMagnitude(const HostTensor &t);
 
 /// `tensors` written to `dir` (created) as <name>.npy in their own element
 /// types, each named on stdout; empty ones are left out.

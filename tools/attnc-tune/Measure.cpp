@@ -120,7 +120,7 @@ void setText(char *field, size_t size, const std::string &text) {
   field[size - 1] = 0;
 }
 
-double seconds(KernelTensors &t, const LoadedKernel &k, int threads, llvm::Error &err) {
+double seconds(ProblemTensors &t, const LoadedKernel &k, int threads, llvm::Error &err) {
   auto start = std::chrono::steady_clock::now();
   err = t.call(k, threads);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -129,23 +129,6 @@ double seconds(KernelTensors &t, const LoadedKernel &k, int threads, llvm::Error
 double median(std::vector<double> xs) {
   std::sort(xs.begin(), xs.end());
   return xs[xs.size() / 2];
-}
-
-/// The candidate's check against the reference: "" when within tolerance.
-std::string checkOutputs(const Problem &p, KernelTensors &t) {
-  std::string off;
-  auto compare = [&](const char *name, const DeviceTensor &got, const HostTensor &ref) {
-    Comparison c = compareTensors(got.toHost(), ref, p.tolerance);
-    if (!c.ok() && off.empty())
-      off = llvm::formatv("{0}: {1} elements off the reference (max abs err {2:e2}, rtol "
-                          "{3:e1}, atol {4:e1})",
-                          name, c.bad, c.maxAbs, p.tolerance.rtol, p.tolerance.atol);
-  };
-  if (!p.reference.out.empty())
-    compare("out", *t.out, p.reference.out);
-  if (t.wantLse)
-    compare("lse", *t.lse, p.reference.lse);
-  return off;
 }
 
 /// The measuring process's work; returns the verdict.
@@ -165,7 +148,7 @@ Wire checkAndTime(const Problem &p, const std::string &defaultSo, const std::str
     return fail("run-error", llvm::toString(baseline.takeError()));
   if (llvm::Error err = p.check->call(*candidate, p.threads))
     return fail("run-error", llvm::toString(std::move(err)));
-  std::string off = checkOutputs(p, *p.check);
+  std::string off = p.check->offReference();
   if (!off.empty())
     return fail("wrong", off);
   // Warm both up, then alternate which runs first in each round.

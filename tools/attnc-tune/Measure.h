@@ -23,23 +23,11 @@
 #ifndef ATTNC_TOOLS_ATTNC_TUNE_MEASURE_H
 #define ATTNC_TOOLS_ATTNC_TUNE_MEASURE_H
 
-#include "attnc/Autotune/TuningDb.h"
-#include "attnc/Reference/Evaluator.h"
-#include "attnc/Reference/KernelCall.h"
+#include "Problem.h"
 
-#include <memory>
+#include "attnc/Autotune/TuningDb.h"
 
 namespace attnc::tune {
-
-/// What every candidate is checked and timed on.
-struct Problem {
-  std::string kernel;
-  std::unique_ptr<KernelTensors> check, timing;
-  ReferenceResult reference; // of `check`'s inputs
-  Tolerance tolerance;
-  int threads = 0;
-  double timeoutSeconds = 120;
-};
 
 /// Builds candidates into `workDir`: in process through the library
 /// (attnc/Target/Compile.h), or with the attnc executable `attnc` if set.

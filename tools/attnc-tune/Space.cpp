@@ -29,12 +29,12 @@ static std::vector<int64_t> fullDomain(const Tunable &t, int64_t vectorWidth) {
   }
   if (!t.automatic.empty())
     values.push_back(0);
-  if (!t.multipleOfVectorWidth) {
+  if (!t.multipleOfVectorWidth && !t.powerOfTwo) {
     for (int64_t v = t.min; v <= t.max; ++v)
       values.push_back(v);
     return values;
   }
-  for (int64_t v = vectorWidth; v <= t.max; v *= 2)
+  for (int64_t v = t.multipleOfVectorWidth ? vectorWidth : 1; v <= t.max; v *= 2)
     if (v >= t.min)
       values.push_back(v);
   return values;
@@ -59,7 +59,8 @@ static llvm::Error narrow(std::vector<int64_t> &values, llvm::ArrayRef<Tunable> 
 
 llvm::Expected<SearchSpace> SearchSpace::build(llvm::ArrayRef<std::string> backends,
                                                int64_t vectorWidth,
-                                               llvm::ArrayRef<std::string> restrictions) {
+                                               llvm::ArrayRef<std::string> restrictions,
+                                               llvm::StringRef family) {
   SearchSpace space;
   std::vector<bool> used(restrictions.size(), false);
   for (const std::string &backend : backends) {
@@ -69,6 +70,8 @@ llvm::Expected<SearchSpace> SearchSpace::build(llvm::ArrayRef<std::string> backe
     llvm::ArrayRef<Tunable> declaration = tunablesOf(backend);
     std::vector<Domain> list;
     for (const Tunable &t : declaration) {
+      if (t.family != family)
+        continue;
       Domain d{&t, fullDomain(t, vectorWidth)};
       for (auto [i, r] : llvm::enumerate(restrictions)) {
         auto [name, values] = llvm::StringRef(r).split('=');
@@ -85,7 +88,8 @@ llvm::Expected<SearchSpace> SearchSpace::build(llvm::ArrayRef<std::string> backe
   }
   for (auto [i, r] : llvm::enumerate(restrictions))
     if (!used[i])
-      return error("--space " + r + ": no backend in --backends has that tunable");
+      return error("--space " + r + ": no backend in --backends has that tunable for " +
+                   family + " kernels");
   return space;
 }
 

@@ -5,11 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The space is the backends' declared tunables (Tunables.h), nothing of its
-// own: each numeric tunable takes `auto` (where allowed) and the powers of two
-// times the vector width (or every value, for small ranges) in its declared
-// range; an enumerated one takes each name. `--space name=a|b` narrows a
-// tunable to the values listed.
+// The space is the backends' declared tunables (Tunables.h) of the tuned
+// kernel's family, nothing of its own: each numeric tunable takes `auto`
+// (where allowed) and the powers of two (times the vector width, for tile
+// sizes; or every value, for small ranges) in its declared range; an
+// enumerated one takes each name. `--space name=a|b` narrows a tunable to the
+// values listed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,10 +36,12 @@ struct Point {
 
 class SearchSpace {
 public:
-  /// `backends` in order of preference; `restrictions` as name=v1|v2|...
+  /// `backends` in order of preference; `restrictions` as name=v1|v2|...;
+  /// the tunables of `family`'s kernels (Tunable::family).
   static llvm::Expected<SearchSpace> build(llvm::ArrayRef<std::string> backends,
                                            int64_t vectorWidth,
-                                           llvm::ArrayRef<std::string> restrictions);
+                                           llvm::ArrayRef<std::string> restrictions,
+                                           llvm::StringRef family);
 
   /// Number of points (the product of the domains, summed over backends).
   double size() const;

@@ -417,60 +417,48 @@ llvm::Expected<attn::KernelOp> selectKernel(ModuleOp module) {
                                      names);
 }
 
-/// The spec with `kernel`'s scale changed by half (for --inject-fault).
+/// The head size of a kernel attnc-tune tunes: an attention spec or a
+/// linear attention; any other kernel is an error that says why.
+llvm::Expected<int64_t> tunedHeadDim(attn::KernelOp kernel) {
+  if (auto linear = dyn_cast_or_null<attn::LinearAttentionOp>(kernel.getCompute().getOperation()))
+    return linear.getDim();
+  if (!kernel.getSpec())
+    return error(attnc::locationText(kernel.getCompute()->getLoc()) + ": @" +
+                 kernel.getSymName() + " is a " + kernel.getCompute().getFamily() +
+                 " kernel; attnc-tune searches the schedules of attention specs and linear "
+                 "attentions");
+  // A tiled kernel's tile sizes are fixed in its attn.flash: there is no schedule to search.
+  if (!kernel.getAttention())
+    return error(attnc::locationText(kernel.getSpec()->getLoc()) + ": @" +
+                 kernel.getSymName() + " holds its tiled form (attn.flash), whose tiles "
+                 "are fixed; attnc-tune searches the schedules of a spec (attn.attention): "
+                 "tune the spec it was tiled from");
+  return kernel.getAttention().getDim();
+}
+
+/// The spec with `kernel`'s scale changed by half (for --inject-fault); a
+/// linear attention's feature map changed instead (its normalizer cancels
+/// the scale): identity for elu + 1 and relu, elu + 1 for identity.
 llvm::Error writeFaultySpec(ModuleOp module, attn::KernelOp kernel, llvm::StringRef path) {
   OwningOpRef<ModuleOp> copy = module.clone();
-  for (attn::KernelOp k : copy->getOps<attn::KernelOp>())
-    if (k.getSymName() == kernel.getSymName()) {
-      attn::AttentionOp op = k.getAttention();
-      op.setScaleAttr(mlir::FloatAttr::get(mlir::Float64Type::get(op.getContext()),
-                                           op.getScaleOrDefault() * 1.5));
-    }
+  auto f64 = mlir::Float64Type::get(module.getContext());
+  for (attn::KernelOp k : copy->getOps<attn::KernelOp>()) {
+    if (k.getSymName() != kernel.getSymName())
+      continue;
+    if (auto linear = dyn_cast_or_null<attn::LinearAttentionOp>(k.getCompute().getOperation()))
+      linear.setFeatureMap(linear.getFeatureMap() == attn::FeatureMap::identity
+                               ? attn::FeatureMap::elu1
+                               : attn::FeatureMap::identity);
+    else
+      k.getAttention().setScaleAttr(
+          mlir::FloatAttr::get(f64, k.getAttention().getScaleOrDefault() * 1.5));
+  }
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
     return error("cannot write " + path + ": " + ec.message());
   copy->print(os);
   return llvm::Error::success();
-}
-
-/// The check and timing problem: seeded inputs, the reference on the check's.
-llvm::Expected<std::unique_ptr<Problem>> makeProblem(attn::AttentionOp op) {
-  auto p = std::make_unique<Problem>();
-  p->kernel = op->getParentOfType<attn::KernelOp>().getSymName().str();
-  p->threads = threads;
-  p->timeoutSeconds = timeout;
-  ElementType type = *elementTypeOf(op.getDtype());
-  p->tolerance = defaultTolerance(type);
-  auto tensors = [&](ProblemSize size) -> llvm::Expected<std::array<HostTensor, 3>> {
-    if (llvm::Error err = checkProblemSize(op, size))
-      return std::move(err);
-    if (llvm::Error err = checkFitsInMemory(op, size))
-      return std::move(err);
-    return std::array<HostTensor, 3>{
-        randomTensor(type, tensorShape(op, size, true), seed),
-        randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 40)),
-        randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 41))};
-  };
-  int64_t kv = seqKv.getNumOccurrences() ? int64_t(seqKv) : int64_t(seqQ);
-  // The check keeps the difference of the lengths (masks aligned bottom-right
-  // depend on it) and at most `checkSeq` queries.
-  int64_t checkQ = std::min<int64_t>(seqQ, checkSeq);
-  auto check = tensors({1, checkQ, std::max<int64_t>(1, kv - (seqQ - checkQ))});
-  if (!check)
-    return check.takeError();
-  auto timing = tensors({batch, seqQ, kv});
-  if (!timing)
-    return timing.takeError();
-  auto &[cq, ck, cv] = *check;
-  auto reference = evaluateReference(op, cq, ck, cv);
-  if (!reference)
-    return reference.takeError();
-  p->reference = std::move(*reference);
-  p->check = std::make_unique<KernelTensors>(op, cq, ck, cv);
-  auto &[tq, tk, tv] = *timing;
-  p->timing = std::make_unique<KernelTensors>(op, tq, tk, tv);
-  return p;
 }
 
 /// The options' checks; the target to tune, which must run here.
@@ -516,22 +504,20 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
   auto kernel = selectKernel(module);
   if (!kernel)
     return kernel.takeError();
-  attn::AttentionOp op = kernel->getAttention();
-  if (!kernel->getSpec())
-    return error(attnc::locationText(kernel->getCompute()->getLoc()) + ": @" +
-                 kernel->getSymName() + " is a " + kernel->getCompute().getFamily() +
-                 " kernel; attnc-tune searches the schedules of attention specs (a linear "
-                 "attention's chunk is its spec's parameter: 32, 64 or 128)");
-  // A tiled kernel's tile sizes are fixed in its attn.flash: there is no schedule to search.
-  if (!op)
-    return error(attnc::locationText(kernel->getSpec()->getLoc()) + ": @" +
-                 kernel->getSymName() + " holds its tiled form (attn.flash), whose tiles "
-                 "are fixed; attnc-tune searches the schedules of a spec (attn.attention): "
-                 "tune the spec it was tiled from");
+  auto headDim = tunedHeadDim(*kernel);
+  if (!headDim)
+    return headDim.takeError();
+  // A non-causal linear attention has no chunk: its space is the backends.
+  std::vector<std::string> restrictions(spaceArgs.begin(), spaceArgs.end());
+  auto linear = dyn_cast_or_null<attn::LinearAttentionOp>(kernel->getCompute().getOperation());
+  if (linear && !linear.getCausal())
+    restrictions.push_back("chunk=auto");
   std::vector<std::string> backends(backendNames.begin(), backendNames.end());
   if (backends.empty())
     backends.assign(attnc::backendNames().begin(), attnc::backendNames().end());
-  auto space = SearchSpace::build(backends, cpu->vectorWidth, spaceArgs);
+  // An attention spec (attn.attention) becomes the attention family's attn.flash.
+  auto space = SearchSpace::build(backends, cpu->vectorWidth, restrictions,
+                                  linear ? linear.getFamily() : "attention");
   if (!space)
     return space.takeError();
 
@@ -580,11 +566,13 @@ llvm::Error runTune(ModuleOp module, const char *argv0) {
   auto defaultSo = compiler.compile(attnc::backendNames().front().str(), "", false, 0);
   if (!defaultSo)
     return error("the default schedule does not compile: " + llvm::toString(defaultSo.takeError()));
-  auto problem = makeProblem(op);
+  auto problem = makeProblem(*kernel, {batch, seqQ, kv, checkSeq, seed});
   if (!problem)
     return problem.takeError();
+  (*problem)->threads = threads;
+  (*problem)->timeoutSeconds = timeout;
 
-  Tuner tuner(db, entry, *space, compiler, **problem, op.getDim());
+  Tuner tuner(db, entry, *space, compiler, **problem, *headDim);
   llvm::Error err = tuner.run(*defaultSo);
   if (!err)
     err = tuner.confirm();

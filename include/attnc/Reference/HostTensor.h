@@ -51,6 +51,9 @@ struct HostTensor {
   std::string shapeString() const { return attnc::shapeString(shape); }
 };
 
+/// max |x| over the tensor's values (0 when empty).
+double largestMagnitude(const HostTensor &t);
+
 /// Uniform values in [-1, 1) from a splitmix64 stream started at `seed`,
 /// rounded to `type`. Same seed, same tensor, on every machine.
 HostTensor randomTensor(ElementType type, llvm::ArrayRef<int64_t> shape,

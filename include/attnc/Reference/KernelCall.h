@@ -150,6 +150,11 @@ struct Tolerance {
 /// and a polynomial exp; f16 / bf16 kernels also round q, k, v and out.
 Tolerance defaultTolerance(ElementType type);
 
+/// The rtol of the families checked against each output's largest entry
+/// (|got - ref| <= rtol (|ref| + max |ref|): linear attention, projections,
+/// multi-head attention): f32 1e-4, f16 4e-3, bf16 2e-2.
+double relativeTolerance(ElementType type);
+
 /// How much larger than the matrix's inputs (uniform in [-1, 1)) these are:
 /// `values`, max |v| (out is a convex combination of v rows, so its absolute
 /// error grows with it), and `scores`, the bound scale * head_dim * max |q| *
