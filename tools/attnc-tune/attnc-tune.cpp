@@ -433,6 +433,12 @@ llvm::Expected<int64_t> tunedHeadDim(attn::KernelOp kernel) {
                  kernel.getSymName() + " holds its tiled form (attn.flash), whose tiles "
                  "are fixed; attnc-tune searches the schedules of a spec (attn.attention): "
                  "tune the spec it was tiled from");
+  // A backward spec's calls take d_out and give dq, dk and dv: not the forward
+  // problem the check and timing run.
+  if (kernel.getAttention().hasOutput(attn::OutputKind::dq))
+    return error(attnc::locationText(kernel.getSpec()->getLoc()) + ": @" +
+                 kernel.getSymName() + " computes gradients (outputs = [dq, dk, dv]); "
+                 "attnc-tune does not tune backward kernels yet: tune its forward spec");
   return kernel.getAttention().getDim();
 }
 
