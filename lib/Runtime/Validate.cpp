@@ -87,6 +87,7 @@ private:
   attnc_status countItems();
   attnc_status checkStrides(int i);
   attnc_status checkAliasing();
+  const int32_t *hostEntries(int i, attnc_status &status);
   attnc_status checkEntries(int i);
   attnc_status checkSteps(int i);
   attnc_status checkWithinSteps(int i);
@@ -107,6 +108,7 @@ private:
   CheckedLaunch &launch;
   Tables &tables;
   void *stream; // a device kernel's: bound entries are copied to the host on it
+  std::vector<int32_t> hostCopies[kMaxTensors]; // those copies, by table entry
   IndexList arguments, scratch; // tensors the caller passes; the runtime's own
   bool bound[kMaxSymbols] = {};  // symbols the tensors' dims or steps bound so far
 };
@@ -414,6 +416,28 @@ attnc_status Validator::checkAliasing() {
   return ATTNC_OK;
 }
 
+/// Tensor i's int32 entries where the host reads them: its data, or a device
+/// kernel's copied to the host on the call's stream (once); null with
+/// `status` set where they cannot be.
+const int32_t *Validator::hostEntries(int i, attnc_status &status) {
+  const TensorView &v = view(i);
+  if (desc.device_type == kDLCPU)
+    return static_cast<const int32_t *>(v.base);
+  std::vector<int32_t> &copy = hostCopies[i];
+  if (copy.size() == size_t(v.size))
+    return copy.data();
+  std::string error;
+  copy.resize(size_t(v.size));
+  if (desc.device_type == kDLCUDA &&
+      cudaCopyToHost(launch.deviceId, copy.data(), v.base, copy.size() * 4, stream, error))
+    return copy.data();
+  copy.clear();
+  status = fail(ATTNC_ERR_DEVICE,
+                cat("the entries of ", spec(i).name, " cannot be checked on the host before "
+                    "the launch: ", error.empty() ? "its device is not CUDA" : error));
+  return nullptr;
+}
+
 /// Every entry of a bound int32 tensor (lengths, a block table) within its
 /// range, before any phase reads through them: the kernel trusts them.
 attnc_status Validator::checkEntries(int i) {
@@ -430,18 +454,10 @@ attnc_status Validator::checkEntries(int i) {
     range += cat(s ? "*" : "", symbolName(sym));
   }
   int64_t at[kMaxRank] = {}, offset = 0;
-  const int32_t *data = static_cast<const int32_t *>(v.base);
-  std::vector<int32_t> copy; // a device kernel's entries, read on the host
-  if (desc.device_type != kDLCPU) {
-    std::string error;
-    copy.resize(size_t(v.size));
-    if (desc.device_type != kDLCUDA ||
-        !cudaCopyToHost(launch.deviceId, copy.data(), v.base, copy.size() * 4, stream, error))
-      return fail(ATTNC_ERR_DEVICE,
-                  cat("the entries of ", spec(i).name, " cannot be checked on the host before "
-                      "the launch: ", error.empty() ? "its device is not CUDA" : error));
-    data = copy.data();
-  }
+  attnc_status status = ATTNC_OK;
+  const int32_t *data = hostEntries(i, status);
+  if (!data)
+    return status;
   for (;;) {
     int64_t x = data[offset];
     if (x < 0 || (shape.boundInclusive ? x > limit : x >= limit)) {
@@ -475,8 +491,11 @@ attnc_status Validator::checkWithinSteps(int i) {
   if (j < 0)
     return ATTNC_OK;
   const TensorView &v = view(i), &cu = view(j);
-  const int32_t *data = static_cast<const int32_t *>(v.base);
-  const int32_t *offsets = static_cast<const int32_t *>(cu.base);
+  attnc_status status = ATTNC_OK;
+  const int32_t *data = hostEntries(i, status);
+  const int32_t *offsets = data ? hostEntries(j, status) : nullptr;
+  if (!offsets)
+    return status;
   for (int64_t b = 0; b < v.shape[0]; ++b) {
     int64_t x = data[b * v.strides[0]], from = offsets[b * cu.strides[0]],
             to = offsets[(b + 1) * cu.strides[0]];
@@ -497,7 +516,10 @@ attnc_status Validator::checkSteps(int i) {
   if (step < 0)
     return ATTNC_OK;
   const TensorView &v = view(i);
-  const int32_t *data = static_cast<const int32_t *>(v.base);
+  attnc_status status = ATTNC_OK;
+  const int32_t *data = hostEntries(i, status);
+  if (!data)
+    return status;
   bool binds = tables.bySteps[step];
   int64_t longest = 0, limit = binds ? INT64_MAX : launch.symbols[step];
   for (int64_t n = 1; n < v.shape[0]; ++n) {
