@@ -101,9 +101,10 @@ attentionTensors(AttentionOp op, ProblemSize size, uint64_t seed, bool withRefer
   if (llvm::Error err = checkFitsInMemory(op, size))
     return std::move(err);
   ElementType type = *elementTypeOf(op.getDtype());
+  auto kv = tensorShape(op, size, false);
   std::array<HostTensor, 3> qkv{randomTensor(type, tensorShape(op, size, true), seed),
-                                randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 40)),
-                                randomTensor(type, tensorShape(op, size, false), seed + (1ULL << 41))};
+                                randomTensor(type, kv, seed + (1ULL << 40)),
+                                randomTensor(type, kv, seed + (1ULL << 41))};
   ReferenceResult reference;
   if (withReference) {
     auto r = evaluateReference(op, qkv[0], qkv[1], qkv[2]);

@@ -8,7 +8,9 @@
 //   attnc-tune SPEC --db DB [--budget S | --trials N] [--seq-q N ...]
 //   attnc-tune merge A B ... -o C
 //
-// The search space is the backends' declared tunables (Space.h). Small
+// One kernel of SPEC is tuned: an attention spec, or a linear attention
+// (Problem.h). The search space is the backends' declared tunables of its
+// family (Space.h). Small
 // spaces are searched exhaustively; larger ones by a guided search: each
 // backend's default (and its variants in each enumerated tunable: the Halide
 // autoschedulers), a few random points, then best-first local refinement
