@@ -150,19 +150,23 @@ void ProductBuilder::storeLanes(Value x, Value dest, Value at, Value valid) {
 /// tile's weight rows (64 x K) stream from L2; the other way round every
 /// step read its 6 rows from L2 (Zen 3, 17 rows, 768 -> 2304: 58-63% ->
 /// 67-68% of the FMA peak).
-void ProductBuilder::fewRows(const ProductTile &t) {
-  rowGroups(t.rows, [&](Value g0, int64_t rows) { fewRowGroup(t, g0, rows, colsFor(rows)); });
+void ProductBuilder::fewRows(const ProductTile &t, int64_t maxRows) {
+  rowGroups(t.rows, maxRows,
+            [&](Value g0, int64_t rows) { fewRowGroup(t, g0, rows, colsFor(rows)); });
 }
 
-/// `emit(i0, n)` for the groups of rows of [0, count): whole groups of
-/// kGroupRows rows, then one of the n rows left, a block of its own height
-/// (17 rows: 6 + 6 + 5; blocks of 6 only would compute row 16 twice, and
-/// 13 rows 18).
-void ProductBuilder::rowGroups(Value count, function_ref<void(Value, int64_t)> emit) {
+/// `emit(i0, n)` for the groups of rows of [0, count), count <= maxRows:
+/// whole groups of kGroupRows rows, then one of the n rows left, a block of
+/// its own height (17 rows: 6 + 6 + 5; blocks of 6 only would compute row 16
+/// twice, and 13 rows 18). Only the blocks `maxRows` allows are emitted:
+/// each is a loop over K that costs compile time.
+void ProductBuilder::rowGroups(Value count, int64_t maxRows,
+                               function_ref<void(Value, int64_t)> emit) {
   Value whole = mul(arith::DivUIOp::create(b, count, idx(kGroupRows)), idx(kGroupRows));
-  loop(idx(0), whole, kGroupRows, [&](Value i0) { emit(i0, kGroupRows); });
+  if (maxRows >= kGroupRows)
+    loop(idx(0), whole, kGroupRows, [&](Value i0) { emit(i0, kGroupRows); });
   Value left = arith::SubIOp::create(b, count, whole);
-  for (int64_t n = 1; n < kGroupRows; ++n)
+  for (int64_t n = 1; n < std::min(kGroupRows, maxRows + 1); ++n)
     ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, left, idx(n)),
            [&] { emit(whole, n); });
 }
@@ -257,18 +261,18 @@ Value ProductBuilder::sumEach(ArrayRef<Value> vectors) {
 void ProductBuilder::product(const ProductTile &t) {
   if (!matmulWeights) {
     int64_t few = w >= 16 ? kFewRowsWide : kFewRows;
-    ifThenElse(lt(t.rows, idx(few + 1)), [&] { fewRows(t); }, [&] { blocks(t, false); });
+    ifThenElse(lt(t.rows, idx(few + 1)), [&] { fewRows(t, few); }, [&] { blocks(t, false); });
     return;
   }
   int64_t few = w >= 16 ? kFewRowsMatmulWide : kFewRowsMatmul;
-  ifThenElse(lt(t.rows, idx(few + 1)), [&] { blocks(t, true); },
+  ifThenElse(lt(t.rows, idx(few + 1)), [&] { blocks(t, true, few); },
              [&] { blocks(t, false); });
 }
 
 /// The tile as register blocks over one packed panel of weight columns, in
 /// sub-tiles of 64 rows (the panel is packed once for all of them); with
 /// `inPlace` (MatMul weights) over W's rows where they are.
-void ProductBuilder::blocks(const ProductTile &t, bool inPlace) {
+void ProductBuilder::blocks(const ProductTile &t, bool inPlace, int64_t few) {
   int64_t kPadded = roundUp(t.k), vectors = kTile / w;
   // f32 rows are read where they are; 16-bit ones widened into AF once.
   bool packed = !cast<MemRefType>(t.aBuf.getType()).getElementType().isF32();
@@ -300,21 +304,25 @@ void ProductBuilder::blocks(const ProductTile &t, bool inPlace) {
     sub.rows = minIdx(idx(kTile), arith::SubIOp::create(b, t.rows, s0));
     if (packed)
       packRows(sub, AF, kPadded);
-    rowBlocks(sub, AF, weightVec, bias);
+    rowBlocks(sub, AF, weightVec, bias, inPlace ? few : 0);
   });
 }
 
-/// A sub-tile of at most 64 rows: register blocks of a group's rows
-/// (rowGroups) x colsFor(rows) vectors (6 x 2: 16 registers, 6 x 4: 32).
+/// A sub-tile of at most 64 rows: register blocks of a group's rows x
+/// colsFor(rows) vectors (6 x 2: 16 registers, 6 x 4: 32). Read in place (at
+/// most `fewRows` rows), the groups of rowGroups; packed (`fewRows` 0), 64
+/// rows at most as 10 blocks of 6 and one of 4 past which rows are read
+/// again (row `rows - 1`) and not stored: two blocks of code, not six.
 void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec,
-                               ArrayRef<Value> bias) {
+                               ArrayRef<Value> bias, int64_t fewRows) {
   int64_t vectors = kTile / w;
+  Value lastRow = arith::SubIOp::create(b, t.rows, idx(1));
   auto rowElement = [&](Value i, Value k) {
     if (AF)
       return load(AF, {i, k});
-    return load(t.aBuf, {add(add(t.aBase, mul(i, t.aStride)), k)});
+    return load(t.aBuf, {add(add(t.aBase, mul(minIdx(i, lastRow), t.aStride)), k)});
   };
-  rowGroups(t.rows, [&](Value i0, int64_t blockRows) {
+  auto block = [&](Value i0, int64_t blockRows) {
     int64_t vecsPerBlock = colsFor(blockRows);
     for (int64_t c0 = 0; c0 < vectors; c0 += vecsPerBlock) {
       int64_t vecs = std::min(vecsPerBlock, vectors - c0);
@@ -334,12 +342,22 @@ void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, WeightVecFn weigh
         return next;
       });
       for (int64_t r = 0; r < blockRows; ++r) {
-        Value row = add(t.destBase, mul(add(i0, idx(r)), t.destStride));
-        for (int64_t c = 0; c < vecs; ++c)
-          storeLanes(acc[r * vecs + c], t.dest, add(row, idx((c0 + c) * w)),
-                     lanesOf(t.cols, idx((c0 + c) * w)));
+        Value i = add(i0, idx(r));
+        ifThen(lt(i, t.rows), [&] {
+          Value row = add(t.destBase, mul(i, t.destStride));
+          for (int64_t c = 0; c < vecs; ++c)
+            storeLanes(acc[r * vecs + c], t.dest, add(row, idx((c0 + c) * w)),
+                       lanesOf(t.cols, idx((c0 + c) * w)));
+        });
       }
     }
+  };
+  if (fewRows > 0)
+    return rowGroups(t.rows, fewRows, block);
+  int64_t wholeRows = kTile / kGroupRows * kGroupRows;
+  loop(0, t.rows, kGroupRows, [&](Value i0) {
+    ifThenElse(lt(i0, idx(wholeRows)), [&] { block(i0, kGroupRows); },
+               [&] { block(i0, kTile - wholeRows); });
   });
 }
 

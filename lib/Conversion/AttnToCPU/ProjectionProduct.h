@@ -64,17 +64,19 @@ private:
   void packColumns(const ProductTile &t, Value WT, int64_t kPadded);
   /// Rows per register block: a whole group, or the rows left after them.
   static constexpr int64_t kGroupRows = 6;
-  void rowGroups(Value count, function_ref<void(Value i0, int64_t rows)> emit);
+  void rowGroups(Value count, int64_t maxRows, function_ref<void(Value i0, int64_t rows)> emit);
   /// Vectors (or weight rows, in place) per block of `rows` rows: one or two
   /// rows take 4 (their weight loads, not the FMAs, bound them).
   int64_t colsFor(int64_t rows) const { return rows < 3 ? 4 : blockVectors; }
-  void fewRows(const ProductTile &t);
+  void fewRows(const ProductTile &t, int64_t maxRows);
   void fewRowGroup(const ProductTile &t, Value g0, int64_t groupRows, int64_t groupCols);
   Value sumEach(ArrayRef<Value> vectors);
-  void blocks(const ProductTile &t, bool inPlace);
+  /// `few`: the most rows read in place (inPlace).
+  void blocks(const ProductTile &t, bool inPlace, int64_t few = 0);
   /// Vector c (w columns from column c * w) of the tile's W^T at row k.
   using WeightVecFn = function_ref<Value(Value k, int64_t c)>;
-  void rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec, ArrayRef<Value> bias);
+  void rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec, ArrayRef<Value> bias,
+                 int64_t fewRows);
   void storeLanes(Value x, Value dest, Value at, Value valid);
 
   CpuKernelConfig cfg;
