@@ -23,10 +23,10 @@
 // along the vector lanes (a tile of at least a vector of rows), the rows here
 // are few, so vectors run along head_dim: a score is a dot product of two
 // rows reduced across lanes, and P V adds p * v rows into a row's
-// accumulators. Per row, its query (or accumulator) vectors stay in registers
-// while the tile's keys stream past; the tile's k and v rows come from L2
-// (prefetched during the previous tile) for the first row and from L1 for the
-// others. f16 and bf16 k / v tiles are widened to f32 once per tile (bf16 on
+// accumulators. Both run in register blocks of up to 4 rows, so that each k
+// or v vector loaded serves every row of the block: the tile's k and v lines
+// (prefetched into L2 during the previous tile) are read once per block, not
+// once per row. f16 and bf16 k / v tiles are widened to f32 once per tile (bf16 on
 // AVX512-BF16 reads both in place: vdpbf16ps scores, v converted as loaded). The work per
 // split does not depend on the thread count, and the merge adds in split
 // order: results are bit-identical for any number of threads.
@@ -54,12 +54,14 @@ namespace {
 
 constexpr double kLog2e = 1.44269504088896341;
 constexpr double kLn2 = 0.693147180559945309;
+/// The most rows a register block of the scores or P V has.
+constexpr int64_t kRowBlock = 4;
 
-class DecodeKernelBuilder : LoopBuilder {
+class DecodeKernelBuilder : VectorLoopBuilder {
 public:
   DecodeKernelBuilder(FlashOp op, const CpuKernelConfig &config, ImplicitLocOpBuilder &b,
                       int64_t splits, int64_t minTiles)
-      : LoopBuilder(b), op(op), cfg(config), w(config.vectorWidth), dim(op.getDim()),
+      : VectorLoopBuilder(b, config.vectorWidth), op(op), cfg(config), dim(op.getDim()),
         dimPadded((dim + w - 1) / w * w), blockKv(op.getTileKv()),
         group(op.getHeads() / op.getKvHeads()),
         perItem(op.decodeKvHeadsPerItem()),
@@ -77,12 +79,12 @@ private:
   Value div(Value x, Value y) { return arith::DivUIOp::create(b, x, y); }
   Value rem(Value x, Value y) { return arith::RemUIOp::create(b, x, y); }
   Value maxIdx(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
-  VectorType vecType() { return VectorType::get({w}, b.getF32Type()); }
-  Value splat(Value x) { return vector::BroadcastOp::create(b, vecType(), x); }
-  Value load(Value buf, ValueRange at) { return memref::LoadOp::create(b, buf, at); }
-  void store(Value x, Value buf, ValueRange at) { memref::StoreOp::create(b, x, buf, at); }
-  Value loadVec(Value buf, ValueRange at) { return vector::LoadOp::create(b, vecType(), buf, at); }
-  void storeVec(Value x, Value buf, ValueRange at) { vector::StoreOp::create(b, x, buf, at); }
+  /// Key u of step t of a score block that takes `keys` keys a step: the
+  /// steps' keys interleaved, t + u x (blockKv / keys).
+  Value keyOf(Value t, int64_t u, int64_t keys) { return add(t, idx(u * (blockKv / keys))); }
+  Value eqIdx(Value x, Value y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, x, y);
+  }
   /// Cache-line aligned: vector stores that straddle two lines (the default
   /// alignment put KF at 8 bytes past one) cost bf16 decode a third of its time.
   Value stackBuffer(ArrayRef<int64_t> shape, Type elem) {
@@ -122,7 +124,7 @@ private:
   }
 
   void readCommon(ArrayRef<BlockArgument> args);
-  Value keyAt(const Strides &s, Value key);
+  Value keyAt(const Strides &s, Value key, Value head);
   void loadQueries();
   std::pair<Value, Value> splitTiles(Value split);
   std::pair<Value, Value> classify(Value k0, Value cols);
@@ -130,18 +132,22 @@ private:
   Value keyRow(const Strides &s, Value k0, Value j, bool inPlace);
   Value rowVector(Value src, Value row, int64_t d, bool wide);
   Value sumLanes(SmallVector<Value> vecs);
+  void forRowBlocks(int64_t most, llvm::function_ref<void(Value, int64_t)> body);
   void computeScores(Value k0, Value cols);
+  void scoreBlock(Value r0, int64_t rowCount, Value k0, Value t, Value lastKey);
   void maskScores(Value k0, Value cols, Value full);
   void softmax();
   void accumulate(Value k0, Value cols);
-  void prefetchNext(Value buf, const Strides &s, Value r, Value step, int64_t steps);
+  void valueBlock(Value r0, int64_t rowCount, int64_t c0, int64_t count, Value k0, Value cols,
+                  Value prefetch);
+  void prefetchNext(Value buf, const Strides &s, Value step, int64_t steps);
   void visitTile(Value tile, Value end);
   void writePartials(Value split);
   void mergeRow(Value head, Value pos);
 
   FlashOp op;
   CpuKernelConfig cfg;
-  int64_t w, dim, dimPadded, blockKv, group;
+  int64_t dim, dimPadded, blockKv, group;
   /// KV heads per item (decodeKvHeadsPerItem), their rows packed in order.
   int64_t perItem;
   int64_t maxRows, splits, minTiles;
@@ -270,7 +276,7 @@ void DecodeKernelBuilder::widenTile(Value k0, Value cols) {
   loop(0, cols, 1, [&](Value j) {
     Value to = mul(j, idx(dimPadded));
     for (auto [src, strides, dst] : {std::tuple{kBuf, kS, KF}, std::tuple{vBuf, vS, VF}}) {
-      Value from = keyAt(strides, add(k0, j));
+      Value from = keyAt(strides, add(k0, j), kvHead);
       for (int64_t d = 0; d < dimFull; d += w) {
         Value x = vector::LoadOp::create(b, elemVec, src, ValueRange{add(from, idx(d))});
         storeVec(arith::ExtFOp::create(b, vecType(), x), dst, {add(to, idx(d))});
@@ -288,19 +294,19 @@ void DecodeKernelBuilder::widenTile(Value k0, Value cols) {
 Value DecodeKernelBuilder::keyRow(const Strides &s, Value k0, Value j, bool inPlace) {
   if (!inPlace)
     return mul(j, idx(dimPadded));
-  return keyAt(s, add(k0, j));
+  return keyAt(s, add(k0, j), kvHead);
 }
 
-/// Where key `key` of the item's sequence and KV head starts in k (v): with
+/// Where key `key` of the item's sequence and KV head `head` starts in k (v): with
 /// pages, at row key % page_size of page block_table[b, key / page_size] (the
 /// runtime checked every entry; a power-of-two page size costs a shift and a
 /// mask).
-Value DecodeKernelBuilder::keyAt(const Strides &s, Value key) {
+Value DecodeKernelBuilder::keyAt(const Strides &s, Value key, Value head) {
   if (pageSize <= 0)
-    return offset(s, batch, kvHead, key);
+    return offset(s, batch, head, key);
   Value slot = add(mul(batch, tableStride), div(key, idx(pageSize)));
   Value page = arith::IndexCastOp::create(b, b.getIndexType(), load(tableBuf, {slot}));
-  return offset(s, page, kvHead, rem(key, idx(pageSize)));
+  return offset(s, page, head, rem(key, idx(pageSize)));
 }
 
 /// w vectors (key i's products in vector i) -> one vector whose lane i is
@@ -355,52 +361,87 @@ Value DecodeKernelBuilder::rowVector(Value src, Value row, int64_t d, bool wide)
   return vector::MaskedLoadOp::create(b, vecType(), src, ValueRange{at}, mask, splat(f32(0)));
 }
 
-/// S[r, j] = QS[r] . k[k0 + j] for j < cols, -inf past them: per row, its
-/// query vectors stay in registers over the tile's keys, w keys at a time
-/// (head_dim / w FMAs each, independent chains), whose sums sumLanes turns
-/// into one vector of scores. Keys past cols read the last key's row (in
-/// bounds) and are set to -inf after.
+/// Rows [rowLo, rowHi) in register blocks: of `most` rows (a power of two)
+/// while that many are left, then one of each smaller power of two the rest
+/// needs; body(first row, rows).
+void DecodeKernelBuilder::forRowBlocks(int64_t most,
+                                       llvm::function_ref<void(Value, int64_t)> body) {
+  Value count = sub(rowHi, rowLo);
+  Value whole = add(rowLo, mul(div(count, idx(most)), idx(most)));
+  loop(rowLo, whole, most, [&](Value r0) { body(r0, most); });
+  Value at = whole;
+  for (int64_t rows = most / 2; rows >= 1; rows /= 2) {
+    Value fits = arith::CmpIOp::create(b, arith::CmpIPredicate::sle, add(at, idx(rows)), rowHi);
+    ifThen(fits, [&] { body(at, rows); });
+    at = arith::SelectOp::create(b, fits, add(at, idx(rows)), at);
+  }
+}
+
+/// S[r, j] = QS[r] . k[k0 + j] for j < cols, -inf past them, a row block
+/// against w / rows keys a step. The first block of the pass prefetches the
+/// split's next tile over its steps.
 void DecodeKernelBuilder::computeScores(Value k0, Value cols) {
-  bool wide = !elemType.isF32() && !dot;
-  Value src = wide ? KF : kBuf;
   Value lastKey = sub(cols, idx(1));
-  loop(rowLo, rowHi, 1, [&](Value r) {
-    SmallVector<Value> qv;
-    auto pairs = VectorType::get({2 * w}, elemType);
-    for (int64_t d = 0; d < (dot ? dim : dimPadded); d += dot ? 2 * w : w)
-      qv.push_back(dot ? vector::LoadOp::create(b, pairs, QP, ValueRange{r, idx(d)}).getResult()
-                       : loadVec(QS, {r, idx(d)}));
-    int64_t steps = blockKv / w;
-    loop(0, idx(blockKv), w, [&](Value j0) {
-      prefetchNext(kBuf, kS, r, div(j0, idx(w)), steps);
-      SmallVector<Value> sums;
-      for (int64_t u = 0; u < w; ++u) {
-        Value row = keyRow(kS, k0, minIdx(add(j0, idx(u)), lastKey), !wide);
-        if (dot) {
-          Value acc = splat(f32(0));
-          for (auto [c, q] : llvm::enumerate(qv)) {
-            Value k = vector::LoadOp::create(b, pairs, kBuf, ValueRange{add(row, idx(c * 2 * w))});
-            acc = x86vector::DotBF16Op::create(b, vecType(), acc, q, k);
-          }
-          sums.push_back(acc);
-          continue;
-        }
-        Value acc;
-        for (auto [c, q] : llvm::enumerate(qv)) {
-          int64_t d = int64_t(c) * w;
-          Value k = rowVector(src, row, d, wide);
-          acc = acc ? vector::FMAOp::create(b, q, k, acc).getResult()
-                    : arith::MulFOp::create(b, q, k).getResult();
-        }
-        sums.push_back(acc);
-      }
-      Value scores = sumLanes(sums);
-      if (dot)
-        scores = arith::MulFOp::create(b, scores, splat(f32(queryScale())));
-      storeVec(scores, S, {r, j0});
+  forRowBlocks(std::min(kRowBlock, w), [&](Value r0, int64_t rowCount) {
+    int64_t keys = w / rowCount;
+    Value first = eqIdx(r0, rowLo);
+    loop(0, idx(blockKv / keys), 1, [&](Value t) {
+      ifThen(first, [&] { prefetchNext(kBuf, kS, t, blockKv / keys); });
+      scoreBlock(r0, rowCount, k0, t, lastKey);
     });
+  });
+  loop(rowLo, rowHi, 1, [&](Value r) {
     loop(cols, idx(blockKv), 1, [&](Value j) { store(negInf(), S, {r, j}); });
   });
+}
+
+/// Scores of rows [r0, r0 + rowCount) against keys k0 + keyOf(t, u), u <
+/// keys = w / rowCount: per head_dim vector, rowCount query vectors (from
+/// QS, in L1) and `keys` key vectors, each product in its own accumulator,
+/// which sumLanes turns into one vector of the block's scores (row-major).
+/// A key vector serves every row of the block from its register: a
+/// token-major or paged cache's rows of one KV head, a head stride (4 KiB)
+/// apart, share a few L1 sets, and read again per row they came from L2
+/// (2.3x slower warm). The step's keys are blockKv / keys apart, so each
+/// stretch of the tile is read by one ascending stream, which the hardware
+/// prefetchers follow (consecutive keys interleaved four streams in a page:
+/// f32 from memory 5-10% slower). Keys past the tile's last read the last
+/// key's row (in bounds).
+void DecodeKernelBuilder::scoreBlock(Value r0, int64_t rowCount, Value k0, Value t,
+                                     Value lastKey) {
+  bool wide = !elemType.isF32() && !dot;
+  Value src = wide ? KF : kBuf;
+  int64_t keys = w / rowCount, step = dot ? 2 * w : w;
+  auto pairs = VectorType::get({2 * w}, elemType);
+  SmallVector<Value> rows;
+  for (int64_t u = 0; u < keys; ++u)
+    rows.push_back(keyRow(kS, k0, minIdx(keyOf(t, u, keys), lastKey), !wide));
+  SmallVector<Value> acc(w);
+  for (int64_t d = 0; d < (dot ? dim : dimPadded); d += step) {
+    SmallVector<Value> qv, kv;
+    for (int64_t r = 0; r < rowCount; ++r) {
+      SmallVector<Value, 2> at = {add(r0, idx(r)), idx(d)};
+      qv.push_back(dot ? vector::LoadOp::create(b, pairs, QP, at).getResult() : loadVec(QS, at));
+    }
+    for (Value row : rows)
+      kv.push_back(dot ? vector::LoadOp::create(b, pairs, kBuf, ValueRange{add(row, idx(d))})
+                             .getResult()
+                       : rowVector(src, row, d, wide));
+    for (int64_t i = 0; i < w; ++i) {
+      Value q = qv[i / keys], k = kv[i % keys];
+      if (dot)
+        acc[i] = x86vector::DotBF16Op::create(b, vecType(), acc[i] ? acc[i] : zeroVec(), q, k);
+      else
+        acc[i] = acc[i] ? fma(q, k, acc[i]) : arith::MulFOp::create(b, q, k).getResult();
+    }
+  }
+  Value scores = sumLanes(acc);
+  if (dot)
+    scores = arith::MulFOp::create(b, scores, splat(f32(queryScale())));
+  for (int64_t r = 0; r < rowCount; ++r)
+    for (int64_t u = 0; u < keys; ++u)
+      store(vector::ExtractOp::create(b, scores, ArrayRef<int64_t>{r * keys + u}), S,
+            {add(r0, idx(r)), keyOf(t, u, keys)});
 }
 
 /// Partial tiles (or any with a score_mod): S = keep ? score_mod(S) : -inf
@@ -468,60 +509,81 @@ void DecodeKernelBuilder::softmax() {
   });
 }
 
-/// Acc[r] = Acc[r] ALPHA[r] + sum_j P[r, j] v[k0 + j]: per row, its
-/// accumulator vectors stay in registers over the tile's values.
+/// Acc[r] = Acc[r] ALPHA[r] + sum_j P[r, j] v[k0 + j], a row block at a time
+/// with its accumulators in half the registers: blocks of as many rows as
+/// keep whole rows there (AVX-512, head_dim 128: 2), else runs of head_dim
+/// vectors for one row. A run over part of each v row leaves the rest to
+/// another pass over the tile, a pattern the hardware prefetchers follow
+/// badly: f32 decode from memory was 1.1-1.3x slower with 4 rows in two runs.
+/// The first run of the first block prefetches the split's next tile of v.
 void DecodeKernelBuilder::accumulate(Value k0, Value cols) {
-  bool wide = !elemType.isF32() && !dot;
-  Value src = wide ? VF : vBuf;
-  loop(rowLo, rowHi, 1, [&](Value r) {
-    Value alpha = splat(load(ALPHA, {r}));
-    SmallVector<Value> init;
-    for (int64_t d = 0; d < dimPadded; d += w)
-      init.push_back(arith::MulFOp::create(b, loadVec(Acc, {r, idx(d)}), alpha));
-    auto sums = scf::ForOp::create(
-        b, idx(0), cols, idx(1), init, [&](OpBuilder &nb, Location loc, Value j, ValueRange acc) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          prefetchNext(vBuf, vS, r, j, blockKv);
-          Value row = keyRow(vS, k0, j, !wide);
-          Value p = splat(load(S, {r, j}));
-          SmallVector<Value> next;
-          for (auto [c, a] : llvm::enumerate(acc)) {
-            int64_t d = int64_t(c) * w;
-            Value v = rowVector(src, row, d, wide);
-            next.push_back(vector::FMAOp::create(b, p, v, a));
-          }
-          scf::YieldOp::create(b, next);
-        });
-    for (int64_t c = 0; c < dimPadded / w; ++c)
-      storeVec(sums.getResult(c), Acc, {r, idx(c * w)});
+  int64_t vectors = dimPadded / w, budget = cfg.vectorRegisters / 2;
+  int64_t most = kRowBlock;
+  while (most > 1 && most * vectors > budget)
+    most /= 2;
+  forRowBlocks(most, [&](Value r0, int64_t rowCount) {
+    int64_t run = std::min(vectors, budget / rowCount);
+    for (int64_t c0 = 0; c0 < vectors; c0 += run) {
+      Value prefetch = c0 == 0 ? eqIdx(r0, rowLo) : arith::ConstantIntOp::create(b, 0, 1);
+      valueBlock(r0, rowCount, c0, std::min(run, vectors - c0), k0, cols, prefetch);
+    }
   });
 }
 
-/// Step `step` (of `steps`) of row r's pass over a tile: its share of the
-/// lines of the split's next tile in `buf` (k during the scores, v during
-/// P V), into L2. The first row's pass over a tile would otherwise wait on
-/// memory while the other rows' passes leave it idle (1 thread, 16k keys:
-/// 11 ms, the sum of the two); spread over the steps, the reads overlap the
-/// FMAs. The first `group` rows of the KV head (there are always that many) share its lines
-/// in static amounts: no division by a run-time count in the inner loops.
-void DecodeKernelBuilder::prefetchNext(Value buf, const Strides &s, Value r, Value step,
-                                       int64_t steps) {
+/// Head_dim vectors [c0, c0 + count) of rows [r0, r0 + rowCount): each v
+/// vector loaded serves every row of the block.
+void DecodeKernelBuilder::valueBlock(Value r0, int64_t rowCount, int64_t c0, int64_t count,
+                                     Value k0, Value cols, Value prefetch) {
+  bool wide = !elemType.isF32() && !dot;
+  Value src = wide ? VF : vBuf;
+  SmallVector<Value> init;
+  for (int64_t r = 0; r < rowCount; ++r) {
+    Value alpha = splat(load(ALPHA, {add(r0, idx(r))}));
+    for (int64_t c = c0; c < c0 + count; ++c)
+      init.push_back(arith::MulFOp::create(b, loadVec(Acc, {add(r0, idx(r)), idx(c * w)}), alpha));
+  }
+  SmallVector<Value> sums = fold(idx(0), cols, init, [&](Value j, ValueRange acc) {
+    ifThen(prefetch, [&] { prefetchNext(vBuf, vS, j, blockKv); });
+    Value row = keyRow(vS, k0, j, !wide);
+    SmallVector<Value> v, next;
+    for (int64_t c = c0; c < c0 + count; ++c)
+      v.push_back(rowVector(src, row, c * w, wide));
+    for (int64_t r = 0; r < rowCount; ++r) {
+      Value p = splat(load(S, {add(r0, idx(r)), j}));
+      for (int64_t c = 0; c < count; ++c)
+        next.push_back(fma(p, v[c], acc[r * count + c]));
+    }
+    return next;
+  });
+  for (int64_t r = 0; r < rowCount; ++r)
+    for (int64_t c = 0; c < count; ++c)
+      storeVec(sums[r * count + c], Acc, {add(r0, idx(r)), idx((c0 + c) * w)});
+}
+
+/// Step `step` of `steps` of the first row block's pass over a tile: its
+/// share of the split's next tile in `buf` (k during the scores, v during
+/// P V), into L2, so that the reads overlap the FMAs. The item's KV heads'
+/// passes share the tile's keys: pass h prefetches keys [h, h + 1) x
+/// blockKv / perItem of every head of the item, in address order for a
+/// token-major cache (a key's heads side by side), which the hardware
+/// prefetchers then follow; one head's rows a head stride apart, read by
+/// each pass for itself, left f32 paged decode 1.5x from the head-major
+/// cache, cold.
+void DecodeKernelBuilder::prefetchNext(Value buf, const Strides &s, Value step, int64_t steps) {
   int64_t bytes = elemType.getIntOrFloatBitWidth() / 8;
-  int64_t perLine = kLineBytes / bytes, linesPerRow = llvm::divideCeil(dim, perLine);
-  int64_t lines = blockKv * linesPerRow;
-  int64_t perStep = llvm::divideCeil(lines, group * steps);
-  Value local = sub(r, rowLo);
-  Value mine = arith::AndIOp::create(b, hasNext, lt(local, idx(group)));
-  ifThen(mine, [&] {
-    Value first = mul(add(mul(local, idx(steps)), step), idx(perStep));
+  int64_t perLine = kLineBytes / bytes;
+  int64_t keysPerPass = llvm::divideCeil(blockKv, perItem);
+  int64_t perStep = llvm::divideCeil(keysPerPass * perItem, steps);
+  ifThen(hasNext, [&] {
     Value lastKey = sub(seqKv, idx(1));
-    for (int64_t l = 0; l < perStep; ++l) {
-      Value line = minIdx(add(first, idx(l)), idx(lines - 1));
-      Value key = minIdx(add(nextK0, div(line, idx(linesPerRow))), lastKey);
-      Value at = add(keyAt(s, key), mul(rem(line, idx(linesPerRow)), idx(perLine)));
-      memref::PrefetchOp::create(b, buf, ValueRange{at}, /*isWrite=*/false,
-                                 /*localityHint=*/2, /*isDataCache=*/true);
+    Value passKey = add(nextK0, mul(sub(kvHead, kvBase), idx(keysPerPass)));
+    for (int64_t i = 0; i < perStep; ++i) {
+      Value row = add(mul(step, idx(perStep)), idx(i)); // (key, head) in address order
+      Value key = minIdx(add(passKey, div(row, idx(perItem))), lastKey);
+      Value at = keyAt(s, key, add(kvBase, rem(row, idx(perItem))));
+      for (int64_t d = 0; d < dim; d += perLine)
+        memref::PrefetchOp::create(b, buf, ValueRange{add(at, idx(d))}, /*isWrite=*/false,
+                                   /*localityHint=*/2, /*isDataCache=*/true);
     }
   });
 }

@@ -73,6 +73,7 @@ struct AttnLowerFlashToCPUPass
     }
     CpuKernelConfig config;
     config.vectorWidth = cpu->vectorWidth;
+    config.vectorRegisters = cpu->vectorRegisters;
     config.avx512Scalef = cpu->isX86() && cpu->vectorWidth == 16;
     config.qkKeys = qkKeys ? int64_t(qkKeys) : cpu->qkKeys();
     config.qkRowVectors = qkRowVectors ? int64_t(qkRowVectors) : cpu->qkRowVectors();

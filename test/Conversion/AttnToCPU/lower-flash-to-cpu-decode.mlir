@@ -11,12 +11,23 @@
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %[[K:.*]]: memref<?xf32>, %[[V:.*]]: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %[[OPART:.*]]: memref<?xf32>, %[[LSEPART:.*]]: memref<?xf32>, %{{.*}}: memref<?xi64>, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index) -> i32 attributes {llvm.emit_c_interface}
 // The packed rows (4 query heads per KV head x max seq_q 4) on a cache-line aligned stack.
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
-// Scores: 16 keys' dot products at once, their lanes summed by shuffles; the next tile's
-// k and v lines prefetched into L2 meanwhile.
+// Scores in register blocks of 4 rows x 4 keys: per head_dim vector, 4 query vectors (from
+// the stack) and 4 key vectors (from k) make 16 products, one accumulator per score, whose
+// lanes shuffles then sum; the next tile's k lines are prefetched into L2 meanwhile.
 // CHECK: memref.prefetch %[[K]][%{{.*}}], read, locality<2>, data
-// CHECK: vector.fma
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<16x64xf32>, vector<16xf32>
+// CHECK-COUNT-4: vector.load %[[K]][%{{.*}}] : memref<?xf32>, vector<16xf32>
+// CHECK-COUNT-16: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-COUNT-4: vector.load %{{.*}} : memref<16x64xf32>, vector<16xf32>
+// CHECK-COUNT-4: vector.load %[[K]][%{{.*}}] : memref<?xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.fma
 // CHECK: vector.shuffle
+// P V in blocks of 4 rows x 4 head_dim vectors (head_dim 64: whole rows), 16 accumulators
+// over the tile's keys, the next tile's v lines prefetched.
+// CHECK: %{{.*}}:16 = scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>,
 // CHECK: memref.prefetch %[[V]][%{{.*}}], read, locality<2>, data
+// CHECK-COUNT-4: vector.load %[[V]][%{{.*}}] : memref<?xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.fma
 // CHECK: memref.store %{{.*}}, %[[OPART]][
 // CHECK: memref.store %{{.*}}, %[[LSEPART]][
 // CHECK: return

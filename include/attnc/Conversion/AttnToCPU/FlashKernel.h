@@ -22,6 +22,9 @@ namespace mlir::attn {
 /// from the CPU target description and the schedule.
 struct CpuKernelConfig {
   int64_t vectorWidth = 16;
+  /// Architectural vector registers (zmm0-31: 32), which bound the decode
+  /// kernel's register blocks.
+  int64_t vectorRegisters = 32;
   int64_t qkKeys = 4;
   int64_t qkRowVectors = 4;
   int64_t pvRows = 4;
