@@ -71,12 +71,9 @@ def AttnTileFlashPass : Pass<"attn-tile-flash", "::mlir::ModuleOp"> {
            "The automatic block_kv for f32 (the CUDA tensor-core kernels: 32, as TF32 scores "
            "and P take twice the registers of 16-bit ones)">,
     Option<"autoDecodeWidenedBytes", "auto-decode-widened-bytes", "int64_t", /*default=*/"0",
-           "A CPU decode kernel widening 16-bit K and V tiles to f32 keeps both within this "
-           "many bytes (an L1 share; 0: no bound): its automatic block_kv halves down to 16 "
-           "until they fit">,
-    Option<"bf16InPlaceDimMultiple", "bf16-in-place-dim-multiple", "int64_t", /*default=*/"0",
-           "bf16 decode tiles are read in place (not widened) for head_dim a multiple of this "
-           "(AVX512-BF16: 32; 0: never)">,
+           "A CPU decode kernel widening f16 K and V tiles to f32 keeps both within this many "
+           "bytes (an L1 share; 0: no bound): its automatic block_kv halves down to 16 until "
+           "they fit">,
     Option<"kvChunks", "kv-chunks", "int64_t", /*default=*/"0",
            "A backward kernel's KV chunks, the dq partials it sums in order (0: automatic, 4)">
   ];

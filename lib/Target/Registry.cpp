@@ -254,10 +254,9 @@ static mlir::attn::TileRule tileRule(const Selection &s) {
     rule.blockKvF32 = mlir::attn::kDefaultBlockKv / 2;
 
   if (s.backend == "mlir" && s.gpuTarget.empty()) {
-    // The decode kernel's widened K and V tiles in half of a 48-64 KiB L1
-    // (64 keys at head_dim 128 spilled to L2: 21-36% slower on a Xeon).
+    // The decode kernel's widened f16 K and V tiles in half of a 48-64 KiB
+    // L1 (64 keys at head_dim 128 spilled to L2: 21-36% slower on a Xeon).
     rule.decodeWidenedBytes = 32 * 1024;
-    rule.bf16InPlaceDimMultiple = s.cpu.bf16Dot && s.cpu.vectorWidth == 16 ? 32 : 0;
   }
   rule.blockQMultiple = blockQMultiple(s);
   return rule;
@@ -301,7 +300,6 @@ void attnc::buildPipeline(mlir::OpPassManager &pm, const Selection &s,
   tiling.autoBlockKv = rule.blockKv;
   tiling.autoBlockKvF32 = rule.blockKvF32;
   tiling.autoDecodeWidenedBytes = rule.decodeWidenedBytes;
-  tiling.bf16InPlaceDimMultiple = rule.bf16InPlaceDimMultiple;
   pm.addPass(mlir::attn::createAttnTileFlashPass(tiling));
   if (until == PipelineStage::tiled)
     return;

@@ -66,8 +66,8 @@ struct AttnTileFlashPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    TileRule rule{autoBlockQ,     autoBlockQLargeHead,     blockQMultiple, autoBlockKv,
-                  autoBlockKvF32, autoDecodeWidenedBytes, bf16InPlaceDimMultiple};
+    TileRule rule{autoBlockQ,  autoBlockQLargeHead, blockQMultiple,
+                  autoBlockKv, autoBlockKvF32,      autoDecodeWidenedBytes};
     int64_t leastRule = std::min({rule.blockQ, rule.blockQLargeHead, rule.blockQMultiple,
                                   rule.blockKv, rule.blockKvF32});
     if (blockQ < 0 || blockKv < 0 || kvChunks < 0 || leastRule < 1) {

@@ -31,12 +31,11 @@ struct TileRule {
   /// kernels take half the keys in f32: TF32 scores and P take twice the
   /// registers of 16-bit ones).
   int64_t blockKv = kDefaultBlockKv, blockKvF32 = kDefaultBlockKv;
-  /// A CPU decode kernel that widens its 16-bit K and V tiles to f32 before
-  /// using them (f16; bf16 unless read in place) keeps both widened tiles
-  /// within this many bytes, a share of L1, by halving its automatic block_kv
-  /// down to 16 (0: no bound). bf16 tiles are read in place (AVX512-BF16) for
-  /// head_dim a multiple of bf16InPlaceDimMultiple (0: never).
-  int64_t decodeWidenedBytes = 0, bf16InPlaceDimMultiple = 0;
+  /// A CPU decode kernel that widens its f16 K and V tiles to f32 before
+  /// using them (bf16 ones are read in place) keeps both widened tiles within
+  /// this many bytes, a share of L1, by halving its automatic block_kv down
+  /// to 16 (0: no bound).
+  int64_t decodeWidenedBytes = 0;
 };
 
 /// What the automatic block_kv of a decode kernel (num_splits) depends on.
@@ -60,10 +59,7 @@ inline int64_t resolveBlockKv(int64_t requested, int64_t elemBytes, const TileRu
   if (requested)
     return requested;
   int64_t kv = elemBytes == 4 ? rule.blockKvF32 : rule.blockKv;
-  if (!decode || elemBytes != 2 || !rule.decodeWidenedBytes)
-    return kv;
-  int64_t inPlace = rule.bf16InPlaceDimMultiple;
-  if (decode->bf16 && inPlace && decode->headDim % inPlace == 0)
+  if (!decode || elemBytes != 2 || decode->bf16 || !rule.decodeWidenedBytes)
     return kv;
   int64_t padded = (decode->headDim + 15) / 16 * 16;
   while (kv > 16 && 2 * kv * padded * 4 > rule.decodeWidenedBytes)

@@ -26,8 +26,9 @@
 // accumulators. Both run in register blocks of up to 4 rows, so that each k
 // or v vector loaded serves every row of the block: the tile's k and v lines
 // (prefetched into L2 during the previous tile) are read once per block, not
-// once per row. f16 and bf16 k / v tiles are widened to f32 once per tile (bf16 on
-// AVX512-BF16 reads both in place: vdpbf16ps scores, v converted as loaded). The work per
+// once per row. bf16 k and v are read in place, converted as loaded (on
+// AVX512-BF16, vdpbf16ps scores on k as stored); f16 tiles are widened to f32
+// once per tile. The work per
 // split does not depend on the thread count, and the merge adds in split
 // order: results are bit-identical for any number of threads.
 //
@@ -69,7 +70,8 @@ public:
         minTiles(minTiles),
         pageSize(op.getPageSize() ? int64_t(*op.getPageSize()) : -1),
         elemType(op.getDtype()), base2(op.getScoreMod().empty()),
-        dot(elemType.isBF16() && config.bf16Dot && w == 16 && dim % (2 * w) == 0) {}
+        dot(elemType.isBF16() && config.bf16Dot && w == 16 && dim % (2 * w) == 0),
+        wide(elemType.isF16()) {}
 
   void buildPartial(func::FuncOp func);
   void buildMerge(func::FuncOp func);
@@ -163,6 +165,10 @@ private:
   /// place: half the instructions), scaled as they are stored; P V converts
   /// v to f32 as it loads it (5% faster than widening the tile first).
   bool dot;
+  /// f16 tiles are widened to f32 once per tile (KF, VF): without F16C each
+  /// conversion is a call. bf16 converts as it loads (a shift), each k or v
+  /// vector once per row block: 1.3x faster on AVX2 than widening the tile.
+  bool wide;
   ModuleOp module;
   Value qBuf, kBuf, vBuf, outBuf, lseBuf, oPart, lsePart, batch;
   /// The item's first KV head; the one a tile's pass is on, and its rows
@@ -177,7 +183,7 @@ private:
   /// QS: the packed rows' scaled queries, maxRows x dimPadded (zero padded;
   /// QP instead with `dot`: the rows as stored, maxRows x dim bf16);
   /// S: a tile's scores, then P, maxRows x blockKv; Acc, M, L, ALPHA per row;
-  /// KF / VF: a widened tile (f16 / bf16), blockKv x dimPadded.
+  /// KF / VF: a widened f16 tile, blockKv x dimPadded.
   Value QS, QP, S, Acc, M, L, ALPHA, KF, VF;
   /// Whether the split has a tile after this one, and its first key.
   Value hasNext, nextK0;
@@ -267,9 +273,9 @@ std::pair<Value, Value> DecodeKernelBuilder::classify(Value k0, Value cols) {
                                          loadRange);
 }
 
-/// KF / VF rows j < cols = k / v rows k0 + j in f32 (f16 kernels, and bf16
-/// without `dot`). Prefetching the next tile here, in bursts, measured no
-/// better than in the score and P V loops, where the f32 kernel does it.
+/// KF / VF rows j < cols = k / v rows k0 + j in f32 (f16 kernels).
+/// Prefetching the next tile here, in bursts, measured no better than in the
+/// score and P V loops, where the other kernels do it.
 void DecodeKernelBuilder::widenTile(Value k0, Value cols) {
   auto elemVec = VectorType::get({w}, elemType);
   int64_t dimFull = dim / w * w;
@@ -347,18 +353,12 @@ Value DecodeKernelBuilder::sumLanes(SmallVector<Value> vecs) {
 
 /// Lanes [d, d + w) of a k or v row at `row` of `src`, in f32: a widened row
 /// is zero padded to dimPadded; one in place has a masked load for a head_dim
-/// tail, or is bf16 converted as it is loaded (`dot`).
+/// tail, and bf16 converted as it is loaded.
 Value DecodeKernelBuilder::rowVector(Value src, Value row, int64_t d, bool wide) {
   Value at = add(row, idx(d));
-  if (!wide && !elemType.isF32()) { // bf16 with `dot` (head_dim a multiple of 2w)
-    Value raw = vector::LoadOp::create(b, VectorType::get({w}, elemType), src, ValueRange{at});
-    return arith::ExtFOp::create(b, vecType(), raw);
-  }
-  if (wide || d + w <= dim)
+  if (wide)
     return loadVec(src, {at});
-  auto maskType = VectorType::get({w}, b.getI1Type());
-  Value mask = vector::CreateMaskOp::create(b, maskType, ValueRange{idx(dim - d)});
-  return vector::MaskedLoadOp::create(b, vecType(), src, ValueRange{at}, mask, splat(f32(0)));
+  return loadLanes(src, at, std::min(w, dim - d));
 }
 
 /// Rows [rowLo, rowHi) in register blocks: of `most` rows (a power of two)
@@ -409,7 +409,6 @@ void DecodeKernelBuilder::computeScores(Value k0, Value cols) {
 /// key's row (in bounds).
 void DecodeKernelBuilder::scoreBlock(Value r0, int64_t rowCount, Value k0, Value t,
                                      Value lastKey) {
-  bool wide = !elemType.isF32() && !dot;
   Value src = wide ? KF : kBuf;
   int64_t keys = w / rowCount, step = dot ? 2 * w : w;
   auto pairs = VectorType::get({2 * w}, elemType);
@@ -534,7 +533,6 @@ void DecodeKernelBuilder::accumulate(Value k0, Value cols) {
 /// vector loaded serves every row of the block.
 void DecodeKernelBuilder::valueBlock(Value r0, int64_t rowCount, int64_t c0, int64_t count,
                                      Value k0, Value cols, Value prefetch) {
-  bool wide = !elemType.isF32() && !dot;
   Value src = wide ? VF : vBuf;
   SmallVector<Value> init;
   for (int64_t r = 0; r < rowCount; ++r) {
@@ -595,7 +593,7 @@ void DecodeKernelBuilder::visitTile(Value tile, Value end) {
   Value cols = minIdx(idx(blockKv), sub(seqKv, k0));
   auto [full, empty] = classify(k0, cols);
   auto pass = [&] {
-    if (!elemType.isF32() && !dot)
+    if (wide)
       widenTile(k0, cols);
     computeScores(k0, cols);
     Value partial = arith::XOrIOp::create(b, full, arith::ConstantIntOp::create(b, 1, 1));
@@ -667,7 +665,7 @@ void DecodeKernelBuilder::buildPartial(func::FuncOp func) {
     QP = stackBuffer({maxRows, dim}, elemType);
   else
     QS = stackBuffer({maxRows, dimPadded}, f32Type);
-  if (!elemType.isF32() && !dot) {
+  if (wide) {
     // Zero once: the padding columns [dim, dimPadded) are never written.
     KF = stackBuffer({blockKv * dimPadded}, f32Type);
     VF = stackBuffer({blockKv * dimPadded}, f32Type);

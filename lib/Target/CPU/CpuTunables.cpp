@@ -38,8 +38,8 @@ llvm::ArrayRef<Tunable> attnc::cpuTunables() {
        "64, or 32 for head_dim > 128, rounded down to whole register blocks: 48 with 16 "
        "vector registers"},
       {"block_kv", 0, 8, 512, true, "keys per KV tile (attn.flash block_kv)",
-       "64; a decode kernel that widens 16-bit K and V tiles to f32 (no AVX512-BF16, or f16): "
-       "as many as keep both in 32 KiB (32 at head_dim 128)"},
+       "64; a decode kernel over f16 K and V (widened to f32 per tile): as many keys as keep "
+       "both widened tiles in 32 KiB (32 at head_dim 128)"},
       {"qk_keys", 0, 1, 8, false, "keys per Q K^T register block", "4"},
       {"qk_row_vectors", 0, 1, 8, false,
        "vectors of query rows per Q K^T register block (capped to divide block_q)",

@@ -45,8 +45,8 @@ attn.kernel @decode {
 // -----
 
 // bf16 on AVX512-BF16: scores by vdpbf16ps on q and k as stored, v converted as P V loads it,
-// no widened tile (no arith.extf of a whole tile into a stack buffer). On AVX2
-// both k and v are widened to f32, and no x86vector op appears.
+// no widened tile (no arith.extf of a whole tile into a stack buffer). On AVX2 k and v are
+// read in place too, each vector converted as it is loaded, and no x86vector op appears.
 // BF16DOT-LABEL: func.func @decode_bf16_tile(
 // BF16DOT-NOT: memref<4096xf32>
 // BF16DOT: x86vector.avx512.dot
@@ -54,9 +54,11 @@ attn.kernel @decode {
 // BF16DOT-LABEL: func.func @decode_bf16_merge_tile(
 // AVX2-LABEL: func.func @decode_bf16_tile(
 // AVX2-NOT: x86vector
-// AVX2: memref.alloca() {alignment = 64 : i64} : memref<4096xf32>
-// AVX2: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// AVX2-NOT: memref<4096xf32>
+// AVX2: %[[KV:.*]] = vector.load %arg1[%{{.*}}] : memref<?xbf16>, vector<8xbf16>
+// AVX2-NEXT: arith.extf %[[KV]] : vector<8xbf16> to vector<8xf32>
 // AVX2-NOT: x86vector
+// AVX2-NOT: memref<4096xf32>
 // AVX2-LABEL: func.func @decode_bf16_merge_tile(
 attn.kernel @decode_bf16 {
   attn.flash {num_heads = 8, num_kv_heads = 2, head_dim = 64, dtype = bf16, layout = bhsd, mask = #attn.full, scale = 0.125, outputs = [out], num_splits = 0, block_q = 64, block_kv = 64}
