@@ -563,10 +563,10 @@ void DecodeKernelBuilder::valueBlock(Value r0, int64_t rowCount, int64_t c0, int
 /// P V), into L2, so that the reads overlap the FMAs. The item's KV heads'
 /// passes share the tile's keys: pass h prefetches keys [h, h + 1) x
 /// blockKv / perItem of every head of the item, in address order for a
-/// token-major cache (a key's heads side by side), which the hardware
-/// prefetchers then follow; one head's rows a head stride apart, read by
-/// each pass for itself, left f32 paged decode 1.5x from the head-major
-/// cache, cold.
+/// token-major cache (a key's heads side by side). Each pass fetching its
+/// own head's rows, a head stride apart, measured the same (f32 paged<16>,
+/// from memory); address order is kept as the one that DRAM pages and
+/// the hardware prefetchers favour.
 void DecodeKernelBuilder::prefetchNext(Value buf, const Strides &s, Value step, int64_t steps) {
   int64_t bytes = elemType.getIntOrFloatBitWidth() / 8;
   int64_t perLine = kLineBytes / bytes;
