@@ -261,18 +261,19 @@ Value ProductBuilder::sumEach(ArrayRef<Value> vectors) {
 void ProductBuilder::product(const ProductTile &t) {
   if (!matmulWeights) {
     int64_t few = w >= 16 ? kFewRowsWide : kFewRows;
-    ifThenElse(lt(t.rows, idx(few + 1)), [&] { fewRows(t, few); }, [&] { blocks(t, false); });
+    ifThenElse(lt(t.rows, idx(few + 1)), [&] { fewRows(t, few); }, [&] { blocks(t, 0); });
     return;
   }
   int64_t few = w >= 16 ? kFewRowsMatmulWide : kFewRowsMatmul;
-  ifThenElse(lt(t.rows, idx(few + 1)), [&] { blocks(t, true, few); },
-             [&] { blocks(t, false); });
+  ifThenElse(lt(t.rows, idx(few + 1)), [&] { blocks(t, few); }, [&] { blocks(t, 0); });
 }
 
 /// The tile as register blocks over one packed panel of weight columns, in
 /// sub-tiles of 64 rows (the panel is packed once for all of them); with
-/// `inPlace` (MatMul weights) over W's rows where they are.
-void ProductBuilder::blocks(const ProductTile &t, bool inPlace, int64_t few) {
+/// `inPlaceRows` > 0 (MatMul weights, a tile of at most that many rows) over
+/// W's rows where they are.
+void ProductBuilder::blocks(const ProductTile &t, int64_t inPlaceRows) {
+  bool inPlace = inPlaceRows > 0;
   int64_t kPadded = roundUp(t.k), vectors = kTile / w;
   // f32 rows are read where they are; 16-bit ones widened into AF once.
   bool packed = !cast<MemRefType>(t.aBuf.getType()).getElementType().isF32();
@@ -304,7 +305,7 @@ void ProductBuilder::blocks(const ProductTile &t, bool inPlace, int64_t few) {
     sub.rows = minIdx(idx(kTile), arith::SubIOp::create(b, t.rows, s0));
     if (packed)
       packRows(sub, AF, kPadded);
-    rowBlocks(sub, AF, weightVec, bias, inPlace ? few : 0);
+    rowBlocks(sub, AF, weightVec, bias, inPlaceRows);
   });
 }
 
@@ -312,17 +313,19 @@ void ProductBuilder::blocks(const ProductTile &t, bool inPlace, int64_t few) {
 /// colsFor(rows) vectors (6 x 2: 16 registers, 6 x 4: 32). Read in place (at
 /// most `fewRows` rows), the groups of rowGroups; packed (`fewRows` 0), 64
 /// rows at most as 10 blocks of 6 and one of 4 past which rows are read
-/// again (row `rows - 1`) and not stored: two blocks of code, not six.
+/// again (row `rows - 1`) and not stored: two blocks of code, not six. Only
+/// those (`past`) clamp their rows and guard their stores.
 void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec,
                                ArrayRef<Value> bias, int64_t fewRows) {
   int64_t vectors = kTile / w;
   Value lastRow = arith::SubIOp::create(b, t.rows, idx(1));
-  auto rowElement = [&](Value i, Value k) {
-    if (AF)
-      return load(AF, {i, k});
-    return load(t.aBuf, {add(add(t.aBase, mul(minIdx(i, lastRow), t.aStride)), k)});
-  };
-  auto block = [&](Value i0, int64_t blockRows) {
+  auto block = [&](Value i0, int64_t blockRows, bool past) {
+    auto rowElement = [&](Value i, Value k) {
+      if (AF)
+        return load(AF, {i, k});
+      Value row = past ? minIdx(i, lastRow) : i;
+      return load(t.aBuf, {add(add(t.aBase, mul(row, t.aStride)), k)});
+    };
     int64_t vecsPerBlock = colsFor(blockRows);
     for (int64_t c0 = 0; c0 < vectors; c0 += vecsPerBlock) {
       int64_t vecs = std::min(vecsPerBlock, vectors - c0);
@@ -343,21 +346,25 @@ void ProductBuilder::rowBlocks(const ProductTile &t, Value AF, WeightVecFn weigh
       });
       for (int64_t r = 0; r < blockRows; ++r) {
         Value i = add(i0, idx(r));
-        ifThen(lt(i, t.rows), [&] {
+        auto store = [&] {
           Value row = add(t.destBase, mul(i, t.destStride));
           for (int64_t c = 0; c < vecs; ++c)
             storeLanes(acc[r * vecs + c], t.dest, add(row, idx((c0 + c) * w)),
                        lanesOf(t.cols, idx((c0 + c) * w)));
-        });
+        };
+        if (past)
+          ifThen(lt(i, t.rows), store);
+        else
+          store();
       }
     }
   };
   if (fewRows > 0)
-    return rowGroups(t.rows, fewRows, block);
+    return rowGroups(t.rows, fewRows, [&](Value i0, int64_t rows) { block(i0, rows, false); });
   int64_t wholeRows = kTile / kGroupRows * kGroupRows;
   loop(0, t.rows, kGroupRows, [&](Value i0) {
-    ifThenElse(lt(i0, idx(wholeRows)), [&] { block(i0, kGroupRows); },
-               [&] { block(i0, kTile - wholeRows); });
+    ifThenElse(lt(i0, idx(wholeRows)), [&] { block(i0, kGroupRows, true); },
+               [&] { block(i0, kTile - wholeRows, true); });
   });
 }
 

@@ -71,8 +71,9 @@ private:
   void fewRows(const ProductTile &t, int64_t maxRows);
   void fewRowGroup(const ProductTile &t, Value g0, int64_t groupRows, int64_t groupCols);
   Value sumEach(ArrayRef<Value> vectors);
-  /// `few`: the most rows read in place (inPlace).
-  void blocks(const ProductTile &t, bool inPlace, int64_t few = 0);
+  /// `inPlaceRows`: 0 for a packed panel of weight columns, else the most
+  /// rows of a tile whose MatMul weights are read in place.
+  void blocks(const ProductTile &t, int64_t inPlaceRows);
   /// Vector c (w columns from column c * w) of the tile's W^T at row k.
   using WeightVecFn = function_ref<Value(Value k, int64_t c)>;
   void rowBlocks(const ProductTile &t, Value AF, WeightVecFn weightVec, ArrayRef<Value> bias,
