@@ -131,8 +131,8 @@ private:
   std::pair<Value, Value> splitTiles(Value split);
   std::pair<Value, Value> classify(Value k0, Value cols);
   void widenTile(Value k0, Value cols);
-  Value keyRow(const Strides &s, Value k0, Value j, bool inPlace);
-  Value rowVector(Value src, Value row, int64_t d, bool wide);
+  Value keyRow(const Strides &s, Value k0, Value j);
+  Value rowVector(Value src, Value row, int64_t d);
   Value sumLanes(SmallVector<Value> vecs);
   void forRowBlocks(int64_t most, llvm::function_ref<void(Value, int64_t)> body);
   void computeScores(Value k0, Value cols);
@@ -297,8 +297,8 @@ void DecodeKernelBuilder::widenTile(Value k0, Value cols) {
 
 /// Where key (or value) row k0 + j starts: in k (v) itself, or in the
 /// widened tile KF (VF).
-Value DecodeKernelBuilder::keyRow(const Strides &s, Value k0, Value j, bool inPlace) {
-  if (!inPlace)
+Value DecodeKernelBuilder::keyRow(const Strides &s, Value k0, Value j) {
+  if (wide)
     return mul(j, idx(dimPadded));
   return keyAt(s, add(k0, j), kvHead);
 }
@@ -354,7 +354,7 @@ Value DecodeKernelBuilder::sumLanes(SmallVector<Value> vecs) {
 /// Lanes [d, d + w) of a k or v row at `row` of `src`, in f32: a widened row
 /// is zero padded to dimPadded; one in place has a masked load for a head_dim
 /// tail, and bf16 converted as it is loaded.
-Value DecodeKernelBuilder::rowVector(Value src, Value row, int64_t d, bool wide) {
+Value DecodeKernelBuilder::rowVector(Value src, Value row, int64_t d) {
   Value at = add(row, idx(d));
   if (wide)
     return loadVec(src, {at});
@@ -414,7 +414,7 @@ void DecodeKernelBuilder::scoreBlock(Value r0, int64_t rowCount, Value k0, Value
   auto pairs = VectorType::get({2 * w}, elemType);
   SmallVector<Value> rows;
   for (int64_t u = 0; u < keys; ++u)
-    rows.push_back(keyRow(kS, k0, minIdx(keyOf(t, u, keys), lastKey), !wide));
+    rows.push_back(keyRow(kS, k0, minIdx(keyOf(t, u, keys), lastKey)));
   SmallVector<Value> acc(w);
   for (int64_t d = 0; d < (dot ? dim : dimPadded); d += step) {
     SmallVector<Value> qv, kv;
@@ -425,7 +425,7 @@ void DecodeKernelBuilder::scoreBlock(Value r0, int64_t rowCount, Value k0, Value
     for (Value row : rows)
       kv.push_back(dot ? vector::LoadOp::create(b, pairs, kBuf, ValueRange{add(row, idx(d))})
                              .getResult()
-                       : rowVector(src, row, d, wide));
+                       : rowVector(src, row, d));
     for (int64_t i = 0; i < w; ++i) {
       Value q = qv[i / keys], k = kv[i % keys];
       if (dot)
@@ -542,10 +542,10 @@ void DecodeKernelBuilder::valueBlock(Value r0, int64_t rowCount, int64_t c0, int
   }
   SmallVector<Value> sums = fold(idx(0), cols, init, [&](Value j, ValueRange acc) {
     ifThen(prefetch, [&] { prefetchNext(vBuf, vS, j, blockKv); });
-    Value row = keyRow(vS, k0, j, !wide);
+    Value row = keyRow(vS, k0, j);
     SmallVector<Value> v, next;
     for (int64_t c = c0; c < c0 + count; ++c)
-      v.push_back(rowVector(src, row, c * w, wide));
+      v.push_back(rowVector(src, row, c * w));
     for (int64_t r = 0; r < rowCount; ++r) {
       Value p = splat(load(S, {add(r0, idx(r)), j}));
       for (int64_t c = 0; c < count; ++c)
