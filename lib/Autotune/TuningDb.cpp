@@ -17,6 +17,8 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 using namespace attnc;
 namespace json = llvm::json;
@@ -109,6 +111,16 @@ public:
     fail(where + "." + field + ": expected a number");
     return 0;
   }
+  /// A whole number in [0, INT_MAX] (0 when absent): a count the DB's reader
+  /// keeps as an int, where a larger double would not convert.
+  int count(const json::Object &o, llvm::StringRef field, const llvm::Twine &where) {
+    double x = num(o, field, where);
+    if (x >= 0 && x <= std::numeric_limits<int>::max() && x == std::floor(x))
+      return int(x);
+    fail(where + "." + field + ": expected a whole number in [0, " +
+         llvm::Twine(std::numeric_limits<int>::max()) + "]");
+    return 0;
+  }
   void fail(const llvm::Twine &message) {
     if (firstError.empty())
       firstError = message.str();
@@ -135,7 +147,7 @@ static std::optional<TuningCandidate> readCandidate(const json::Value &v, Reader
   c.spreadPct = r.num(*o, "spread_pct", where);
   c.defaultMs = r.num(*o, "default_ms", where);
   c.speedup = r.num(*o, "speedup", where);
-  c.rounds = int(r.num(*o, "rounds", where));
+  c.rounds = r.count(*o, "rounds", where);
   static constexpr llvm::StringLiteral statuses[] = {"ok", "wrong", "compile-error",
                                                      "crashed", "run-error"};
   if (!c.status.empty() && !llvm::is_contained(statuses, c.status))
