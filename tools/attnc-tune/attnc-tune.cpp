@@ -10,13 +10,12 @@
 //
 // One kernel of SPEC is tuned: an attention spec, or a linear attention
 // (Problem.h). The search space is the backends' declared tunables of its
-// family (Space.h). Small
-// spaces are searched exhaustively; larger ones by a guided search: each
-// backend's default (and its variants in each enumerated tunable: the Halide
-// autoschedulers), a few random points, then best-first local refinement
-// (the untried one-step neighbours of the fastest correct candidate that has
-// any), with a random restart when none has. Candidates that cannot fit the target's
-// registers or cache are pruned before compiling (Registry.h:
+// family (Space.h). Small spaces are searched exhaustively; larger ones by a
+// guided search: each backend's default (and its variants in each enumerated
+// tunable: the Halide autoschedulers), a few random points, then best-first
+// local refinement (the untried one-step neighbours of the fastest correct
+// candidate that has any), with a random restart when none has. Candidates
+// that cannot fit the target's registers or cache are pruned before compiling (Registry.h:
 // scheduleMisfit). Every candidate tried is written to the DB at once, so an
 // interrupted search resumes where it stopped; `--shard i/n` takes the
 // candidates whose hash falls in shard i, so n machines split one search and
